@@ -1,0 +1,369 @@
+import Foundation
+import Yams
+
+/// Loads and validates `config.yaml`. Every problem found is reported, not just the first.
+public enum ConfigLoader {
+  /// Reads the file at `path`; `displayName` is what error messages call it.
+  public static func load(path: String) throws(ConfigError) -> Config {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw ConfigError(problems: [
+        .init(file: path, line: nil, column: nil, path: "", message: "cannot read the file (missing or unreadable)")
+      ])
+    }
+    guard let text = String(data: data, encoding: .utf8) else {
+      throw ConfigError(problems: [.init(file: path, line: nil, column: nil, path: "", message: "is not UTF-8 text")])
+    }
+    return try parse(yaml: text, file: path)
+  }
+
+  public static func parse(yaml text: String, file: String = "config.yaml") throws(ConfigError) -> Config {
+    let root: Node?
+    do {
+      root = try Yams.compose(yaml: text)
+    } catch let error as YamlError {
+      throw ConfigError(problems: [yamlProblem(error, file: file)])
+    } catch {
+      throw ConfigError(problems: [.init(file: file, line: nil, column: nil, path: "", message: "is not valid YAML")])
+    }
+    guard let root else {
+      throw ConfigError(problems: [.init(file: file, line: nil, column: nil, path: "", message: "is empty")])
+    }
+    let reader = YAMLFieldReader(file: file)
+    let config = ConfigDecoder(reader: reader).decode(root)
+    if let config, reader.problems.isEmpty { return config }
+    throw ConfigError(problems: reader.problems)
+  }
+
+  private static func yamlProblem(_ error: YamlError, file: String) -> ConfigError.Problem {
+    switch error {
+    case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+      .composer(_, let problem, let mark, _):
+      return .init(file: file, line: mark.line, column: mark.column, path: "", message: "invalid YAML: \(problem)")
+    case .duplicatedKeysInMapping(let duplicates, let context):
+      return .init(
+        file: file, line: context.mark.line, column: context.mark.column, path: "",
+        message: "duplicate key \(duplicates.joined(separator: ", "))")
+    default:
+      return .init(file: file, line: nil, column: nil, path: "", message: "invalid YAML")
+    }
+  }
+}
+
+/// Turns the YAML tree into a `Config`, checking each field where it stands.
+struct ConfigDecoder {
+  let reader: YAMLFieldReader
+
+  static let identifierPattern = "[A-Za-z0-9._-]{1,64}"
+
+  static func isIdentifier(_ text: String) -> Bool {
+    (1...64).contains(text.utf8.count)
+      && text.utf8.allSatisfy { byte in
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+          || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+      }
+  }
+
+  static func isCountryCode(_ text: String) -> Bool {
+    text.utf8.count == 2 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) }
+  }
+
+  /// "US" or "US-CA": an upper-case country code, optionally a dash and 1 to 3 upper-case letters or digits.
+  static func isRegionCode(_ text: String) -> Bool {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    guard let country = parts.first, isCountryCode(String(country)), parts.count <= 2 else { return false }
+    if parts.count == 2 {
+      let area = parts[1]
+      return (1...3).contains(area.utf8.count)
+        && area.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
+    }
+    return true
+  }
+
+  func decode(_ root: Node) -> Config? {
+    let keys = ["merchant", "catalog", "shipping", "tax", "gateway"]
+    guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
+    let merchantNode = reader.require(top, "merchant", in: root, "")
+    let merchant = merchantNode.flatMap { decodeMerchant($0) }
+    guard let merchant else {
+      // Amounts cannot be checked without the currency; still report the other sections' shape.
+      return nil
+    }
+    let catalog = reader.require(top, "catalog", in: root, "").flatMap { decodeCatalog($0, merchant: merchant) }
+    let shipping = reader.require(top, "shipping", in: root, "").flatMap { decodeShipping($0, merchant: merchant) }
+    let tax = reader.require(top, "tax", in: root, "").flatMap { decodeTax($0) }
+    let gateway = reader.require(top, "gateway", in: root, "").flatMap { decodeGateway($0) }
+    guard let catalog, let shipping, let tax, let gateway else { return nil }
+    return Config(merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway)
+  }
+
+  func decodeMerchant(_ node: Node) -> Merchant? {
+    let path = "merchant"
+    let keys = [
+      "identifier", "displayName", "countryCode", "currencyCode", "supportedNetworks", "merchantCapabilities",
+      "requiredShippingContactFields", "requiredBillingContactFields",
+    ]
+    guard let fields = reader.mapping(node, path, allowed: keys) else { return nil }
+    func field(_ key: String) -> (Node, String)? {
+      reader.require(fields, key, in: node, path).map { ($0, "\(path).\(key)") }
+    }
+    var identifier: String?
+    if let (n, p) = field("identifier"), let text = reader.string(n, p) {
+      if text.hasPrefix("merchant.") && text.count > "merchant.".count && !text.contains(" ") {
+        identifier = text
+      } else {
+        reader.report(n, p, "must be an Apple Pay merchant identifier like \"merchant.com.example.shop\"")
+      }
+    }
+    let displayName = field("displayName").flatMap { reader.string($0.0, $0.1) }
+    var countryCode: String?
+    if let (n, p) = field("countryCode"), let text = reader.string(n, p) {
+      if Self.isCountryCode(text) {
+        countryCode = text
+      } else {
+        reader.report(n, p, "must be an upper-case ISO 3166-1 alpha-2 code like \"US\", got \"\(text)\"")
+      }
+    }
+    var currency: Currency?
+    if let (n, p) = field("currencyCode"), let text = reader.string(n, p) {
+      currency = Currency(code: text)
+      if currency == nil { reader.report(n, p, "must be an ISO 4217 currency code like \"USD\", got \"\(text)\"") }
+    }
+    let networks = field("supportedNetworks").flatMap { n, p in
+      reader.stringList(n, p) { name in
+        ApplePayNetworks.all.contains(name)
+          ? nil : "unknown network \"\(name)\"; Apple Pay names are \(ApplePayNetworks.all.joined(separator: ", "))"
+      }
+    }
+    var capabilities: [String]?
+    if let (n, p) = field("merchantCapabilities") {
+      capabilities = reader.stringList(n, p) { name in
+        MerchantCapability.all.contains(name)
+          ? nil : "unknown capability \"\(name)\"; valid: \(MerchantCapability.all.joined(separator: ", "))"
+      }
+      if let list = capabilities, !list.contains("supports3DS") {
+        reader.report(n, p, "must include supports3DS (Apple Pay requires it)")
+        capabilities = nil
+      }
+    }
+    func contactFields(_ key: String) -> [ContactField]? {
+      guard let n = fields[key] else { return [] }
+      let valid = ContactField.allCases.map(\.rawValue)
+      return reader.stringList(n, "\(path).\(key)", allowEmpty: true) { name in
+        valid.contains(name) ? nil : "unknown contact field \"\(name)\"; valid: \(valid.joined(separator: ", "))"
+      }?.compactMap(ContactField.init(rawValue:))
+    }
+    let shippingFields = contactFields("requiredShippingContactFields")
+    let billingFields = contactFields("requiredBillingContactFields")
+    guard let identifier, let displayName, let countryCode, let currency, let networks, let capabilities,
+      let shippingFields, let billingFields
+    else { return nil }
+    return Merchant(
+      identifier: identifier, displayName: displayName, countryCode: countryCode, currency: currency,
+      supportedNetworks: networks, merchantCapabilities: capabilities,
+      requiredShippingContactFields: shippingFields, requiredBillingContactFields: billingFields)
+  }
+
+  func decodeCatalog(_ node: Node, merchant: Merchant) -> [Product]? {
+    guard let entries = reader.sequence(node, "catalog") else { return nil }
+    if entries.isEmpty {
+      reader.report(node, "catalog", "must list at least one product")
+      return nil
+    }
+    var products: [Product] = []
+    var ok = true
+    var seen: Set<String> = []
+    for (index, entry) in entries.enumerated() {
+      let path = "catalog[\(index)]"
+      let keys = ["sku", "name", "description", "price", "quantityOnHand", "imageURI"]
+      guard let fields = reader.mapping(entry, path, allowed: keys) else {
+        ok = false
+        continue
+      }
+      var sku: String?
+      if let n = reader.require(fields, "sku", in: entry, path), let text = reader.string(n, "\(path).sku") {
+        if !Self.isIdentifier(text) {
+          reader.report(n, "\(path).sku", "must match \(Self.identifierPattern), got \"\(text)\"")
+        } else if !seen.insert(text).inserted {
+          reader.report(n, "\(path).sku", "sku \"\(text)\" is used by an earlier product; skus must be unique")
+        } else {
+          sku = text
+        }
+      }
+      let name = reader.require(fields, "name", in: entry, path).flatMap { reader.string($0, "\(path).name") }
+      let description = reader.require(fields, "description", in: entry, path).flatMap {
+        reader.string($0, "\(path).description", nonEmpty: false)
+      }
+      let price = reader.require(fields, "price", in: entry, path).flatMap {
+        reader.amount($0, "\(path).price", digits: merchant.currency.minorDigits, allowZero: false)
+      }
+      let quantity = reader.require(fields, "quantityOnHand", in: entry, path).flatMap {
+        reader.int($0, "\(path).quantityOnHand", range: 0...1_000_000_000)
+      }
+      var imageURI: String?
+      var imageOK = true
+      if let n = fields["imageURI"] {
+        imageURI = reader.string(n, "\(path).imageURI")
+        if let uri = imageURI, !(uri.hasPrefix("https://") || uri.hasPrefix("http://")) {
+          reader.report(n, "\(path).imageURI", "must be an http(s) URL, got \"\(uri)\"")
+          imageURI = nil
+        }
+        imageOK = imageURI != nil
+      }
+      guard let sku, let name, let description, let price, let quantity, imageOK else {
+        ok = false
+        continue
+      }
+      products.append(
+        Product(
+          sku: sku, name: name, description: description, priceMinor: price, quantityOnHand: quantity,
+          imageURI: imageURI))
+    }
+    return ok ? products : nil
+  }
+
+  func decodeShipping(_ node: Node, merchant: Merchant) -> Shipping? {
+    guard let fields = reader.mapping(node, "shipping", allowed: ["shipsTo", "methods"]) else { return nil }
+    var shipsTo: [String]? = [merchant.countryCode]
+    if let n = fields["shipsTo"] {
+      shipsTo = reader.stringList(n, "shipping.shipsTo") { code in
+        Self.isCountryCode(code) ? nil : "must be an upper-case ISO 3166-1 alpha-2 country code, got \"\(code)\""
+      }
+    }
+    guard let methodsNode = reader.require(fields, "methods", in: node, "shipping"),
+      let entries = reader.sequence(methodsNode, "shipping.methods")
+    else { return nil }
+    if entries.isEmpty {
+      reader.report(methodsNode, "shipping.methods", "must list at least one shipping method")
+      return nil
+    }
+    var methods: [ShippingMethod] = []
+    var ok = true
+    var seen: Set<String> = []
+    for (index, entry) in entries.enumerated() {
+      let path = "shipping.methods[\(index)]"
+      let keys = ["identifier", "label", "detail", "transitDays", "amount", "regions", "exceptRegions"]
+      guard let f = reader.mapping(entry, path, allowed: keys) else {
+        ok = false
+        continue
+      }
+      var identifier: String?
+      if let n = reader.require(f, "identifier", in: entry, path), let text = reader.string(n, "\(path).identifier")
+      {
+        if !Self.isIdentifier(text) {
+          reader.report(n, "\(path).identifier", "must match \(Self.identifierPattern), got \"\(text)\"")
+        } else if !seen.insert(text).inserted {
+          reader.report(n, "\(path).identifier", "identifier \"\(text)\" is used by an earlier method")
+        } else {
+          identifier = text
+        }
+      }
+      let label = reader.require(f, "label", in: entry, path).flatMap { reader.string($0, "\(path).label") }
+      let detail = reader.require(f, "detail", in: entry, path).flatMap {
+        reader.string($0, "\(path).detail", nonEmpty: false)
+      }
+      let transitDays = reader.require(f, "transitDays", in: entry, path).flatMap {
+        reader.int($0, "\(path).transitDays", range: 0...365)
+      }
+      let amount = reader.require(f, "amount", in: entry, path).flatMap {
+        reader.amount($0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true)
+      }
+      func regionList(_ key: String) -> ([String]?, Bool) {
+        guard let n = f[key] else { return (nil, true) }
+        let list = reader.stringList(n, "\(path).\(key)") { code in
+          guard Self.isRegionCode(code) else {
+            return "must be a region code like \"US\" or \"US-CA\", got \"\(code)\""
+          }
+          let country = String(code.prefix(2))
+          if let shipsTo, !shipsTo.contains(country) {
+            return "\"\(code)\" is outside shipping.shipsTo (\(shipsTo.joined(separator: ", ")))"
+          }
+          return nil
+        }
+        return (list, list != nil)
+      }
+      let (regions, regionsOK) = regionList("regions")
+      let (exceptRegions, exceptOK) = regionList("exceptRegions")
+      guard let identifier, let label, let detail, let transitDays, let amount, regionsOK, exceptOK else {
+        ok = false
+        continue
+      }
+      methods.append(
+        ShippingMethod(
+          identifier: identifier, label: label, detail: detail, transitDays: transitDays, amountMinor: amount,
+          regions: regions, exceptRegions: exceptRegions))
+    }
+    guard ok, let shipsTo else { return nil }
+    return Shipping(shipsTo: shipsTo, methods: methods)
+  }
+
+  func decodeTax(_ node: Node) -> Tax? {
+    guard let fields = reader.mapping(node, "tax", allowed: ["rounding", "defaultRate", "rules"]) else { return nil }
+    var rounding: Rounding? = .halfUp
+    if let n = fields["rounding"], let text = reader.string(n, "tax.rounding") {
+      rounding = Rounding(rawValue: text)
+      if rounding == nil { reader.report(n, "tax.rounding", "must be halfUp or halfEven, got \"\(text)\"") }
+    } else if fields["rounding"] != nil {
+      rounding = nil
+    }
+    let defaultRate = reader.require(fields, "defaultRate", in: node, "tax").flatMap {
+      reader.rate($0, "tax.defaultRate")
+    }
+    var rules: [TaxRule]? = []
+    if let n = fields["rules"], let entries = reader.sequence(n, "tax.rules") {
+      for (index, entry) in entries.enumerated() {
+        let path = "tax.rules[\(index)]"
+        guard let f = reader.mapping(entry, path, allowed: ["region", "postalCodePrefixes", "rate", "shippingTaxable"])
+        else {
+          rules = nil
+          continue
+        }
+        var region: String?
+        if let rn = reader.require(f, "region", in: entry, path), let text = reader.string(rn, "\(path).region") {
+          if Self.isRegionCode(text) {
+            region = text
+          } else {
+            reader.report(rn, "\(path).region", "must be a region code like \"US\" or \"US-CA\", got \"\(text)\"")
+          }
+        }
+        var prefixes: [String]?
+        var prefixesOK = true
+        if let pn = f["postalCodePrefixes"] {
+          prefixes = reader.stringList(pn, "\(path).postalCodePrefixes") { prefix in
+            prefix.isEmpty || prefix.contains(" ") ? "must be a non-empty postal code prefix without spaces" : nil
+          }
+          prefixesOK = prefixes != nil
+        }
+        let rate = reader.require(f, "rate", in: entry, path).flatMap { reader.rate($0, "\(path).rate") }
+        var shippingTaxable: Bool? = false
+        if let sn = f["shippingTaxable"] { shippingTaxable = reader.bool(sn, "\(path).shippingTaxable") }
+        guard let region, prefixesOK, let rate, let shippingTaxable else {
+          rules = nil
+          continue
+        }
+        rules?.append(
+          TaxRule(
+            region: region, postalCodePrefixes: prefixes?.map { $0.uppercased() }, rate: rate,
+            shippingTaxable: shippingTaxable))
+      }
+    } else if fields["rules"] != nil {
+      rules = nil
+    }
+    guard let rounding, let defaultRate, let rules else { return nil }
+    return Tax(rounding: rounding, defaultRate: defaultRate, rules: rules)
+  }
+
+  func decodeGateway(_ node: Node) -> Gateway? {
+    guard let fields = reader.mapping(node, "gateway", allowed: ["kind", "chargeTokenTTLSeconds"]) else { return nil }
+    var kind: Gateway.Kind?
+    if let n = reader.require(fields, "kind", in: node, "gateway"), let text = reader.string(n, "gateway.kind") {
+      kind = Gateway.Kind(rawValue: text)
+      if kind == nil { reader.report(n, "gateway.kind", "must be sandbox (the only gateway in this version)") }
+    }
+    var ttl: Int? = 3600
+    if let n = fields["chargeTokenTTLSeconds"] {
+      ttl = reader.int(n, "gateway.chargeTokenTTLSeconds", range: 1...604_800)
+    }
+    guard let kind, let ttl else { return nil }
+    return Gateway(kind: kind, chargeTokenTTLSeconds: ttl)
+  }
+}

@@ -1,0 +1,33 @@
+/// The one-screen summary `payservice check-config` prints for a valid config.
+public enum ConfigSummary {
+  public static func text(_ config: Config, path: String) -> String {
+    let merchant = config.merchant
+    var lines: [String] = []
+    lines.append("\(path): valid")
+    lines.append("merchant   \(merchant.displayName) (\(merchant.identifier)), \(merchant.countryCode), \(merchant.currency.code)")
+    lines.append("networks   \(merchant.supportedNetworks.joined(separator: ", "))")
+    lines.append("capability \(merchant.merchantCapabilities.joined(separator: ", "))")
+    lines.append(
+      "contacts   shipping: \(list(merchant.requiredShippingContactFields.map(\.rawValue)))"
+        + "; billing: \(list(merchant.requiredBillingContactFields.map(\.rawValue)))")
+    lines.append("catalog    \(config.catalog.count) product\(config.catalog.count == 1 ? "" : "s")")
+    for product in config.catalog {
+      lines.append("  \(product.sku)  \(product.name)  \(config.format(product.priceMinor))  stock \(product.quantityOnHand)")
+    }
+    lines.append("shipping   ships to \(config.shipping.shipsTo.joined(separator: ", "))")
+    for method in config.shipping.methods {
+      var where_ = method.regions.map { "regions " + $0.joined(separator: ", ") } ?? "all of shipsTo"
+      if let except = method.exceptRegions { where_ += " except " + except.joined(separator: ", ") }
+      lines.append("  \(method.identifier)  \(method.label)  \(config.format(method.amountMinor))  \(method.transitDays) days  \(where_)")
+    }
+    lines.append("tax        default \(config.tax.defaultRate.text), rounding \(config.tax.rounding.rawValue), \(config.tax.rules.count) rule\(config.tax.rules.count == 1 ? "" : "s")")
+    for rule in config.tax.rules {
+      let prefixes = rule.postalCodePrefixes.map { " postal " + $0.joined(separator: ",") } ?? ""
+      lines.append("  \(rule.region)\(prefixes)  \(rule.rate.text)\(rule.shippingTaxable ? "  shipping taxable" : "")")
+    }
+    lines.append("gateway    \(config.gateway.kind.rawValue), charge tokens valid \(config.gateway.chargeTokenTTLSeconds) s")
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  static func list(_ items: [String]) -> String { items.isEmpty ? "none" : items.joined(separator: ", ") }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Yams
+
+/// Reads typed fields out of a composed YAML node tree, recording each problem with the node's
+/// line and column and the field path. Scalars are read from their source text, so an unquoted
+/// `price: 50.00` is the decimal 50.00 and never a binary float.
+final class YAMLFieldReader {
+  let file: String
+  private(set) var problems: [ConfigError.Problem] = []
+
+  init(file: String) {
+    self.file = file
+  }
+
+  func report(_ node: Node?, _ path: String, _ message: String) {
+    let mark = node?.mark
+    problems.append(.init(file: file, line: mark?.line, column: mark?.column, path: path, message: message))
+  }
+
+  static func join(_ path: String, _ key: String) -> String {
+    path.isEmpty ? key : "\(path).\(key)"
+  }
+
+  /// A mapping's values by key. Unknown keys and non-string keys are reported.
+  func mapping(_ node: Node, _ path: String, allowed: [String]) -> [String: Node]? {
+    guard case .mapping(let mapping) = node else {
+      report(node, path, "must be a mapping with keys \(allowed.joined(separator: ", "))")
+      return nil
+    }
+    var values: [String: Node] = [:]
+    for (keyNode, value) in mapping {
+      guard case .scalar(let key) = keyNode else {
+        report(keyNode, path, "keys must be plain names")
+        continue
+      }
+      guard allowed.contains(key.string) else {
+        report(keyNode, Self.join(path, key.string), "unknown key; valid keys here: \(allowed.joined(separator: ", "))")
+        continue
+      }
+      values[key.string] = value
+    }
+    return values
+  }
+
+  private func isNull(_ scalar: Node.Scalar) -> Bool {
+    scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+  }
+
+  func scalar(_ node: Node, _ path: String, expected: String) -> Node.Scalar? {
+    guard case .scalar(let scalar) = node, !isNull(scalar) else {
+      report(node, path, "must be \(expected)")
+      return nil
+    }
+    return scalar
+  }
+
+  func string(_ node: Node, _ path: String, nonEmpty: Bool = true) -> String? {
+    guard let scalar = scalar(node, path, expected: "a string") else { return nil }
+    if nonEmpty && scalar.string.trimmingCharacters(in: .whitespaces).isEmpty {
+      report(node, path, "must not be empty")
+      return nil
+    }
+    return scalar.string
+  }
+
+  func int(_ node: Node, _ path: String, range: ClosedRange<Int>) -> Int? {
+    let expected = "a whole number from \(range.lowerBound) to \(range.upperBound)"
+    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    let text = scalar.string
+    guard !text.isEmpty, text.count <= 18, text.allSatisfy(\.isASCIIDigit), let value = Int(text),
+      range.contains(value)
+    else {
+      report(node, path, "must be \(expected), got \"\(text)\"")
+      return nil
+    }
+    return value
+  }
+
+  func bool(_ node: Node, _ path: String) -> Bool? {
+    guard let scalar = scalar(node, path, expected: "true or false") else { return nil }
+    switch scalar.string.lowercased() {
+    case "true": return true
+    case "false": return false
+    default:
+      report(node, path, "must be true or false, got \"\(scalar.string)\"")
+      return nil
+    }
+  }
+
+  func sequence(_ node: Node, _ path: String) -> [Node]? {
+    guard case .sequence(let sequence) = node else {
+      report(node, path, "must be a list")
+      return nil
+    }
+    return Array(sequence)
+  }
+
+  /// A list of strings, each checked by `validate` (which returns a problem message or nil).
+  func stringList(
+    _ node: Node, _ path: String, allowEmpty: Bool = false, unique: Bool = true,
+    validate: (String) -> String? = { _ in nil }
+  ) -> [String]? {
+    guard let nodes = sequence(node, path) else { return nil }
+    if nodes.isEmpty && !allowEmpty {
+      report(node, path, "must list at least one entry")
+      return nil
+    }
+    var values: [String] = []
+    var ok = true
+    for (index, element) in nodes.enumerated() {
+      let elementPath = "\(path)[\(index)]"
+      guard let text = string(element, elementPath) else {
+        ok = false
+        continue
+      }
+      if let problem = validate(text) {
+        report(element, elementPath, problem)
+        ok = false
+      } else if unique && values.contains(text) {
+        report(element, elementPath, "\"\(text)\" is listed twice")
+        ok = false
+      } else {
+        values.append(text)
+      }
+    }
+    return ok ? values : nil
+  }
+
+  /// An amount in minor units: a decimal string or unquoted number read from its text.
+  func amount(_ node: Node, _ path: String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
+    let expected = "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\""
+    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    switch MoneyText.minorUnits(scalar.string, digits: digits) {
+    case .failure(.notADecimal):
+      report(node, path, "must be \(expected), got \"\(scalar.string)\"")
+      return nil
+    case .failure(.tooManyDecimals(let allowed)):
+      report(node, path, "\"\(scalar.string)\" has more than the currency's \(allowed) decimal digits")
+      return nil
+    case .failure(.tooLarge):
+      report(node, path, "\"\(scalar.string)\" is too large")
+      return nil
+    case .success(let minor):
+      if minor < 0 && !allowNegative {
+        report(node, path, "must not be negative, got \"\(scalar.string)\"")
+        return nil
+      }
+      if minor == 0 && !allowZero {
+        report(node, path, "must be greater than zero")
+        return nil
+      }
+      return minor
+    }
+  }
+
+  func rate(_ node: Node, _ path: String) -> Rate? {
+    let expected = "a decimal rate from 0 to 1 like \"0.0725\""
+    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    guard let rate = Rate(scalar.string), rate.isAtMostOne else {
+      report(node, path, "must be \(expected) (at most 12 decimals), got \"\(scalar.string)\"")
+      return nil
+    }
+    return rate
+  }
+
+  /// Reports a missing required key at its parent mapping.
+  func require(_ values: [String: Node], _ key: String, in parent: Node, _ path: String) -> Node? {
+    guard let node = values[key] else {
+      report(parent, Self.join(path, key), "is required")
+      return nil
+    }
+    return node
+  }
+}

@@ -1,0 +1,107 @@
+/// An Apple Pay JS `ApplePayPaymentContact` (PassKit's `PKContact` flattened).
+///
+/// Members payservice does not know (Apple adds some over time) are ignored rather than rejected.
+public struct Contact: Equatable, Sendable, JSONRepresentable {
+  public var givenName: String?
+  public var familyName: String?
+  public var emailAddress: String?
+  public var phoneNumber: String?
+  public var addressLines: [String]?
+  public var subLocality: String?
+  public var locality: String?
+  public var subAdministrativeArea: String?
+  public var administrativeArea: String?
+  public var postalCode: String?
+  public var country: String?
+  public var countryCode: String?
+
+  public init() {}
+
+  nonisolated(unsafe) static let stringFields: [(String, WritableKeyPath<Contact, String?>)] = [
+    ("givenName", \.givenName), ("familyName", \.familyName), ("emailAddress", \.emailAddress),
+    ("phoneNumber", \.phoneNumber), ("subLocality", \.subLocality), ("locality", \.locality),
+    ("subAdministrativeArea", \.subAdministrativeArea), ("administrativeArea", \.administrativeArea),
+    ("postalCode", \.postalCode), ("country", \.country), ("countryCode", \.countryCode),
+  ]
+
+  /// Reads a contact; string members may be null (treated as absent).
+  public static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> Contact? {
+    guard let object = reader.object(value, path, required: required) else { return nil }
+    var contact = Contact()
+    let before = reader.errors.count
+    for (key, keyPath) in stringFields {
+      contact[keyPath: keyPath] = reader.optionalString(object[key], "\(path).\(key)")
+    }
+    switch object["addressLines"] {
+    case nil, .null?: break
+    case .array(let lines)?:
+      var result: [String] = []
+      for (index, line) in lines.enumerated() {
+        if let text = reader.string(line, "\(path).addressLines[\(index)]", nonEmpty: false) { result.append(text) }
+      }
+      contact.addressLines = result
+    case let other?:
+      reader.fail("\(path).addressLines", "must be an array of strings, got \(other.kindName)")
+    }
+    return reader.errors.count == before ? contact : nil
+  }
+
+  /// Members in the documented order, absent ones left out.
+  public var json: JSONValue {
+    var object = JSONObjectBuilder()
+    object.set("givenName", givenName)
+    object.set("familyName", familyName)
+    object.set("emailAddress", emailAddress)
+    object.set("phoneNumber", phoneNumber)
+    if let addressLines { object.set("addressLines", .array(addressLines.map(JSONValue.string))) }
+    object.set("subLocality", subLocality)
+    object.set("locality", locality)
+    object.set("subAdministrativeArea", subAdministrativeArea)
+    object.set("administrativeArea", administrativeArea)
+    object.set("postalCode", postalCode)
+    object.set("country", country)
+    object.set("countryCode", countryCode)
+    return object.value
+  }
+}
+
+/// Where an order ships, as pricing sees it: `US`, or `US-CA` with a postal code.
+public struct Region: Equatable, Sendable {
+  public var countryCode: String
+  public var administrativeArea: String?
+  public var postalCode: String?
+
+  /// The contact's region; the merchant's country when the contact has no country code.
+  public init(contact: Contact?, defaultCountry: String) {
+    let country = contact?.countryCode.map(Region.normalize).flatMap { $0.isEmpty ? nil : $0 }
+    countryCode = country ?? defaultCountry
+    administrativeArea = contact?.administrativeArea.map(Region.normalize).flatMap { $0.isEmpty ? nil : $0 }
+    postalCode = contact?.postalCode.map(Region.normalize).flatMap { $0.isEmpty ? nil : $0 }
+  }
+
+  static func normalize(_ text: String) -> String {
+    text.trimmingASCIIWhitespace().uppercased()
+  }
+
+  /// "US-CA" when the state is known, else "US".
+  public var code: String {
+    administrativeArea.map { "\(countryCode)-\($0)" } ?? countryCode
+  }
+
+  /// True when `list` names this country or this country-and-state.
+  public func isIn(_ list: [String]) -> Bool {
+    list.contains { $0 == countryCode || $0 == code }
+  }
+}
+
+extension String {
+  func trimmingASCIIWhitespace() -> String {
+    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+    guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+      return ""
+    }
+    return String(self[first...last])
+  }
+
+  var isBlank: Bool { trimmingASCIIWhitespace().isEmpty }
+}

@@ -1,0 +1,31 @@
+/// The catalog with live stock from the store.
+public enum ListProducts: RPCMethod {
+  public static let name = "listProducts"
+
+  public struct Output: JSONRepresentable {
+    public var json: JSONValue
+  }
+
+  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Void? {
+    reader.rejectUnknown(params, "", allowed: [])
+    return ()
+  }
+
+  public static func run(_ params: Void, context: ServiceContext) throws -> Output {
+    let stock = try context.store.stock()
+    let config = context.config
+    let products: [JSONValue] = config.catalog.map { product in
+      var object = JSONObjectBuilder()
+      object.set("sku", product.sku)
+      object.set("name", product.name)
+      object.set("description", product.description)
+      object.set("price", config.format(product.priceMinor))
+      object.set("quantityOnHand", stock[product.sku] ?? product.quantityOnHand)
+      object.set("imageURI", product.imageURI)
+      return object.value
+    }
+    var result = JSONObjectBuilder()
+    result.set("products", .array(products))
+    return Output(json: result.value)
+  }
+}

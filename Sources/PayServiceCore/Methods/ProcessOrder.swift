@@ -1,0 +1,212 @@
+import GRDB
+
+/// Charges an authorized payment, decrements stock and records the order, all in one store
+/// transaction; the answer is written only after the commit. A charge token is used at most once:
+/// the identical request again gets the stored answer, a different one gets -32002.
+public enum ProcessOrder: RPCMethod {
+  public static let name = "processOrder"
+  public static let runsAsNotification = false
+
+  public enum FailureCode: String, Sendable, CaseIterable {
+    case invalidChargeToken = "invalid_charge_token"
+    case amountMismatch = "amount_mismatch"
+    case outOfStock = "out_of_stock"
+    case cardDeclined = "card_declined"
+    case expiredCard = "expired_card"
+    case processingError = "processing_error"
+  }
+
+  public struct Params: Sendable {
+    public var chargeToken: String
+    public var binding: OrderBinding
+    public var billingContact: Contact?
+    public var amountMinor: Int64
+    public var currencyCode: String
+  }
+
+  /// The result, as JSON (a stored result is replayed byte for byte).
+  public struct Output: JSONRepresentable {
+    public var json: JSONValue
+  }
+
+  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
+    reader.rejectUnknown(
+      params, "",
+      allowed: ["chargeToken", "items", "shippingMethod", "shippingContact", "billingContact", "amount", "currencyCode"])
+    let config = context.config
+    let token = reader.string(params["chargeToken"], "chargeToken")
+    let items = CartItem.read(params["items"], "items", reader: reader, config: config)
+    let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: true)
+    let shipping = Contact.read(params["shippingContact"], "shippingContact", reader: reader, required: true)
+    let billing = Contact.read(params["billingContact"], "billingContact", reader: reader, required: false)
+    let amount = reader.amount(params["amount"], "amount", digits: config.currency.minorDigits)
+    let currency = reader.string(params["currencyCode"], "currencyCode")
+    guard let token, let items, let method = method ?? nil, let shipping, let amount, let currency else { return nil }
+    return Params(
+      chargeToken: token, binding: OrderBinding(items: items, shippingMethod: method, shippingContact: shipping),
+      billingContact: billing, amountMinor: amount, currencyCode: currency)
+  }
+
+  static func failed(
+    _ code: FailureCode, _ message: String, declineCode: String? = nil, chargeId: String? = nil,
+    errors: [JSONValue]? = nil
+  ) -> JSONValue {
+    var object = JSONObjectBuilder()
+    object.set("status", "failed")
+    object.set("failureCode", code.rawValue)
+    object.set("declineCode", declineCode)
+    object.set("chargeId", chargeId)
+    object.set("message", message)
+    object.set("errors", errors.map(JSONValue.array))
+    return object.value
+  }
+
+  public static func run(_ params: Params, context: ServiceContext) throws -> Output {
+    let config = context.config
+    let pricer = context.pricer
+    let binding = params.binding
+    let region = pricer.region(of: binding.shippingContact)
+    let method = config.shippingMethodsByIdentifier[binding.shippingMethod]
+    let quote = pricer.quote(items: binding.items, method: method, region: region)
+    let bindingText = binding.canonical
+    let now = context.clock.now()
+    let nowText = RFC3339.format(now)
+    let requestedBilling = params.billingContact.map { JSONWriter.string($0.json) }
+
+    let json = try context.store.write { db -> JSONValue in
+      guard let token = try Store.chargeToken(params.chargeToken, in: db) else {
+        return failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again.")
+      }
+      // The identity of a request: what it asks for, with the billing contact it resolves to.
+      let billing = requestedBilling ?? token.billingContact
+      var fingerprint = JSONObjectBuilder()
+      fingerprint.set("binding", bindingText)
+      fingerprint.set("billingContact", billing)
+      fingerprint.set("amount", config.format(params.amountMinor))
+      fingerprint.set("currencyCode", params.currencyCode)
+      let fingerprintText = JSONWriter.string(fingerprint.value)
+
+      if token.usedAt != nil {
+        guard token.requestFingerprint == fingerprintText, let result = token.result else {
+          throw ServiceError.chargeTokenConflict
+        }
+        return try JSONParser.parse(result)
+      }
+      if now >= token.expiresAt {
+        return failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again.")
+      }
+      if token.binding != bindingText || billing != token.billingContact {
+        return failed(
+          .invalidChargeToken,
+          "The charge token was authorized for a different order (items, shipping method or contacts differ).")
+      }
+      guard params.currencyCode == config.currency.code, params.amountMinor == quote.totalMinor,
+        token.amountMinor == quote.totalMinor, token.currencyCode == config.currency.code
+      else {
+        return failed(
+          .amountMismatch,
+          "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code).")
+      }
+      var shortages: [JSONValue] = []
+      for line in quote.lines {
+        let available = try Store.quantityOnHand(line.sku, in: db)
+        if available < line.quantity {
+          var shortage = JSONObjectBuilder()
+          shortage.set("sku", line.sku)
+          shortage.set("requested", line.quantity)
+          shortage.set("available", available)
+          shortages.append(shortage.value)
+        }
+      }
+      if !shortages.isEmpty {
+        return failed(.outOfStock, "Some items are out of stock.", errors: shortages)
+      }
+
+      let chargeId = Identifiers.chargeId(token: token.token)
+      let result: JSONValue
+      if let failure = token.sandboxOutcome.failure {
+        try db.execute(
+          sql: """
+            INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
+            VALUES (?, ?, 'failed', ?, ?, ?, ?, ?)
+            """,
+          arguments: [
+            chargeId, token.token, failure.failureCode, failure.declineCode, quote.totalMinor, config.currency.code,
+            nowText,
+          ])
+        result = failed(
+          FailureCode(rawValue: failure.failureCode)!, failure.message, declineCode: failure.declineCode,
+          chargeId: chargeId)
+      } else {
+        for line in quote.lines {
+          guard try Store.decrementStock(line.sku, by: line.quantity, in: db) else {
+            throw StoreError.unavailable(reason: "stock changed during the transaction")
+          }
+        }
+        try db.execute(
+          sql: """
+            INSERT INTO charge (chargeId, token, status, amountMinor, currencyCode, createdAt)
+            VALUES (?, ?, 'succeeded', ?, ?, ?)
+            """,
+          arguments: [chargeId, token.token, quote.totalMinor, config.currency.code, nowText])
+        let orderId = Identifiers.orderId(token: token.token)
+        let order = try orderDocument(
+          orderId: orderId, createdAt: nowText, quote: quote, binding: binding, billing: billing, chargeId: chargeId,
+          config: config)
+        try db.execute(
+          sql: """
+            INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """,
+          arguments: [orderId, chargeId, nowText, quote.totalMinor, config.currency.code, JSONWriter.string(order)])
+        for line in quote.lines {
+          try db.execute(
+            sql: "INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor) VALUES (?, ?, ?, ?, ?)",
+            arguments: [orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor])
+        }
+        var success = JSONObjectBuilder()
+        success.set("status", "succeeded")
+        success.set("orderId", orderId)
+        success.set("chargeId", chargeId)
+        success.set("amount", config.format(quote.totalMinor))
+        success.set("currencyCode", config.currency.code)
+        success.set("order", order)
+        result = success.value
+      }
+      try Store.consume(
+        token.token, at: nowText, fingerprint: fingerprintText, result: JSONWriter.string(result), in: db)
+      return result
+    }
+    return Output(json: json)
+  }
+
+  static func orderDocument(
+    orderId: String, createdAt: String, quote: Pricer.Quote, binding: OrderBinding, billing: String?,
+    chargeId: String, config: Config
+  ) throws -> JSONValue {
+    var order = JSONObjectBuilder()
+    order.set("orderId", orderId)
+    order.set("createdAt", createdAt)
+    order.set(
+      "items",
+      .array(
+        quote.lines.map { line in
+          var item = JSONObjectBuilder()
+          item.set("sku", line.sku)
+          item.set("name", line.name)
+          item.set("quantity", line.quantity)
+          item.set("unitPrice", config.format(line.unitPriceMinor))
+          item.set("amount", config.format(line.amountMinor))
+          return item.value
+        }))
+    order.set("shippingMethod", binding.shippingMethod)
+    order.set("summaryItems", quote.summaryItems.json)
+    order.set("shippingContact", binding.shippingContact?.json ?? .null)
+    order.set("billingContact", try billing.map { try JSONParser.parse($0) } ?? .null)
+    order.set("amount", config.format(quote.totalMinor))
+    order.set("currencyCode", config.currency.code)
+    order.set("chargeId", chargeId)
+    order.set("status", "paid")
+    return order.value
+  }
+}

@@ -1,0 +1,88 @@
+/// One JSON-RPC method: its name, how it reads its params and what it returns.
+public protocol RPCMethod {
+  associatedtype Params
+  associatedtype Output: JSONRepresentable
+
+  static var name: String { get }
+  /// Whether a notification (a request without `id`) runs at all. Payments need an answer, so
+  /// `authorizePayment` and `processOrder` do not run as notifications.
+  static var runsAsNotification: Bool { get }
+  /// Reads the params object, reporting each problem to `reader`; nil when any was found.
+  static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params?
+  static func run(_ params: Params, context: ServiceContext) throws -> Output
+}
+
+extension RPCMethod {
+  public static var runsAsNotification: Bool { true }
+}
+
+/// What every method works with: config, pricing, the store and the clock.
+public final class ServiceContext: Sendable {
+  public let config: Config
+  public let pricer: Pricer
+  public let validator: ContactValidator
+  public let store: Store
+  public let clock: ServiceClock
+
+  public init(config: Config, store: Store, clock: ServiceClock) {
+    self.config = config
+    self.pricer = Pricer(config: config)
+    self.validator = ContactValidator(shipsTo: config.shipping.shipsTo)
+    self.store = store
+    self.clock = clock
+  }
+
+  /// Reads an optional `shippingMethod` identifier, which must name a configured method.
+  func readShippingMethod(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> String?? {
+    if value == nil && !required { return .some(nil) }
+    guard let identifier = reader.string(value, path) else { return nil }
+    guard config.shippingMethodsByIdentifier[identifier] != nil else {
+      let known = config.shipping.methods.map(\.identifier).joined(separator: ", ")
+      reader.fail(path, "unknown shipping method \"\(identifier)\"; configured: \(known)")
+      return nil
+    }
+    return .some(identifier)
+  }
+}
+
+/// The explicit list of methods payservice serves.
+public struct MethodRegistry: Sendable {
+  nonisolated(unsafe) public static let methods: [any RPCMethod.Type] = [
+    ComputeSummaryItems.self,
+    SelectShippingContact.self,
+    AuthorizePayment.self,
+    ProcessOrder.self,
+    ListProducts.self,
+    ListShippingMethods.self,
+    GetOrder.self,
+  ]
+
+  struct Entry: @unchecked Sendable {
+    let runsAsNotification: Bool
+    let handle: (JSONValue?, ServiceContext) throws -> JSONValue
+  }
+
+  let entries: [String: Entry]
+
+  public init() {
+    var entries: [String: Entry] = [:]
+    for method in MethodRegistry.methods {
+      entries[method.name] = MethodRegistry.entry(for: method)
+    }
+    self.entries = entries
+  }
+
+  public var names: [String] { MethodRegistry.methods.map { $0.name } }
+
+  static func entry<M: RPCMethod>(for method: M.Type) -> Entry {
+    Entry(runsAsNotification: M.runsAsNotification) { value, context in
+      let reader = ParamReader()
+      guard let object = reader.params(value),
+        let params = M.readParams(object, reader: reader, context: context), reader.errors.isEmpty
+      else {
+        throw ServiceError.invalidParams(reader.errors)
+      }
+      return try M.run(params, context: context).json
+    }
+  }
+}

@@ -1,0 +1,142 @@
+/// Exact decimal text <-> integer minor units. Money never passes through a binary float.
+public enum MoneyText {
+  /// A parsed decimal string `^-?[0-9]+(\.[0-9]+)?$`.
+  public struct Decimal: Equatable, Sendable {
+    public var negative: Bool
+    public var integerDigits: Substring
+    public var fractionDigits: Substring
+  }
+
+  /// The pattern every amount on the wire and in config must match.
+  public static let pattern = "^-?[0-9]+(\\.[0-9]+)?$"
+
+  public static func parseDecimal(_ text: String) -> Decimal? {
+    var rest = Substring(text)
+    var negative = false
+    if rest.first == "-" {
+      negative = true
+      rest = rest.dropFirst()
+    }
+    let parts = rest.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let integer = parts.first, !integer.isEmpty, integer.allSatisfy(\.isASCIIDigit) else { return nil }
+    var fraction: Substring = ""
+    if parts.count == 2 {
+      fraction = parts[1]
+      guard !fraction.isEmpty, fraction.allSatisfy(\.isASCIIDigit) else { return nil }
+    }
+    return Decimal(negative: negative, integerDigits: integer, fractionDigits: fraction)
+  }
+
+  public enum AmountProblem: Error, Equatable, Sendable {
+    case notADecimal
+    case tooManyDecimals(allowed: Int)
+    case tooLarge
+  }
+
+  /// The largest magnitude accepted for any amount, in minor units (10^15).
+  public static let maxMinorUnits: Int64 = 1_000_000_000_000_000
+
+  /// Converts decimal text to minor units. Extra fraction digits are allowed only when they are zeros.
+  public static func minorUnits(_ text: String, digits: Int) -> Result<Int64, AmountProblem> {
+    guard let decimal = parseDecimal(text) else { return .failure(.notADecimal) }
+    var fraction = decimal.fractionDigits
+    while fraction.count > digits, fraction.last == "0" { fraction = fraction.dropLast() }
+    guard fraction.count <= digits else { return .failure(.tooManyDecimals(allowed: digits)) }
+    var integer = decimal.integerDigits.drop { $0 == "0" }
+    if integer.isEmpty { integer = "0" }
+    guard integer.count <= 16 else { return .failure(.tooLarge) }
+    var value: Int64 = 0
+    for character in integer { value = value * 10 + Int64(character.asciiDigitValue) }
+    for index in 0..<digits {
+      let digit = index < fraction.count ? fraction[fraction.index(fraction.startIndex, offsetBy: index)] : "0"
+      let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+      guard !overflow else { return .failure(.tooLarge) }
+      value = shifted + Int64(digit.asciiDigitValue)
+    }
+    guard value <= maxMinorUnits else { return .failure(.tooLarge) }
+    return .success(decimal.negative ? -value : value)
+  }
+
+  /// Formats minor units with exactly `digits` fraction digits: 5400 -> "54.00" (2), "5400" (0).
+  public static func format(_ minor: Int64, digits: Int) -> String {
+    let negative = minor < 0
+    let magnitude = minor.magnitude
+    var text = String(magnitude)
+    if digits > 0 {
+      if text.count <= digits { text = String(repeating: "0", count: digits - text.count + 1) + text }
+      text.insert(".", at: text.index(text.endIndex, offsetBy: -digits))
+    }
+    return negative ? "-" + text : text
+  }
+}
+
+/// How a product of an amount and a rate is rounded to minor units.
+public enum Rounding: String, Sendable, CaseIterable {
+  /// Ties away from zero.
+  case halfUp
+  /// Ties to the even neighbour (banker's rounding).
+  case halfEven
+}
+
+/// An exact decimal rate such as "0.08875", kept as numerator / 10^scale.
+public struct Rate: Equatable, Sendable {
+  public let numerator: Int64
+  public let scale: Int
+  public let text: String
+
+  /// Parses a non-negative decimal with at most 12 fraction digits.
+  public init?(_ text: String) {
+    guard let decimal = MoneyText.parseDecimal(text), !decimal.negative,
+      decimal.fractionDigits.count <= 12, decimal.integerDigits.count <= 6
+    else { return nil }
+    var value: Int64 = 0
+    for character in decimal.integerDigits + decimal.fractionDigits {
+      value = value * 10 + Int64(character.asciiDigitValue)
+    }
+    self.numerator = value
+    self.scale = decimal.fractionDigits.count
+    self.text = text
+  }
+
+  public var isZero: Bool { numerator == 0 }
+
+  /// True when the rate is at most 1 (100%).
+  public var isAtMostOne: Bool {
+    var denominator: Int64 = 1
+    for _ in 0..<scale { denominator *= 10 }
+    return numerator <= denominator
+  }
+
+  /// round(minor × rate) to whole minor units.
+  public func apply(to minor: Int64, rounding: Rounding) -> Int64 {
+    let product = Int128(minor) * Int128(numerator)
+    var denominator: Int128 = 1
+    for _ in 0..<scale { denominator *= 10 }
+    return Int64(Rate.divide(product, by: denominator, rounding: rounding))
+  }
+
+  static func divide(_ value: Int128, by denominator: Int128, rounding: Rounding) -> Int128 {
+    let quotient = value / denominator
+    let remainder = value % denominator
+    if remainder == 0 { return quotient }
+    let twice = remainder.magnitude * 2
+    let away: Bool
+    if twice > denominator.magnitude {
+      away = true
+    } else if twice < denominator.magnitude {
+      away = false
+    } else {
+      switch rounding {
+      case .halfUp: away = true
+      case .halfEven: away = quotient % 2 != 0
+      }
+    }
+    guard away else { return quotient }
+    return value < 0 ? quotient - 1 : quotient + 1
+  }
+}
+
+extension Character {
+  var isASCIIDigit: Bool { isASCII && isNumber }
+  var asciiDigitValue: Int { Int(asciiValue! - 48) }
+}

@@ -1,0 +1,63 @@
+import Crypto
+
+/// The built-in deterministic test gateway. The outcome of a charge is fixed when the payment is
+/// authorized, from the Apple Pay token's `paymentData` test name; the name itself is never stored.
+public enum SandboxOutcome: String, Sendable, CaseIterable {
+  case approved
+  case genericDecline
+  case insufficientFunds
+  case expiredCard
+  case processingError
+
+  /// The outcome for a payment token: the test names below, anything else approved.
+  public init(paymentData: JSONValue) {
+    guard case .string(let name) = paymentData else {
+      self = .approved
+      return
+    }
+    switch name {
+    case "tok_visa_chargeDeclined": self = .genericDecline
+    case "tok_visa_chargeDeclinedInsufficientFunds": self = .insufficientFunds
+    case "tok_chargeDeclinedExpiredCard": self = .expiredCard
+    case "tok_chargeDeclinedProcessingError": self = .processingError
+    default: self = .approved
+    }
+  }
+
+  /// nil when approved; else the failure code, decline code and a message for the buyer.
+  public var failure: (failureCode: String, declineCode: String?, message: String)? {
+    switch self {
+    case .approved: return nil
+    case .genericDecline: return ("card_declined", "generic_decline", "The card was declined.")
+    case .insufficientFunds:
+      return ("card_declined", "insufficient_funds", "The card was declined for insufficient funds.")
+    case .expiredCard: return ("expired_card", nil, "The card has expired.")
+    case .processingError:
+      return ("processing_error", nil, "An error occurred while processing the card. Try again with a new payment.")
+    }
+  }
+}
+
+/// Deterministic identifiers: the same store state and clock give the same identifiers, and no two
+/// tokens of one store collide (the sequence number is part of the input).
+public enum Identifiers {
+  static func digest(_ parts: [String]) -> String {
+    let hash = SHA256.hash(data: Array(parts.joined(separator: "\u{1F}").utf8))
+    return hash.map { byte in
+      let hex = Array("0123456789abcdef")
+      return String([hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+    }.joined()
+  }
+
+  public static func chargeToken(merchant: String, sequence: Int64, binding: String, issuedAt: Int64) -> String {
+    "ctok_" + digest(["charge-token", merchant, String(sequence), binding, String(issuedAt)]).prefix(32)
+  }
+
+  public static func chargeId(token: String) -> String {
+    "ch_" + digest(["charge", token]).prefix(24)
+  }
+
+  public static func orderId(token: String) -> String {
+    "ord_" + digest(["order", token]).prefix(20)
+  }
+}

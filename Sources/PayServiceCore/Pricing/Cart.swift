@@ -1,0 +1,62 @@
+/// One priced cart line.
+public struct CartLine: Equatable, Sendable {
+  public var sku: String
+  public var name: String
+  public var quantity: Int
+  public var unitPriceMinor: Int64
+  public var amountMinor: Int64 { unitPriceMinor * Int64(quantity) }
+
+  /// The summary-item label: the product name, or "Clock × 2".
+  public var label: String { quantity > 1 ? "\(name) × \(quantity)" : name }
+}
+
+/// A requested cart line, before pricing (what the client asked for and what tokens bind).
+public struct CartItem: Equatable, Sendable, JSONRepresentable {
+  public var sku: String
+  public var quantity: Int
+
+  public var json: JSONValue {
+    var object = JSONObjectBuilder()
+    object.set("sku", sku)
+    object.set("quantity", quantity)
+    return object.value
+  }
+}
+
+extension CartItem {
+  public static let maxItems = 100
+  public static let quantityRange = 1...9999
+
+  /// Reads `items`: 1 to 100 entries, each a known sku at most once with quantity 1 to 9999 (default 1).
+  static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, config: Config) -> [CartItem]? {
+    guard let elements = reader.array(value, path) else { return nil }
+    guard (1...maxItems).contains(elements.count) else {
+      reader.fail(path, "must hold 1 to \(maxItems) items, got \(elements.count)")
+      return nil
+    }
+    let before = reader.errors.count
+    var items: [CartItem] = []
+    var seen: Set<String> = []
+    for (index, element) in elements.enumerated() {
+      let itemPath = "\(path)[\(index)]"
+      guard let object = reader.object(element, itemPath) else { continue }
+      reader.rejectUnknown(object, itemPath, allowed: ["sku", "quantity"])
+      let sku = reader.string(object["sku"], "\(itemPath).sku")
+      var quantity: Int? = 1
+      if object.contains("quantity") {
+        quantity = reader.integer(object["quantity"], "\(itemPath).quantity", range: quantityRange)
+      }
+      guard let sku else { continue }
+      if config.productsBySKU[sku] == nil {
+        reader.fail("\(itemPath).sku", "unknown sku \"\(sku)\"; listProducts shows the catalog")
+        continue
+      }
+      if !seen.insert(sku).inserted {
+        reader.fail("\(itemPath).sku", "sku \"\(sku)\" appears more than once; give it once with the total quantity")
+        continue
+      }
+      if let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
+    }
+    return reader.errors.count == before ? items : nil
+  }
+}

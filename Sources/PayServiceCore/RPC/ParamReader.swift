@@ -1,0 +1,154 @@
+/// Reads typed params out of a JSON tree, collecting every problem with its field path
+/// (`items[2].quantity`) instead of stopping at the first.
+public final class ParamReader {
+  public private(set) var errors: [FieldError] = []
+
+  public init() {}
+
+  public func fail(_ path: String, _ message: String) {
+    errors.append(FieldError(path: path, message: message))
+  }
+
+  public static func join(_ path: String, _ key: String) -> String {
+    path.isEmpty ? key : "\(path).\(key)"
+  }
+
+  /// The params object. Absent params read as `{}`; by-position (array) params are rejected.
+  public func params(_ value: JSONValue?) -> JSONObject? {
+    switch value {
+    case nil: return JSONObject()
+    case .object(let object): return object
+    case .array:
+      fail("params", "must be an object of named params; by-position params are not supported")
+      return nil
+    case let other?:
+      fail("params", "must be an object, got \(other.kindName)")
+      return nil
+    }
+  }
+
+  /// Reports members not in `allowed`.
+  public func rejectUnknown(_ object: JSONObject, _ path: String, allowed: Set<String>) {
+    for key in object.keys where !allowed.contains(key) {
+      fail(Self.join(path, key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+    }
+  }
+
+  public func object(_ value: JSONValue?, _ path: String, required: Bool = true) -> JSONObject? {
+    switch value {
+    case nil:
+      if required { fail(path, "is required") }
+      return nil
+    case .object(let object): return object
+    case let other?:
+      fail(path, "must be an object, got \(other.kindName)")
+      return nil
+    }
+  }
+
+  public func string(_ value: JSONValue?, _ path: String, required: Bool = true, nonEmpty: Bool = true) -> String? {
+    switch value {
+    case nil:
+      if required { fail(path, "is required") }
+      return nil
+    case .string(let text):
+      if nonEmpty && text.isEmpty {
+        fail(path, "must not be empty")
+        return nil
+      }
+      return text
+    case let other?:
+      fail(path, "must be a string, got \(other.kindName)")
+      return nil
+    }
+  }
+
+  /// An optional string where JSON null also means absent.
+  public func optionalString(_ value: JSONValue?, _ path: String) -> String? {
+    if case .null? = value { return nil }
+    return string(value, path, required: false, nonEmpty: false)
+  }
+
+  public func array(_ value: JSONValue?, _ path: String, required: Bool = true) -> [JSONValue]? {
+    switch value {
+    case nil:
+      if required { fail(path, "is required") }
+      return nil
+    case .array(let elements): return elements
+    case let other?:
+      fail(path, "must be an array, got \(other.kindName)")
+      return nil
+    }
+  }
+
+  /// An integer within `range`; JSON numbers whose exact value is whole (2, 2.0, 2e0) are accepted.
+  public func integer(_ value: JSONValue?, _ path: String, range: ClosedRange<Int>) -> Int? {
+    let expected = "must be an integer from \(range.lowerBound) to \(range.upperBound)"
+    guard case .number(let text)? = value else {
+      fail(path, value.map { "\(expected), got \($0.kindName)" } ?? "is required")
+      return nil
+    }
+    guard let number = Self.exactInteger(text), range.contains(number) else {
+      fail(path, "\(expected), got \(text)")
+      return nil
+    }
+    return number
+  }
+
+  /// An amount: a decimal string in the merchant currency. JSON numbers are rejected.
+  public func amount(_ value: JSONValue?, _ path: String, digits: Int) -> Int64? {
+    let expected = "must be a decimal string like \"\(MoneyText.format(5000, digits: digits))\""
+    guard case .string(let text)? = value else {
+      fail(path, value.map { "\(expected), got \($0.kindName)" } ?? "is required")
+      return nil
+    }
+    switch MoneyText.minorUnits(text, digits: digits) {
+    case .success(let minor): return minor
+    case .failure(.tooManyDecimals(let allowed)):
+      fail(path, "\"\(text)\" has more than the currency's \(allowed) decimal digits")
+    case .failure(.tooLarge):
+      fail(path, "\"\(text)\" is too large")
+    case .failure(.notADecimal):
+      fail(path, "\(expected), got \"\(text)\"")
+    }
+    return nil
+  }
+
+  /// The exact integer value of a JSON number's text, or nil when it is not whole or out of Int range.
+  static func exactInteger(_ text: String) -> Int? {
+    var mantissa = Substring(text)
+    var exponent = 0
+    if let e = mantissa.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+      guard let value = Int(mantissa[mantissa.index(after: e)...].replacingOccurrences(of: "+", with: "")),
+        abs(value) < 40
+      else { return nil }
+      exponent = value
+      mantissa = mantissa[..<e]
+    }
+    let negative = mantissa.hasPrefix("-")
+    if negative { mantissa = mantissa.dropFirst() }
+    var digits = mantissa
+    if let dot = mantissa.firstIndex(of: ".") {
+      let fraction = mantissa[mantissa.index(after: dot)...]
+      digits = mantissa[..<dot] + fraction
+      exponent -= fraction.count
+    }
+    var string = String(digits.drop { $0 == "0" })
+    if string.isEmpty { return 0 }
+    while exponent < 0 {
+      guard string.last == "0" else { return nil }
+      string.removeLast()
+      exponent += 1
+    }
+    guard string.count + exponent <= 18 else { return nil }
+    string += String(repeating: "0", count: exponent)
+    guard let magnitude = Int(string) else { return nil }
+    return negative ? -magnitude : magnitude
+  }
+}
+
+extension Substring {
+  fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+    String(self).split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
+  }
+}

@@ -1,0 +1,112 @@
+/// A JSON-RPC error object as it goes on the wire.
+public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
+  /// The error codes payservice answers with.
+  public struct Code: RawRepresentable, Equatable, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let parseError = Code(rawValue: -32700)
+    public static let invalidRequest = Code(rawValue: -32600)
+    public static let methodNotFound = Code(rawValue: -32601)
+    public static let invalidParams = Code(rawValue: -32602)
+    public static let internalError = Code(rawValue: -32603)
+    public static let storeUnavailable = Code(rawValue: -32001)
+    public static let chargeTokenConflict = Code(rawValue: -32002)
+    public static let orderNotFound = Code(rawValue: -32003)
+  }
+
+  public var code: Code
+  public var message: String
+  public var data: JSONValue?
+
+  public init(code: Code, message: String, data: JSONValue? = nil) {
+    self.code = code
+    self.message = message
+    self.data = data
+  }
+
+  public var json: JSONValue {
+    var object = JSONObjectBuilder()
+    object.set("code", code.rawValue)
+    object.set("message", message)
+    object.set("data", data)
+    return object.value
+  }
+
+  public static func parseError(_ detail: String? = nil) -> RPCError {
+    RPCError(code: .parseError, message: detail.map { "Parse error: \($0)" } ?? "Parse error")
+  }
+
+  public static func invalidRequest(_ detail: String) -> RPCError {
+    RPCError(code: .invalidRequest, message: "Invalid Request: \(detail)")
+  }
+
+  public static func methodNotFound(_ method: String) -> RPCError {
+    RPCError(code: .methodNotFound, message: "Method not found: \(method)")
+  }
+
+  public static func invalidParams(_ errors: [FieldError]) -> RPCError {
+    var data = JSONObjectBuilder()
+    data.set("errors", .array(errors.map(\.json)))
+    return RPCError(code: .invalidParams, message: "Invalid params", data: data.value)
+  }
+
+  public static let internalError = RPCError(code: .internalError, message: "Internal error")
+
+  public static let storeUnavailable = RPCError(
+    code: .storeUnavailable, message: "Store unavailable: the order store could not be read or written; nothing was changed")
+
+  public static let chargeTokenConflict = RPCError(
+    code: .chargeTokenConflict, message: "Charge token conflict: the charge token was already used for a different order")
+
+  public static func orderNotFound(_ orderId: String) -> RPCError {
+    RPCError(code: .orderNotFound, message: "Order not found: \(orderId)")
+  }
+}
+
+/// One problem with a request's params: where it is and what would be valid.
+public struct FieldError: Equatable, Sendable, JSONRepresentable {
+  public var path: String
+  public var message: String
+
+  public init(path: String, message: String) {
+    self.path = path
+    self.message = message
+  }
+
+  public var json: JSONValue {
+    var object = JSONObjectBuilder()
+    object.set("path", path)
+    object.set("message", message)
+    return object.value
+  }
+}
+
+/// Domain failures that become JSON-RPC errors. `RPCError.init(mapping:)` is the one place they are
+/// given codes; anything else becomes -32603 with no internals.
+public enum ServiceError: Error, Equatable, Sendable {
+  case invalidParams([FieldError])
+  case storeUnavailable
+  case chargeTokenConflict
+  case orderNotFound(String)
+}
+
+extension RPCError {
+  public init(mapping error: any Error) {
+    switch error {
+    case let error as RPCError:
+      self = error
+    case let error as ServiceError:
+      switch error {
+      case .invalidParams(let errors): self = .invalidParams(errors)
+      case .storeUnavailable: self = .storeUnavailable
+      case .chargeTokenConflict: self = .chargeTokenConflict
+      case .orderNotFound(let id): self = .orderNotFound(id)
+      }
+    case is StoreError:
+      self = .storeUnavailable
+    default:
+      self = .internalError
+    }
+  }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Operator log on stderr: one line per request with id, method, duration and outcome. Never params,
+/// contacts or payment data. Lines are buffered and flushed with each batch of responses.
+public final class RequestLog: @unchecked Sendable {
+  public enum Level: Int, Sendable { case quiet = 0, warnings = 1, requests = 2 }
+
+  private let fd: Int32
+  private let level: Level
+  private var buffer: [UInt8] = []
+
+  public init(fd: Int32 = STDERR_FILENO, level: Level = .requests) {
+    self.fd = fd
+    self.level = level
+  }
+
+  public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {
+    guard level.rawValue >= Level.requests.rawValue else { return }
+    var idText = id.map(JSONWriter.string) ?? "-"
+    if idText.utf8.count > 64 { idText = String(idText.prefix(61)) + "..." }
+    var methodText = method
+    if methodText.utf8.count > 64 { methodText = String(methodText.prefix(61)) + "..." }
+    let micros = Int((seconds * 1_000_000).rounded())
+    append("payservice: id=\(idText) method=\(JSONWriter.string(.string(methodText))) us=\(micros) outcome=\(outcome)\n")
+  }
+
+  public func warning(_ message: String) {
+    guard level.rawValue >= Level.warnings.rawValue else { return }
+    append("payservice: warning: \(message)\n")
+  }
+
+  private func append(_ line: String) {
+    buffer.append(contentsOf: line.utf8)
+    if buffer.count > 1 << 16 { flush() }
+  }
+
+  public func flush() {
+    guard !buffer.isEmpty else { return }
+    buffer.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let written = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          break
+        }
+        offset += written
+      }
+    }
+    buffer.removeAll(keepingCapacity: true)
+  }
+}

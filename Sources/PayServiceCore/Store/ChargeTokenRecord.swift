@@ -1,0 +1,74 @@
+import GRDB
+
+/// A charge token as stored: what it was authorized for and, once used, the answer it produced.
+public struct ChargeTokenRecord: Sendable {
+  public var token: String
+  public var binding: String
+  public var billingContact: String?
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var sandboxOutcome: SandboxOutcome
+  public var expiresAt: Int64
+  public var usedAt: String?
+  public var requestFingerprint: String?
+  public var result: String?
+}
+
+extension Store {
+  /// Stores a new charge token and returns it. The token is derived from the next sequence number,
+  /// so the same store state and clock issue the same token.
+  public func issueChargeToken(
+    merchant: String, binding: String, billingContact: String?, amountMinor: Int64, currencyCode: String,
+    outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int
+  ) throws -> String {
+    try write { db in
+      let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken") ?? 1
+      let token = Identifiers.chargeToken(merchant: merchant, sequence: sequence, binding: binding, issuedAt: issuedAt)
+      try db.execute(
+        sql: """
+          INSERT INTO chargeToken
+            (token, sequence, binding, billingContact, amountMinor, currencyCode, sandboxOutcome, issuedAt, expiresAt)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+          """,
+        arguments: [
+          token, sequence, binding, billingContact, amountMinor, currencyCode, outcome.rawValue,
+          RFC3339.format(issuedAt), issuedAt + Int64(ttlSeconds),
+        ])
+      return token
+    }
+  }
+
+  static func chargeToken(_ token: String, in db: Database) throws -> ChargeTokenRecord? {
+    guard let row = try Row.fetchOne(db, sql: "SELECT * FROM chargeToken WHERE token = ?", arguments: [token]) else {
+      return nil
+    }
+    return ChargeTokenRecord(
+      token: row["token"], binding: row["binding"], billingContact: row["billingContact"],
+      amountMinor: row["amountMinor"], currencyCode: row["currencyCode"],
+      sandboxOutcome: SandboxOutcome(rawValue: row["sandboxOutcome"]) ?? .processingError,
+      expiresAt: row["expiresAt"], usedAt: row["usedAt"], requestFingerprint: row["requestFingerprint"],
+      result: row["result"])
+  }
+
+  static func consume(_ token: String, at now: String, fingerprint: String, result: String, in db: Database) throws {
+    try db.execute(
+      sql: "UPDATE chargeToken SET usedAt = ?, requestFingerprint = ?, result = ? WHERE token = ? AND usedAt IS NULL",
+      arguments: [now, fingerprint, result, token])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "charge token changed concurrently") }
+  }
+
+  static func quantityOnHand(_ sku: String, in db: Database) throws -> Int {
+    try Int.fetchOne(db, sql: "SELECT quantityOnHand FROM stock WHERE sku = ?", arguments: [sku]) ?? 0
+  }
+
+  /// Takes `quantity` off the stock of `sku`; false (and nothing changed) when there is not enough.
+  static func decrementStock(_ sku: String, by quantity: Int, in db: Database) throws -> Bool {
+    try db.execute(
+      sql: """
+        UPDATE stock SET quantityOnHand = quantityOnHand - ?1, sold = sold + ?1
+        WHERE sku = ?2 AND quantityOnHand >= ?1
+        """,
+      arguments: [quantity, sku])
+    return db.changesCount == 1
+  }
+}

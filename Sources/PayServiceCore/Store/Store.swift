@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+
+/// The store failed: it could not be opened, read or written. The reason is for the operator's log;
+/// clients only ever see -32001.
+public enum StoreError: Error, CustomStringConvertible, Sendable {
+  case cannotOpen(path: String, reason: String)
+  case newerSchema(path: String)
+  case unavailable(reason: String)
+
+  public var description: String {
+    switch self {
+    case .cannotOpen(let path, let reason): return "cannot open the store \(path): \(reason)"
+    case .newerSchema(let path):
+      return "the store \(path) was written by a newer payservice (unknown schema migrations); upgrade payservice"
+    case .unavailable(let reason): return "store unavailable: \(reason)"
+    }
+  }
+}
+
+/// The order store: stock counts, charge tokens, charges and orders in one SQLite database.
+///
+/// One `Store` owns one `DatabaseQueue`. Files use WAL with `synchronous = FULL`, so a commit is
+/// durable before anyone is answered; several processes may share a file, waiting up to
+/// `busyTimeout` for each other's write transactions.
+public final class Store: @unchecked Sendable {
+  public static let busyTimeout: TimeInterval = 5
+
+  let dbQueue: DatabaseQueue
+
+  /// Opens (creating if needed) the store at `path`; `:memory:` is a private throwaway store.
+  public init(path: String) throws(StoreError) {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(Store.busyTimeout)
+    configuration.label = "payservice.store"
+    do {
+      if path == ":memory:" {
+        dbQueue = try DatabaseQueue(configuration: configuration)
+      } else {
+        configuration.journalMode = .wal
+        configuration.prepareDatabase { db in
+          try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+      }
+      let migrator = Store.migrator
+      let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
+      if superseded { throw StoreError.newerSchema(path: path) }
+      try migrator.migrate(dbQueue)
+    } catch let error as StoreError {
+      throw error
+    } catch let error as DatabaseError {
+      throw StoreError.cannotOpen(path: path, reason: error.message ?? "SQLite error \(error.resultCode)")
+    } catch {
+      throw StoreError.cannotOpen(path: path, reason: "\(error)")
+    }
+  }
+
+  /// Named migrations. Never edit one that has shipped: add a new one.
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1: stock, charge tokens, charges, orders") { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE stock (
+            sku TEXT PRIMARY KEY NOT NULL,
+            quantityOnHand INTEGER NOT NULL CHECK (quantityOnHand >= 0),
+            sold INTEGER NOT NULL DEFAULT 0 CHECK (sold >= 0)
+          );
+          CREATE TABLE chargeToken (
+            token TEXT PRIMARY KEY NOT NULL,
+            sequence INTEGER NOT NULL UNIQUE,
+            binding TEXT NOT NULL,
+            billingContact TEXT,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            sandboxOutcome TEXT NOT NULL,
+            issuedAt TEXT NOT NULL,
+            expiresAt INTEGER NOT NULL,
+            usedAt TEXT,
+            requestFingerprint TEXT,
+            result TEXT
+          );
+          CREATE TABLE charge (
+            chargeId TEXT PRIMARY KEY NOT NULL,
+            token TEXT NOT NULL UNIQUE REFERENCES chargeToken(token),
+            status TEXT NOT NULL CHECK (status IN ('succeeded', 'failed')),
+            failureCode TEXT,
+            declineCode TEXT,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            createdAt TEXT NOT NULL
+          );
+          CREATE TABLE "order" (
+            orderId TEXT PRIMARY KEY NOT NULL,
+            chargeId TEXT NOT NULL UNIQUE REFERENCES charge(chargeId),
+            createdAt TEXT NOT NULL,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            document TEXT NOT NULL
+          );
+          CREATE TABLE orderItem (
+            orderId TEXT NOT NULL REFERENCES "order"(orderId),
+            sku TEXT NOT NULL,
+            quantity INTEGER NOT NULL CHECK (quantity > 0),
+            unitPriceMinor INTEGER NOT NULL,
+            amountMinor INTEGER NOT NULL,
+            PRIMARY KEY (orderId, sku)
+          );
+          """)
+    }
+    return migrator
+  }
+
+  /// Adds catalog products the store has not seen with their configured stock. Existing counts win:
+  /// after the first start the store's count is the truth.
+  public func seedStock(_ catalog: [Product]) throws {
+    try write { db in
+      for product in catalog {
+        try db.execute(
+          sql: "INSERT INTO stock (sku, quantityOnHand) VALUES (?, ?) ON CONFLICT(sku) DO NOTHING",
+          arguments: [product.sku, product.quantityOnHand])
+      }
+    }
+  }
+
+  /// Runs `body` in one IMMEDIATE transaction (the write lock is taken up front, so concurrent
+  /// processes queue on the busy timeout instead of failing on a lock upgrade). All or nothing.
+  /// Errors thrown by `body` itself pass through unchanged (after the rollback).
+  public func write<T>(_ body: (Database) throws -> T) throws -> T {
+    do {
+      return try dbQueue.writeWithoutTransaction { db in
+        var result: T?
+        try db.inTransaction(.immediate) {
+          result = try body(db)
+          return .commit
+        }
+        return result!
+      }
+    } catch let error as DatabaseError {
+      throw StoreError.unavailable(reason: error.message ?? "SQLite error \(error.resultCode)")
+    }
+  }
+
+  public func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    do {
+      return try dbQueue.read(body)
+    } catch let error as DatabaseError {
+      throw StoreError.unavailable(reason: error.message ?? "SQLite error \(error.resultCode)")
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
+    }
+  }
+
+  /// Current stock by sku.
+  public func stock() throws(StoreError) -> [String: Int] {
+    try read { db in
+      var result: [String: Int] = [:]
+      for row in try Row.fetchAll(db, sql: "SELECT sku, quantityOnHand FROM stock") {
+        result[row["sku"]] = row["quantityOnHand"]
+      }
+      return result
+    }
+  }
+
+  /// The stored order document (JSON text), or nil.
+  public func orderDocument(id: String) throws(StoreError) -> String? {
+    try read { db in
+      try String.fetchOne(db, sql: #"SELECT document FROM "order" WHERE orderId = ?"#, arguments: [id])
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import PayServiceCore
+
+/// `payservice`: the merchant side of an Apple Pay checkout, as JSON-RPC 2.0 over stdio.
+struct PayService: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "payservice",
+    abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
+    subcommands: [Serve.self, CheckConfig.self],
+    defaultSubcommand: Serve.self
+  )
+}
+
+struct Serve: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).")
+
+  @Option(help: "The store configuration file.")
+  var config: String = "config.yaml"
+
+  @Option(help: "The SQLite order store; :memory: for a throwaway store.")
+  var database: String = "payservice.sqlite"
+
+  @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
+  var now: String?
+
+  @Option(help: "Longest accepted request line in bytes.")
+  var maxLineBytes: Int = 1_048_576
+
+  @Flag(help: "Log only warnings to stderr, not one line per request.")
+  var quiet = false
+
+  func validate() throws {
+    if let now, RFC3339.parse(now) == nil {
+      throw ValidationError("--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\"")
+    }
+    if maxLineBytes < 64 { throw ValidationError("--max-line-bytes must be at least 64") }
+  }
+
+  func run() throws {
+    // From here on fd 1 is stderr: only the response writer holds the real stdout.
+    let responses = StdoutGuard.install()
+    signal(SIGPIPE, SIG_IGN)
+    let loaded: Config
+    do {
+      loaded = try ConfigLoader.load(path: config)
+    } catch {
+      fail("invalid config:\n\(error)")
+    }
+    let store: Store
+    do {
+      store = try Store(path: database)
+      try store.seedStock(loaded.catalog)
+    } catch {
+      fail("\(error)")
+    }
+    let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
+    let log = RequestLog(level: quiet ? .warnings : .requests)
+    let handler = RequestHandler(context: ServiceContext(config: loaded, store: store, clock: clock), log: log)
+    let server = Server(
+      handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
+      stopSignal: StopSignal.install(), log: log)
+    _ = server.run()
+    log.flush()
+  }
+
+  func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("payservice: \(message)\n".utf8))
+    Foundation.exit(2)
+  }
+}
+
+struct CheckConfig: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "check-config", abstract: "Validate the configuration and print a summary; exit 2 when invalid.")
+
+  @Option(help: "The store configuration file.")
+  var config: String = "config.yaml"
+
+  func run() throws {
+    do {
+      let loaded = try ConfigLoader.load(path: config)
+      print(ConfigSummary.text(loaded, path: config), terminator: "")
+    } catch {
+      FileHandle.standardError.write(Data("payservice: invalid config:\n\(error)\n".utf8))
+      Foundation.exit(2)
+    }
+  }
+}
+
+PayService.main()
