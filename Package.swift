@@ -38,12 +38,12 @@ let package = Package(
     .testTarget(
       name: "PayServiceCoreTests",
       dependencies: ["PayServiceCore", "PayServiceTestSupport"],
-      resources: [.copy("Fixtures")]
+      exclude: ["Fixtures"]
     ),
     .testTarget(
       name: "EndToEndTests",
       dependencies: ["payservice", "PayServiceTestSupport"],
-      resources: [.copy("Golden")]
+      exclude: ["Golden"]
     ),
   ]
 )

@@ -41,21 +41,19 @@ extension CartItem {
       let itemPath = "\(path)[\(index)]"
       guard let object = reader.object(element, itemPath) else { continue }
       reader.rejectUnknown(object, itemPath, allowed: ["sku", "quantity"])
-      let sku = reader.string(object["sku"], "\(itemPath).sku")
+      var sku = reader.string(object["sku"], "\(itemPath).sku")
+      if let known = sku, config.productsBySKU[known] == nil {
+        reader.fail("\(itemPath).sku", "unknown sku \"\(known)\"; listProducts shows the catalog")
+        sku = nil
+      } else if let known = sku, !seen.insert(known).inserted {
+        reader.fail("\(itemPath).sku", "sku \"\(known)\" appears more than once; give it once with the total quantity")
+        sku = nil
+      }
       var quantity: Int? = 1
       if object.contains("quantity") {
         quantity = reader.integer(object["quantity"], "\(itemPath).quantity", range: quantityRange)
       }
-      guard let sku else { continue }
-      if config.productsBySKU[sku] == nil {
-        reader.fail("\(itemPath).sku", "unknown sku \"\(sku)\"; listProducts shows the catalog")
-        continue
-      }
-      if !seen.insert(sku).inserted {
-        reader.fail("\(itemPath).sku", "sku \"\(sku)\" appears more than once; give it once with the total quantity")
-        continue
-      }
-      if let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
+      if let sku, let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
     }
     return reader.errors.count == before ? items : nil
   }

@@ -30,7 +30,11 @@ public final class ParamReader {
   /// Reports members not in `allowed`.
   public func rejectUnknown(_ object: JSONObject, _ path: String, allowed: Set<String>) {
     for key in object.keys where !allowed.contains(key) {
-      fail(Self.join(path, key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+      if allowed.isEmpty {
+        fail(Self.join(path, key), "unknown field; this method takes no params")
+      } else {
+        fail(Self.join(path, key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+      }
     }
   }
 

@@ -21,7 +21,7 @@ public final class RequestHandler: @unchecked Sendable {
       response = handle(value: request)
     } catch {
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32700)")
-      response = Self.errorResponse(id: .null, .parseError())
+      response = Self.errorResponse(id: .null, .parseError("\(error.message) at byte \(error.offset)"))
     }
     guard let response else { return nil }
     var writer = JSONWriter()

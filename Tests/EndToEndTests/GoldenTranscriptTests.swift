@@ -1,0 +1,87 @@
+import Foundation
+import PayServiceTestSupport
+import Testing
+
+/// Whole transcripts through the built binary: `requests.jsonl` in, `responses.jsonl` out, compared
+/// byte for byte. Each case folder under Golden/ may hold a `config.yaml` (default: Golden/config.yaml)
+/// and an `args` file with extra arguments, one per line. Every case runs on a fresh store with the
+/// clock pinned to 2026-11-21T12:00:00Z.
+///
+/// Re-record after an intended change with `PAYSERVICE_RECORD_GOLDEN=1 swift test --filter Golden`,
+/// then review the diff of Golden/*/responses.jsonl before committing. CI never records.
+@Suite("Golden transcripts")
+struct GoldenTranscriptTests {
+  static let goldenRoot = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Golden")
+
+  static var cases: [String] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: goldenRoot.path)) ?? []
+    return entries.filter { name in
+      FileManager.default.fileExists(atPath: goldenRoot.appendingPathComponent("\(name)/requests.jsonl").path)
+    }.sorted()
+  }
+
+  static func transcript(
+    requests: URL, config: String, extraArguments: [String] = []
+  ) throws -> (ProcessResult, Data) {
+    let store = TestPaths.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: store) }
+    let input = try Data(contentsOf: requests)
+    let result = try PayserviceProcess.run(
+      ["--config", config, "--database", store.appendingPathComponent("store.sqlite").path,
+       "--now", "2026-11-21T12:00:00Z"] + extraArguments,
+      stdin: input)
+    return (result, result.stdout)
+  }
+
+  @Test("every golden case has a transcript")
+  func casesExist() {
+    #expect(Self.cases.count >= 6)
+  }
+
+  @Test("transcript matches its golden responses", arguments: cases)
+  func transcript(name: String) throws {
+    let folder = Self.goldenRoot.appendingPathComponent(name)
+    let caseConfig = folder.appendingPathComponent("config.yaml").path
+    let config =
+      FileManager.default.fileExists(atPath: caseConfig)
+      ? caseConfig : Self.goldenRoot.appendingPathComponent("config.yaml").path
+    var extra: [String] = []
+    if let args = try? String(contentsOf: folder.appendingPathComponent("args"), encoding: .utf8) {
+      extra = args.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    }
+    let (result, output) = try Self.transcript(
+      requests: folder.appendingPathComponent("requests.jsonl"), config: config, extraArguments: extra)
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    let goldenURL = folder.appendingPathComponent("responses.jsonl")
+    if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
+      try output.write(to: goldenURL)
+      return
+    }
+    let golden = try Data(contentsOf: goldenURL)
+    if output != golden {
+      let got = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+      let want = String(decoding: golden, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+      let index = zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, want.count)
+      Issue.record(
+        """
+        \(name): output differs from Golden/\(name)/responses.jsonl at line \(index + 1)
+          got:  \(index < got.count ? String(got[index]) : "<end>")
+          want: \(index < want.count ? String(want[index]) : "<end>")
+        """)
+    }
+  }
+
+  @Test("the README's example session is answered exactly as recorded")
+  func exampleSession() throws {
+    let (result, output) = try Self.transcript(
+      requests: TestPaths.packageRoot.appendingPathComponent("examples/checkout.jsonl"),
+      config: TestPaths.path("config.yaml"))
+    #expect(result.status == 0)
+    let goldenURL = Self.goldenRoot.appendingPathComponent("example-session.responses.jsonl")
+    if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
+      try output.write(to: goldenURL)
+      return
+    }
+    #expect(String(decoding: output, as: UTF8.self) == (try String(contentsOf: goldenURL, encoding: .utf8)))
+  }
+}
