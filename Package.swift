@@ -37,7 +37,9 @@ let package = Package(
     ),
     .testTarget(
       name: "PayServiceCoreTests",
-      dependencies: ["PayServiceCore", "PayServiceTestSupport"],
+      dependencies: [
+        "PayServiceCore", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+      ],
       exclude: ["Fixtures"]
     ),
     .testTarget(

@@ -7,7 +7,7 @@ nonisolated(unsafe) private var stopPipeWrite: Int32 = -1
 /// (both async-signal-safe). The server polls the pipe while waiting for input and checks the flag
 /// between requests, so the request in flight always finishes and is answered.
 public enum StopSignal {
-  /// Installs the handlers (without SA_RESTART) and returns the pipe's read end.
+  /// Installs the handlers (without SA_RESTART), unblocks both signals, and returns the pipe's read end.
   public static func install() -> Int32 {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { return -1 }
@@ -30,6 +30,13 @@ public enum StopSignal {
     action.sa_flags = 0
     sigaction(SIGTERM, &action, nil)
     sigaction(SIGINT, &action, nil)
+    // A parent may spawn us with these signals blocked (a mask inherited from one of its threads);
+    // unblock them, or SIGTERM would never reach the handler.
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGTERM)
+    sigaddset(&unblock, SIGINT)
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     return fds[0]
   }
 

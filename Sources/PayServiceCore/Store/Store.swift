@@ -29,9 +29,9 @@ public final class Store: @unchecked Sendable {
   let dbQueue: DatabaseQueue
 
   /// Opens (creating if needed) the store at `path`; `:memory:` is a private throwaway store.
-  public init(path: String) throws(StoreError) {
+  public init(path: String, busyTimeout: TimeInterval = Store.busyTimeout) throws(StoreError) {
     var configuration = Configuration()
-    configuration.busyMode = .timeout(Store.busyTimeout)
+    configuration.busyMode = .timeout(busyTimeout)
     configuration.label = "payservice.store"
     do {
       if path == ":memory:" {

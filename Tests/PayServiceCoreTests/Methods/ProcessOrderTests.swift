@@ -1,0 +1,128 @@
+import Foundation
+import GRDB
+import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+@Suite("processOrder against the store")
+struct ProcessOrderTests {
+  static let shipping =
+    #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
+  static let billing =
+    #"{"addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
+
+  static func authorize(_ handler: RequestHandler, items: String = #"[{"sku":"clock"}]"#) -> (token: String, amount: String) {
+    let response = handler.call(
+      "authorizePayment",
+      #"{"items":\#(items),"shippingMethod":"free","payment":{"token":{"paymentData":"tok_visa","paymentMethod":{"displayName":"Visa","network":"visa","type":"credit"},"transactionIdentifier":"T"},"shippingContact":\#(shipping),"billingContact":\#(billing)}}"#)
+    return (response["result"]!["chargeToken"]!.stringValue!, response["result"]!["amount"]!.stringValue!)
+  }
+
+  static func orderParams(_ token: String, _ amount: String, items: String = #"[{"sku":"clock"}]"#) -> String {
+    #"{"chargeToken":"\#(token)","items":\#(items),"shippingMethod":"free","shippingContact":\#(shipping),"amount":"\#(amount)","currencyCode":"USD"}"#
+  }
+
+  @Test("a token expires after chargeTokenTTLSeconds; replay of a used token works after expiry")
+  func expiry() throws {
+    let directory = TestPaths.temporaryDirectory()
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let early = TestConfig.handler(try TestConfig.context(storePath: path))
+    let (expiring, amount) = Self.authorize(early)
+    let (used, _) = Self.authorize(early)
+    let first = early.call("processOrder", Self.orderParams(used, amount))
+    #expect(first["result"]?["status"] == .string("succeeded"))
+
+    // One hour later (the test config's TTL is 3600 s), in another process on the same store.
+    let late = TestConfig.handler(try TestConfig.context(storePath: path, now: TestConfig.now + 3600))
+    let expired = late.call("processOrder", Self.orderParams(expiring, amount))
+    #expect(expired["result"]?["failureCode"] == .string("invalid_charge_token"))
+    #expect(expired["result"]?["message"] == .string("The charge token has expired. Authorize the payment again."))
+    let replay = late.call("processOrder", Self.orderParams(used, amount))
+    #expect(replay["result"] == first["result"])
+    // Just inside the window the token still works.
+    let inside = TestConfig.handler(try TestConfig.context(storePath: path, now: TestConfig.now + 3599))
+    #expect(inside.call("processOrder", Self.orderParams(expiring, amount))["result"]?["status"] == .string("succeeded"))
+  }
+
+  @Test("stock and sold always add up to the initial stock; never negative")
+  func stockAccounting() throws {
+    let context = try TestConfig.context()
+    let handler = TestConfig.handler(context)
+    var succeeded = 0
+    for _ in 0..<5 {
+      let (token, amount) = Self.authorize(handler, items: #"[{"sku":"notebook"}]"#)
+      let result = handler.call("processOrder", Self.orderParams(token, amount, items: #"[{"sku":"notebook"}]"#))
+      if result["result"]?["status"] == .string("succeeded") { succeeded += 1 }
+    }
+    #expect(succeeded == 3)
+    #expect(try context.store.stock()["notebook"] == 0)
+  }
+
+  @Test("a store locked past the busy timeout answers -32001 and changes nothing")
+  func lockedStore() throws {
+    let directory = TestPaths.temporaryDirectory()
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let config = TestConfig.load()
+    let store = try Store(path: path, busyTimeout: 0.2)
+    try store.seedStock(config.catalog)
+    let handler = TestConfig.handler(ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now)))
+    let (token, amount) = Self.authorize(handler)
+
+    // Another process holds the write lock.
+    let blocker = try Store(path: path)
+    let locked = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let thread = Thread {
+      try? blocker.write { _ in
+        locked.signal()
+        release.wait()
+      }
+    }
+    thread.start()
+    locked.wait()
+    let response = handler.call("processOrder", Self.orderParams(token, amount))
+    release.signal()
+    #expect(response["error"]?["code"] == .number("-32001"))
+    #expect(
+      response["error"]?["message"]
+        == .string("Store unavailable: the order store could not be read or written; nothing was changed"))
+    while !thread.isFinished { usleep(1000) }
+    #expect(try store.stock()["clock"] == 10)
+    // Once the lock is gone the same request goes through.
+    #expect(handler.call("processOrder", Self.orderParams(token, amount))["result"]?["status"] == .string("succeeded"))
+  }
+
+  @Test("the store's stock count wins over the config after the first start")
+  func seedKeepsCounts() throws {
+    let directory = TestPaths.temporaryDirectory()
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let handler = TestConfig.handler(try TestConfig.context(storePath: path))
+    let (token, amount) = Self.authorize(handler)
+    _ = handler.call("processOrder", Self.orderParams(token, amount))
+    let reopened = try TestConfig.context(storePath: path)
+    #expect(try reopened.store.stock()["clock"] == 9)
+  }
+
+  @Test("a store written by a newer payservice is refused")
+  func newerSchema() throws {
+    let directory = TestPaths.temporaryDirectory()
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let store = try Store(path: path)
+    try store.write { db in
+      try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
+    }
+    #expect {
+      _ = try Store(path: path)
+    } throws: { error in
+      "\(error)".contains("was written by a newer payservice")
+    }
+  }
+
+  @Test("unmapped errors become -32603 without internals")
+  func internalError() {
+    struct Secret: Error { let path = "/etc/secret" }
+    let error = RPCError(mapping: Secret())
+    #expect(error == .internalError)
+    #expect(JSONWriter.string(error.json) == #"{"code":-32603,"message":"Internal error"}"#)
+  }
+}
