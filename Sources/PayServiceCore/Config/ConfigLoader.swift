@@ -96,6 +96,23 @@ struct ConfigDecoder {
     return Config(merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway)
   }
 
+  /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.
+  func uniqueIdentifier(
+    _ fields: [String: Node], _ key: String, in entry: Node, _ path: String, seen: inout Set<String>, owner: String
+  ) -> String? {
+    guard let node = reader.require(fields, key, in: entry, path), let text = reader.string(node, "\(path).\(key)")
+    else { return nil }
+    if !Self.isIdentifier(text) {
+      reader.report(node, "\(path).\(key)", "must match \(Self.identifierPattern), got \"\(text)\"")
+      return nil
+    }
+    if !seen.insert(text).inserted {
+      reader.report(node, "\(path).\(key)", "\(key) \"\(text)\" is used by an earlier \(owner); it must be unique")
+      return nil
+    }
+    return text
+  }
+
   func decodeMerchant(_ node: Node) -> Merchant? {
     let path = "merchant"
     let keys = [
@@ -179,16 +196,7 @@ struct ConfigDecoder {
         ok = false
         continue
       }
-      var sku: String?
-      if let n = reader.require(fields, "sku", in: entry, path), let text = reader.string(n, "\(path).sku") {
-        if !Self.isIdentifier(text) {
-          reader.report(n, "\(path).sku", "must match \(Self.identifierPattern), got \"\(text)\"")
-        } else if !seen.insert(text).inserted {
-          reader.report(n, "\(path).sku", "sku \"\(text)\" is used by an earlier product; skus must be unique")
-        } else {
-          sku = text
-        }
-      }
+      let sku = uniqueIdentifier(fields, "sku", in: entry, path, seen: &seen, owner: "product")
       let name = reader.require(fields, "name", in: entry, path).flatMap { reader.string($0, "\(path).name") }
       let description = reader.require(fields, "description", in: entry, path).flatMap {
         reader.string($0, "\(path).description", nonEmpty: false)
@@ -246,17 +254,7 @@ struct ConfigDecoder {
         ok = false
         continue
       }
-      var identifier: String?
-      if let n = reader.require(f, "identifier", in: entry, path), let text = reader.string(n, "\(path).identifier")
-      {
-        if !Self.isIdentifier(text) {
-          reader.report(n, "\(path).identifier", "must match \(Self.identifierPattern), got \"\(text)\"")
-        } else if !seen.insert(text).inserted {
-          reader.report(n, "\(path).identifier", "identifier \"\(text)\" is used by an earlier method")
-        } else {
-          identifier = text
-        }
-      }
+      let identifier = uniqueIdentifier(f, "identifier", in: entry, path, seen: &seen, owner: "shipping method")
       let label = reader.require(f, "label", in: entry, path).flatMap { reader.string($0, "\(path).label") }
       let detail = reader.require(f, "detail", in: entry, path).flatMap {
         reader.string($0, "\(path).detail", nonEmpty: false)

@@ -35,7 +35,10 @@ public final class RequestHandler: @unchecked Sendable {
 
   public func handle(value: JSONValue) -> JSONValue? {
     guard case .array(let elements) = value else { return handleSingle(value) }
-    if elements.isEmpty { return Self.errorResponse(id: .null, .invalidRequest("an empty batch")) }
+    if elements.isEmpty {
+      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
+      return Self.errorResponse(id: .null, .invalidRequest("an empty batch"))
+    }
     let responses = elements.compactMap(handleSingle)
     return responses.isEmpty ? nil : .array(responses)
   }
@@ -58,6 +61,7 @@ public final class RequestHandler: @unchecked Sendable {
 
   func handleSingle(_ value: JSONValue) -> JSONValue? {
     guard case .object(let request) = value else {
+      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
       return Self.errorResponse(id: .null, .invalidRequest("a request must be a JSON object, got \(value.kindName)"))
     }
     // The id, when it can be determined.

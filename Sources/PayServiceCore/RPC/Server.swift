@@ -67,8 +67,12 @@ public final class Server {
       pendingOutput.append(UInt8(ascii: "\n"))
     }
 
+    var stopped = false
     while !outputClosed {
-      if !waitForInput() { break }
+      if !waitForInput() {
+        stopped = true
+        break
+      }
       let count = read(input, chunk.baseAddress, chunkSize)
       if count < 0 {
         if errno == EINTR { continue }
@@ -111,7 +115,9 @@ public final class Server {
       }
       flush()
     }
-    if !outputClosed && !skipping && !line.isEmpty {
+    // At EOF a last line without LF is still a request; after a stop signal it is not run, since
+    // the client may not have finished writing it.
+    if !stopped && !outputClosed && !skipping && !line.isEmpty {
       line.withUnsafeBytes { answer($0) }
     }
     flush()

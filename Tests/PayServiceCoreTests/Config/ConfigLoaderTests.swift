@@ -98,7 +98,7 @@ struct ConfigLoaderTests {
       )
       .replacingOccurrences(of: "amount: 500}", with: "amount: 500, regions: [US]}")
     let found = problems(yaml)
-    #expect(found.contains { $0.contains("catalog[1].sku: sku \"tea\" is used by an earlier product") })
+    #expect(found.contains { $0.contains("catalog[1].sku: sku \"tea\" is used by an earlier product; it must be unique") })
     #expect(found.contains { $0.contains("catalog[1].price: must be greater than zero") })
     #expect(found.contains { $0.contains("catalog[1].quantityOnHand: must be a whole number from 0 to 1000000000, got \"-1\"") })
     #expect(found.contains { $0.contains("catalog[2].sku: must match [A-Za-z0-9._-]{1,64}, got \"bad sku\"") })
