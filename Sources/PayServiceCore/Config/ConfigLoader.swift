@@ -3,7 +3,7 @@ import Yams
 
 /// Loads and validates `config.yaml`. Every problem found is reported, not just the first.
 public enum ConfigLoader {
-  /// Reads the file at `path`; `displayName` is what error messages call it.
+  /// Reads and validates the file at `path`; problems name `path` with line and column.
   public static func load(path: String) throws(ConfigError) -> Config {
     guard let data = FileManager.default.contents(atPath: path) else {
       throw ConfigError(problems: [
