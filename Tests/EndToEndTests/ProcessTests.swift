@@ -148,10 +148,10 @@ struct ProcessTests {
     #expect(running.waitForExit() == 0)
   }
 
-  @Test("bad command-line values exit non-zero with a usage message")
+  @Test("bad command-line values exit 64 (EX_USAGE) with a usage message")
   func badArguments() throws {
     let result = try PayserviceProcess.run(["--now", "yesterday", "--config", Self.config])
-    #expect(result.status != 0)
+    #expect(result.status == 64)
     #expect(result.stderr.contains("--now must be an RFC 3339 time"))
   }
 }

@@ -47,10 +47,11 @@ public enum TestConfig {
   /// The pinned clock of the tests: 2026-11-21T12:00:00Z.
   public static let now: Int64 = RFC3339.parse("2026-11-21T12:00:00Z")!
 
-  public static func context(config: Config = load(), storePath: String = ":memory:", now: Int64 = now) throws
-    -> ServiceContext
-  {
-    let store = try Store(path: storePath)
+  public static func context(
+    config: Config = load(), storePath: String = ":memory:", now: Int64 = now,
+    busyTimeout: TimeInterval = Store.busyTimeout
+  ) throws -> ServiceContext {
+    let store = try Store(path: storePath, busyTimeout: busyTimeout)
     try store.seedStock(config.catalog)
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
   }

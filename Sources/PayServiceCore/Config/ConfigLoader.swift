@@ -85,7 +85,8 @@ struct ConfigDecoder {
     let merchantNode = reader.require(top, "merchant", in: root, "")
     let merchant = merchantNode.flatMap { decodeMerchant($0) }
     guard let merchant else {
-      // Amounts cannot be checked without the currency; still report the other sections' shape.
+      // The other sections are not checked: their amounts and regions depend on the merchant's
+      // currency and country, so errors there would be guesses. Fix the merchant first.
       return nil
     }
     let catalog = reader.require(top, "catalog", in: root, "").flatMap { decodeCatalog($0, merchant: merchant) }

@@ -98,8 +98,6 @@ public struct Rate: Equatable, Sendable {
     self.text = text
   }
 
-  public var isZero: Bool { numerator == 0 }
-
   /// True when the rate is at most 1 (100%).
   public var isAtMostOne: Bool {
     var denominator: Int64 = 1

@@ -120,6 +120,8 @@ public final class ParamReader {
 
   /// The exact integer value of a JSON number's text, or nil when it is not whole or out of Int range.
   static func exactInteger(_ text: String) -> Int? {
+    // Fast path: plain digits, as nearly every quantity is.
+    if text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return Int(text) }
     var mantissa = Substring(text)
     var exponent = 0
     if let e = mantissa.firstIndex(where: { $0 == "e" || $0 == "E" }) {

@@ -62,10 +62,9 @@ struct ProcessOrderTests {
   func lockedStore() throws {
     let directory = TestPaths.temporaryDirectory()
     let path = directory.appendingPathComponent("store.sqlite").path
-    let config = TestConfig.load()
-    let store = try Store(path: path, busyTimeout: 0.2)
-    try store.seedStock(config.catalog)
-    let handler = TestConfig.handler(ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now)))
+    let context = try TestConfig.context(storePath: path, busyTimeout: 0.2)
+    let store = context.store
+    let handler = TestConfig.handler(context)
     let (token, amount) = Self.authorize(handler)
 
     // Another process holds the write lock.
