@@ -1,3 +1,5 @@
+import Foundation
+
 /// The merchant's store: catalog, shipping and tax rules, loaded from `config.yaml`.
 ///
 /// Every amount is held in integer minor units of `merchant.currency`.
@@ -7,16 +9,27 @@ public struct Config: Sendable {
   public var shipping: Shipping
   public var tax: Tax
   public var gateway: Gateway
+  public var coupons: [Coupon]
+  public var paymentMethodAdjustments: [PaymentMethodAdjustment]
 
   public let productsBySKU: [String: Product]
   public let shippingMethodsByIdentifier: [String: ShippingMethod]
+  /// Coupons by `Coupon.normalize(code)`.
+  public let couponsByCode: [String: Coupon]
 
-  public init(merchant: Merchant, catalog: [Product], shipping: Shipping, tax: Tax, gateway: Gateway) {
+  public init(
+    merchant: Merchant, catalog: [Product], shipping: Shipping, tax: Tax, gateway: Gateway, coupons: [Coupon] = [],
+    paymentMethodAdjustments: [PaymentMethodAdjustment] = []
+  ) {
     self.merchant = merchant
     self.catalog = catalog
     self.shipping = shipping
     self.tax = tax
     self.gateway = gateway
+    self.coupons = coupons
+    self.paymentMethodAdjustments = paymentMethodAdjustments
+    self.couponsByCode = Dictionary(
+      coupons.map { (Coupon.normalize($0.code), $0) }, uniquingKeysWith: { first, _ in first })
     self.productsBySKU = Dictionary(catalog.map { ($0.sku, $0) }, uniquingKeysWith: { first, _ in first })
     self.shippingMethodsByIdentifier = Dictionary(
       shipping.methods.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
@@ -65,7 +78,11 @@ public struct ShippingMethod: Sendable {
   public var label: String
   public var detail: String
   public var transitDays: Int
+  /// The delivery window's last day; nil means the window is the single day `transitDays`.
+  public var transitDaysMax: Int?
   public var amountMinor: Int64
+  /// Shipping is free when the merchandise subtotal after discounts is at least this.
+  public var freeOverMinor: Int64?
   public var regions: [String]?
   public var exceptRegions: [String]?
 }
@@ -82,6 +99,44 @@ public struct TaxRule: Sendable {
   public var postalCodePrefixes: [String]?
   public var rate: Rate
   public var shippingTaxable: Bool
+}
+
+/// A coupon code the payment sheet can apply (`coupons[]` in config).
+public struct Coupon: Sendable {
+  public enum Discount: Sendable {
+    /// A share of the merchandise subtotal, held as a fraction (10% is 0.10).
+    case percentOff(Rate)
+    /// A fixed amount in minor units, capped at the merchandise subtotal.
+    case amountOff(Int64)
+  }
+
+  /// As written in config; matched after `normalize`.
+  public var code: String
+  public var label: String
+  public var discount: Discount
+  public var minimumSubtotalMinor: Int64?
+  /// Seconds since the epoch; the coupon is accepted up to and including this second.
+  public var expires: Int64?
+
+  /// What a typed code is compared by: surrounding whitespace dropped, upper-cased.
+  public static func normalize(_ code: String) -> String {
+    code.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+  }
+}
+
+/// A surcharge or discount for paying with a particular kind of card (`paymentMethodAdjustments[]`).
+public struct PaymentMethodAdjustment: Sendable {
+  public var label: String
+  /// When set, the card's network must equal this (case-insensitively).
+  public var network: String?
+  /// When set, the card's type must equal this.
+  public var type: CardType?
+  /// A signed fraction of the merchandise subtotal after the coupon: -0.05 is a 5% discount.
+  public var percent: Rate
+
+  public func matches(_ method: PaymentMethod) -> Bool {
+    (network.map { $0.lowercased() == method.network.lowercased() } ?? true) && (type.map { $0 == method.type } ?? true)
+  }
 }
 
 public struct Gateway: Sendable {

@@ -80,7 +80,7 @@ struct ConfigDecoder {
   }
 
   func decode(_ root: Node) -> Config? {
-    let keys = ["merchant", "catalog", "shipping", "tax", "gateway"]
+    let keys = ["merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments"]
     guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
     let merchantNode = reader.require(top, "merchant", in: root, "")
     let merchant = merchantNode.flatMap { decodeMerchant($0) }
@@ -93,8 +93,12 @@ struct ConfigDecoder {
     let shipping = reader.require(top, "shipping", in: root, "").flatMap { decodeShipping($0, merchant: merchant) }
     let tax = reader.require(top, "tax", in: root, "").flatMap { decodeTax($0) }
     let gateway = reader.require(top, "gateway", in: root, "").flatMap { decodeGateway($0) }
-    guard let catalog, let shipping, let tax, let gateway else { return nil }
-    return Config(merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway)
+    let coupons = top["coupons"].map { decodeCoupons($0, merchant: merchant) } ?? []
+    let adjustments = top["paymentMethodAdjustments"].map { decodeAdjustments($0, merchant: merchant) } ?? []
+    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments else { return nil }
+    return Config(
+      merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway, coupons: coupons,
+      paymentMethodAdjustments: adjustments)
   }
 
   /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.
@@ -250,7 +254,10 @@ struct ConfigDecoder {
     var seen: Set<String> = []
     for (index, entry) in entries.enumerated() {
       let path = "shipping.methods[\(index)]"
-      let keys = ["identifier", "label", "detail", "transitDays", "amount", "regions", "exceptRegions"]
+      let keys = [
+        "identifier", "label", "detail", "transitDays", "transitDaysMax", "amount", "freeOver", "regions",
+        "exceptRegions",
+      ]
       guard let f = reader.mapping(entry, path, allowed: keys) else {
         ok = false
         continue
@@ -265,6 +272,22 @@ struct ConfigDecoder {
       }
       let amount = reader.require(f, "amount", in: entry, path).flatMap {
         reader.amount($0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true)
+      }
+      var transitDaysMax: Int?
+      var transitDaysMaxOK = true
+      if let n = f["transitDaysMax"] {
+        transitDaysMax = reader.int(n, "\(path).transitDaysMax", range: 0...365)
+        if let last = transitDaysMax, let first = transitDays, last < first {
+          reader.report(n, "\(path).transitDaysMax", "must be at least transitDays (\(first)), got \(last)")
+          transitDaysMax = nil
+        }
+        transitDaysMaxOK = transitDaysMax != nil
+      }
+      var freeOver: Int64?
+      var freeOverOK = true
+      if let n = f["freeOver"] {
+        freeOver = reader.amount(n, "\(path).freeOver", digits: merchant.currency.minorDigits, allowZero: false)
+        freeOverOK = freeOver != nil
       }
       func regionList(_ key: String) -> ([String]?, Bool) {
         guard let n = f[key] else { return (nil, true) }
@@ -282,14 +305,17 @@ struct ConfigDecoder {
       }
       let (regions, regionsOK) = regionList("regions")
       let (exceptRegions, exceptOK) = regionList("exceptRegions")
-      guard let identifier, let label, let detail, let transitDays, let amount, regionsOK, exceptOK else {
+      guard let identifier, let label, let detail, let transitDays, let amount, regionsOK, exceptOK,
+        transitDaysMaxOK, freeOverOK
+      else {
         ok = false
         continue
       }
       methods.append(
         ShippingMethod(
-          identifier: identifier, label: label, detail: detail, transitDays: transitDays, amountMinor: amount,
-          regions: regions, exceptRegions: exceptRegions))
+          identifier: identifier, label: label, detail: detail, transitDays: transitDays,
+          transitDaysMax: transitDaysMax, amountMinor: amount, freeOverMinor: freeOver, regions: regions,
+          exceptRegions: exceptRegions))
     }
     guard ok, let shipsTo else { return nil }
     return Shipping(shipsTo: shipsTo, methods: methods)

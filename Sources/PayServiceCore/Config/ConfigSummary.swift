@@ -18,12 +18,35 @@ public enum ConfigSummary {
     for method in config.shipping.methods {
       var where_ = method.regions.map { "regions " + $0.joined(separator: ", ") } ?? "all of shipsTo"
       if let except = method.exceptRegions { where_ += " except " + except.joined(separator: ", ") }
-      lines.append("  \(method.identifier)  \(method.label)  \(config.format(method.amountMinor))  \(method.transitDays) days  \(where_)")
+      let days = method.transitDaysMax.map { "\(method.transitDays)-\($0)" } ?? "\(method.transitDays)"
+      let free = method.freeOverMinor.map { "  free over \(config.format($0))" } ?? ""
+      lines.append(
+        "  \(method.identifier)  \(method.label)  \(config.format(method.amountMinor))\(free)  \(days) days  \(where_)")
     }
     lines.append("tax        default \(config.tax.defaultRate.text), rounding \(config.tax.rounding.rawValue), \(config.tax.rules.count) rule\(config.tax.rules.count == 1 ? "" : "s")")
     for rule in config.tax.rules {
       let prefixes = rule.postalCodePrefixes.map { " postal " + $0.joined(separator: ",") } ?? ""
       lines.append("  \(rule.region)\(prefixes)  \(rule.rate.text)\(rule.shippingTaxable ? "  shipping taxable" : "")")
+    }
+    if !config.coupons.isEmpty {
+      lines.append("coupons    \(config.coupons.count)")
+      for coupon in config.coupons {
+        var text = "  \(coupon.code)  \(coupon.label)  "
+        switch coupon.discount {
+        case .percentOff(let rate): text += "\(rate.text)% off"
+        case .amountOff(let amount): text += "\(config.format(amount)) off"
+        }
+        if let minimum = coupon.minimumSubtotalMinor { text += ", from \(config.format(minimum))" }
+        if let expires = coupon.expires { text += ", until \(RFC3339.format(expires))" }
+        lines.append(text)
+      }
+    }
+    if !config.paymentMethodAdjustments.isEmpty {
+      lines.append("cards      \(config.paymentMethodAdjustments.count) adjustment\(config.paymentMethodAdjustments.count == 1 ? "" : "s")")
+      for adjustment in config.paymentMethodAdjustments {
+        let match = [adjustment.network, adjustment.type?.rawValue].compactMap { $0 }.joined(separator: " ")
+        lines.append("  \(adjustment.label)  \(adjustment.percent.text)%  \(match.isEmpty ? "every card" : match)")
+      }
     }
     lines.append("gateway    \(config.gateway.kind.rawValue), charge tokens valid \(config.gateway.chargeTokenTTLSeconds) s")
     return lines.joined(separator: "\n") + "\n"

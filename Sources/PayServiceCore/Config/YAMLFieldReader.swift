@@ -163,6 +163,33 @@ final class YAMLFieldReader {
     return rate
   }
 
+  /// A percentage within `range` (whole percent), as the fraction it stands for: "10" -> 0.10.
+  /// `zero` says whether exactly 0 is allowed.
+  func percent(_ node: Node, _ path: String, range: ClosedRange<Int64>, zero: Bool) -> Rate? {
+    let bounds = "from \(range.lowerBound) to \(range.upperBound)\(zero ? "" : ", not 0")"
+    let expected = "a percentage \(bounds) like \"\(range.lowerBound < 0 ? "-5" : "10")\" (at most 10 decimals)"
+    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    guard let rate = Rate(percent: scalar.string, allowNegative: range.lowerBound < 0),
+      rate.compare(range.lowerBound, over: 100) >= 0, rate.compare(range.upperBound, over: 100) <= 0,
+      zero || rate.numerator != 0
+    else {
+      report(node, path, "must be \(expected), got \"\(scalar.string)\"")
+      return nil
+    }
+    return rate
+  }
+
+  /// An RFC 3339 timestamp such as 2026-12-31T23:59:59Z, as seconds since the epoch.
+  func timestamp(_ node: Node, _ path: String) -> Int64? {
+    let expected = "an RFC 3339 timestamp like 2026-12-31T23:59:59Z"
+    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    guard let seconds = RFC3339.parse(scalar.string) else {
+      report(node, path, "must be \(expected), got \"\(scalar.string)\"")
+      return nil
+    }
+    return seconds
+  }
+
   /// Reports a missing required key at its parent mapping.
   func require(_ values: [String: Node], _ key: String, in parent: Node, _ path: String) -> Node? {
     guard let node = values[key] else {

@@ -8,18 +8,15 @@ public enum AuthorizePayment: RPCMethod {
     case success, failure, invalidBillingPostalAddress, invalidShippingPostalAddress, invalidShippingContact
   }
 
-  public enum CardType: String, Sendable, CaseIterable {
-    case debit, credit, prepaid, store, eMoney
-  }
-
   public struct Params: Sendable {
     public var items: [CartItem]
     public var shippingMethod: String
     public var paymentData: JSONValue
-    public var network: String
-    public var cardType: CardType
+    /// The authorized card (`payment.token.paymentMethod`): what the card checks and the adjustment use.
+    public var paymentMethod: PaymentMethod
     public var shippingContact: Contact?
     public var billingContact: Contact?
+    public var couponCode: String?
   }
 
   public struct Output: JSONRepresentable {
@@ -43,9 +40,11 @@ public enum AuthorizePayment: RPCMethod {
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    reader.rejectUnknown(params, "", allowed: ["items", "shippingMethod", "payment"])
+    reader.rejectUnknown(params, "", allowed: ["items", "shippingMethod", "payment", "couponCode", "paymentMethod"])
     let items = CartItem.read(params["items"], "items", reader: reader, config: context.config)
     let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: true)
+    let couponCode = context.readCouponCode(params["couponCode"], "couponCode", reader: reader, required: false)
+    let sheetCard = PaymentMethod.read(params["paymentMethod"], "paymentMethod", reader: reader, required: false)
     guard let payment = reader.object(params["payment"], "payment") else { return nil }
     let shipping = Contact.read(payment["shippingContact"], "payment.shippingContact", reader: reader, required: false)
     let billing = Contact.read(payment["billingContact"], "payment.billingContact", reader: reader, required: false)
@@ -58,24 +57,16 @@ public enum AuthorizePayment: RPCMethod {
     case let other?: reader.fail("payment.token.paymentData", "must be a non-empty string or an object, got \(other.kindName)")
     }
     _ = reader.string(token["transactionIdentifier"], "payment.token.transactionIdentifier")
-    var network: String?
-    var cardType: CardType?
-    if let method = reader.object(token["paymentMethod"], "payment.token.paymentMethod") {
-      let path = "payment.token.paymentMethod"
-      _ = reader.string(method["displayName"], "\(path).displayName", nonEmpty: false)
-      network = reader.string(method["network"], "\(path).network")
-      if let type = reader.string(method["type"], "\(path).type") {
-        cardType = CardType(rawValue: type)
-        if cardType == nil {
-          reader.fail(
-            "\(path).type", "must be one of \(CardType.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(type)\"")
-        }
-      }
+    let card = PaymentMethod.read(token["paymentMethod"], "payment.token.paymentMethod", reader: reader, required: true, displayNameRequired: true)
+    if let card, let sheetCard, card.network != sheetCard.network || card.type != sheetCard.type {
+      reader.fail(
+        "paymentMethod",
+        "must match payment.token.paymentMethod (the card that was authorized): network \"\(card.network)\", type \"\(card.type.rawValue)\"")
     }
-    guard let items, let method = method ?? nil, let paymentData, let network, let cardType else { return nil }
+    guard let items, let method = method ?? nil, let paymentData, let card, reader.errors.isEmpty else { return nil }
     return Params(
-      items: items, shippingMethod: method, paymentData: paymentData, network: network, cardType: cardType,
-      shippingContact: shipping, billingContact: billing)
+      items: items, shippingMethod: method, paymentData: paymentData, paymentMethod: card,
+      shippingContact: shipping, billingContact: billing, couponCode: couponCode)
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Output {
@@ -104,12 +95,16 @@ public enum AuthorizePayment: RPCMethod {
     }
     billing += validator.personErrors(params.billingContact, role: .billing, required: merchant.requiredBillingContactFields)
 
-    // 3. Prices come from config only.
-    let quote = pricer.quote(items: params.items, method: offered, region: region)
+    // 3. Prices come from config only. An unusable coupon is reported and left out; it never blocks.
+    let now = context.clock.now()
+    let merchandise = pricer.merchandise(
+      items: params.items, couponCode: params.couponCode, paymentMethod: params.paymentMethod, now: now)
+    let quote = pricer.quote(merchandise, method: offered, region: region)
+    let couponErrors = merchandise.couponError.map { [$0] } ?? []
     func answer(_ status: Status, _ errors: [ApplePayError]) -> Output {
       Output(
-        status: status, errors: errors, chargeToken: nil, amount: nil, currencyCode: config.currency.code,
-        summaryItems: quote.summaryItems)
+        status: status, errors: errors + couponErrors, chargeToken: nil, amount: nil,
+        currencyCode: config.currency.code, summaryItems: quote.summaryItems)
     }
     let errors = shippingAddress + shippingPerson + billing
     if !shippingAddress.isEmpty { return answer(.invalidShippingPostalAddress, errors) }
@@ -117,57 +112,48 @@ public enum AuthorizePayment: RPCMethod {
     if !billing.isEmpty { return answer(.invalidBillingPostalAddress, errors) }
 
     // 2. Card network and type.
-    if !merchant.supportedNetworks.contains(where: { $0.lowercased() == params.network.lowercased() }) {
-      return answer(
-        .failure,
-        [ApplePayError(.unknown, nil, "The \(params.network) network is not accepted. Use another card.")])
-    }
-    if let rule = requiredCapability(for: params.cardType), merchant.merchantCapabilities.contains(where: isTypeFilter),
-      !merchant.merchantCapabilities.contains(rule)
-    {
-      return answer(
-        .failure, [ApplePayError(.unknown, nil, "\(params.cardType.rawValue) cards are not accepted. Use another card.")])
-    }
+    if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
 
-    // 4. A single-use charge token bound to this order.
-    let binding = OrderBinding(items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact)
+    // 4. A single-use charge token bound to this order and card.
+    let binding = OrderBinding(
+      items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact,
+      couponCode: params.couponCode)
     let token = try context.store.issueChargeToken(
       merchant: merchant.identifier, binding: binding.canonical,
-      billingContact: params.billingContact.map { JSONWriter.string($0.json) }, amountMinor: quote.totalMinor,
+      billingContact: params.billingContact.map { JSONWriter.string($0.json) },
+      paymentMethod: JSONWriter.string(params.paymentMethod.json), amountMinor: quote.totalMinor,
       currencyCode: config.currency.code, outcome: SandboxOutcome(paymentData: params.paymentData),
-      issuedAt: context.clock.now(), ttlSeconds: config.gateway.chargeTokenTTLSeconds)
+      issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds)
     return Output(
-      status: .success, errors: [], chargeToken: token, amount: config.format(quote.totalMinor),
+      status: .success, errors: couponErrors, chargeToken: token, amount: config.format(quote.totalMinor),
       currencyCode: config.currency.code, summaryItems: quote.summaryItems)
-  }
-
-  static func isTypeFilter(_ capability: String) -> Bool {
-    capability == "supportsCredit" || capability == "supportsDebit"
-  }
-
-  /// The capability a card type needs when the merchant filters by type: credit needs supportsCredit;
-  /// debit and prepaid need supportsDebit; store and eMoney cards are not filtered.
-  static func requiredCapability(for type: CardType) -> String? {
-    switch type {
-    case .credit: return "supportsCredit"
-    case .debit, .prepaid: return "supportsDebit"
-    case .store, .eMoney: return nil
-    }
   }
 }
 
-/// What a charge token is bound to: the cart, the shipping method and the shipping contact, in a
-/// canonical JSON form that is compared byte for byte.
+/// What a charge token is bound to: the cart, the shipping method, the shipping contact and the
+/// coupon code, in a canonical JSON form that is compared byte for byte.
 public struct OrderBinding: Equatable, Sendable {
   public var items: [CartItem]
   public var shippingMethod: String
   public var shippingContact: Contact?
+  /// Normalized (trimmed, upper-cased); nil for none or an empty code.
+  public var couponCode: String?
 
+  public init(items: [CartItem], shippingMethod: String, shippingContact: Contact?, couponCode: String?) {
+    self.items = items
+    self.shippingMethod = shippingMethod
+    self.shippingContact = shippingContact
+    let normalized = couponCode.map(Coupon.normalize)
+    self.couponCode = normalized?.isEmpty == false ? normalized : nil
+  }
+
+  /// The coupon member is present only with a code, so orders without one bind exactly as in version 1.
   public var canonical: String {
     var object = JSONObjectBuilder()
     object.set("items", items.json)
     object.set("shippingMethod", shippingMethod)
     object.set("shippingContact", shippingContact?.json ?? .null)
+    object.set("couponCode", couponCode)
     return JSONWriter.string(object.value)
   }
 }

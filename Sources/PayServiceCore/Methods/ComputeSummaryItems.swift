@@ -1,34 +1,29 @@
-/// Prices a cart: cart lines, Shipping, Tax and the grand total.
+/// Prices a cart: cart lines, coupon, card adjustment, Shipping, Tax and the grand total.
 public enum ComputeSummaryItems: RPCMethod {
   public static let name = "computeSummaryItems"
 
-  public struct Params: Sendable {
-    public var items: [CartItem]
-    public var shippingMethod: String?
-    public var shippingContact: Contact?
-  }
+  public typealias Params = SheetState
 
   public struct Output: JSONRepresentable {
     public var currencyCode: String
     public var shippingMethod: String?
     public var summaryItems: [SummaryItem]
+    /// Coupon and card problems; nil (member left out) for a request without couponCode and
+    /// paymentMethod, so version 1 requests get version 1 bytes.
+    public var errors: [ApplePayError]?
 
     public var json: JSONValue {
       var object = JSONObjectBuilder()
       object.set("currencyCode", currencyCode)
       object.set("shippingMethod", shippingMethod.map(JSONValue.string) ?? .null)
       object.set("summaryItems", summaryItems.json)
+      object.set("errors", errors?.json)
       return object.value
     }
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    reader.rejectUnknown(params, "", allowed: ["items", "shippingMethod", "shippingContact"])
-    let items = CartItem.read(params["items"], "items", reader: reader, config: context.config)
-    let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: false)
-    let contact = Contact.read(params["shippingContact"], "shippingContact", reader: reader, required: false)
-    guard let items, let method else { return nil }
-    return Params(items: items, shippingMethod: method, shippingContact: contact)
+    SheetState.read(params, reader: reader, context: context)
   }
 
   /// The priced method is the requested one when it is offered for the contact's region, else the
@@ -37,9 +32,10 @@ public enum ComputeSummaryItems: RPCMethod {
     let pricer = context.pricer
     let region = pricer.region(of: params.shippingContact)
     let method = pricer.orderedMethods(for: region, preferred: params.shippingMethod).first
-    let quote = pricer.quote(items: params.items, method: method, region: region)
+    let merchandise = context.merchandise(params)
+    let quote = pricer.quote(merchandise, method: method, region: region)
     return Output(
       currencyCode: context.config.currency.code, shippingMethod: method?.identifier,
-      summaryItems: quote.summaryItems)
+      summaryItems: quote.summaryItems, errors: params.usesDiscounts ? merchandise.errors : nil)
   }
 }

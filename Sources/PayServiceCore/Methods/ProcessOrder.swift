@@ -20,6 +20,8 @@ public enum ProcessOrder: RPCMethod {
     public var chargeToken: String
     public var binding: OrderBinding
     public var billingContact: Contact?
+    /// When given, must be the card the token was authorized with; the token's card prices the order.
+    public var paymentMethod: PaymentMethod?
     public var amountMinor: Int64
     public var currencyCode: String
   }
@@ -32,7 +34,10 @@ public enum ProcessOrder: RPCMethod {
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
     reader.rejectUnknown(
       params, "",
-      allowed: ["chargeToken", "items", "shippingMethod", "shippingContact", "billingContact", "amount", "currencyCode"])
+      allowed: [
+        "chargeToken", "items", "shippingMethod", "shippingContact", "billingContact", "amount", "currencyCode",
+        "couponCode", "paymentMethod",
+      ])
     let config = context.config
     let token = reader.string(params["chargeToken"], "chargeToken")
     let items = CartItem.read(params["items"], "items", reader: reader, config: config)
@@ -41,10 +46,15 @@ public enum ProcessOrder: RPCMethod {
     let billing = Contact.read(params["billingContact"], "billingContact", reader: reader, required: false)
     let amount = reader.amount(params["amount"], "amount", digits: config.currency.minorDigits)
     let currency = reader.string(params["currencyCode"], "currencyCode")
-    guard let token, let items, let method = method ?? nil, let shipping, let amount, let currency else { return nil }
+    let couponCode = context.readCouponCode(params["couponCode"], "couponCode", reader: reader, required: false)
+    let card = PaymentMethod.read(params["paymentMethod"], "paymentMethod", reader: reader, required: false)
+    guard let token, let items, let method = method ?? nil, let shipping, let amount, let currency,
+      reader.errors.isEmpty
+    else { return nil }
     return Params(
-      chargeToken: token, binding: OrderBinding(items: items, shippingMethod: method, shippingContact: shipping),
-      billingContact: billing, amountMinor: amount, currencyCode: currency)
+      chargeToken: token,
+      binding: OrderBinding(items: items, shippingMethod: method, shippingContact: shipping, couponCode: couponCode),
+      billingContact: billing, paymentMethod: card, amountMinor: amount, currencyCode: currency)
   }
 
   static func failed(
@@ -67,7 +77,7 @@ public enum ProcessOrder: RPCMethod {
     let binding = params.binding
     let region = pricer.region(of: binding.shippingContact)
     let method = config.shippingMethodsByIdentifier[binding.shippingMethod]
-    let quote = pricer.quote(items: binding.items, method: method, region: region)
+    let requestedCard = params.paymentMethod.map { JSONWriter.string($0.json) }
     let bindingText = binding.canonical
     let now = context.clock.now()
     let nowText = RFC3339.format(now)
@@ -79,9 +89,11 @@ public enum ProcessOrder: RPCMethod {
       }
       // The identity of a request: what it asks for, with the billing contact it resolves to.
       let billing = requestedBilling ?? token.billingContact
+      let card = requestedCard ?? token.paymentMethod
       var fingerprint = JSONObjectBuilder()
       fingerprint.set("binding", bindingText)
       fingerprint.set("billingContact", billing)
+      fingerprint.set("paymentMethod", card)
       fingerprint.set("amount", config.format(params.amountMinor))
       fingerprint.set("currencyCode", params.currencyCode)
       let fingerprintText = JSONWriter.string(fingerprint.value)
@@ -95,11 +107,16 @@ public enum ProcessOrder: RPCMethod {
       if now >= token.expiresAt {
         return failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again.")
       }
-      if token.binding != bindingText || billing != token.billingContact {
+      if token.binding != bindingText || billing != token.billingContact || card != token.paymentMethod {
         return failed(
           .invalidChargeToken,
-          "The charge token was authorized for a different order (items, shipping method or contacts differ).")
+          "The charge token was authorized for a different order (items, shipping method, contacts, coupon or card differ).")
       }
+      // Priced as authorized: with the token's card, and the coupon as it stood when the buyer authorized.
+      let merchandise = pricer.merchandise(
+        items: binding.items, couponCode: binding.couponCode, paymentMethod: PaymentMethod.stored(token.paymentMethod),
+        now: token.issuedAt)
+      let quote = pricer.quote(merchandise, method: method, region: region)
       guard params.currencyCode == config.currency.code, params.amountMinor == quote.totalMinor,
         token.amountMinor == quote.totalMinor, token.currencyCode == config.currency.code
       else {
@@ -200,6 +217,7 @@ public enum ProcessOrder: RPCMethod {
           return item.value
         }))
     order.set("shippingMethod", binding.shippingMethod)
+    order.set("couponCode", quote.merchandise.coupon?.code)
     order.set("summaryItems", quote.summaryItems.json)
     order.set("shippingContact", binding.shippingContact?.json ?? .null)
     order.set("billingContact", try billing.map { try JSONParser.parse($0) } ?? .null)

@@ -50,6 +50,9 @@ public struct MethodRegistry: Sendable {
   nonisolated(unsafe) public static let methods: [any RPCMethod.Type] = [
     ComputeSummaryItems.self,
     SelectShippingContact.self,
+    SelectShippingMethod.self,
+    SelectPaymentMethod.self,
+    ChangeCouponCode.self,
     AuthorizePayment.self,
     ProcessOrder.self,
     ListProducts.self,

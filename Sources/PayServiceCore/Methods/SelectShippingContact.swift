@@ -7,11 +7,7 @@ public enum SelectShippingContact: RPCMethod {
     case success, invalidShippingPostalAddress
   }
 
-  public struct Params: Sendable {
-    public var items: [CartItem]
-    public var shippingContact: Contact
-    public var shippingMethod: String?
-  }
+  public typealias Params = SheetState
 
   public struct Output: JSONRepresentable {
     public var status: Status
@@ -34,12 +30,7 @@ public enum SelectShippingContact: RPCMethod {
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    reader.rejectUnknown(params, "", allowed: ["items", "shippingMethod", "shippingContact"])
-    let items = CartItem.read(params["items"], "items", reader: reader, config: context.config)
-    let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: false)
-    let contact = Contact.read(params["shippingContact"], "shippingContact", reader: reader, required: true)
-    guard let items, let method, let contact else { return nil }
-    return Params(items: items, shippingContact: contact, shippingMethod: method)
+    SheetState.read(params, reader: reader, context: context, required: [.shippingContact])
   }
 
   public static func run(_ params: Params, context: ServiceContext) -> Output {
@@ -54,10 +45,14 @@ public enum SelectShippingContact: RPCMethod {
           ApplePayError(.addressUnserviceable, .postalAddress, "We can't ship to this address. Try another address."))
       }
     }
-    let quote = pricer.quote(items: params.items, method: methods.first, region: region)
+    let status: Status = errors.isEmpty ? .success : .invalidShippingPostalAddress
+    let merchandise = context.merchandise(params)
+    let quote = pricer.quote(merchandise, method: methods.first, region: region)
+    let now = context.clock.now()
     return Output(
-      status: errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors,
-      shippingMethods: methods.map(pricer.offer), shippingMethod: methods.first?.identifier,
-      summaryItems: quote.summaryItems, currencyCode: context.config.currency.code)
+      status: status, errors: errors + merchandise.errors,
+      shippingMethods: methods.map { pricer.offer($0, for: merchandise, now: now) },
+      shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
+      currencyCode: context.config.currency.code)
   }
 }

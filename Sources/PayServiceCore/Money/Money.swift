@@ -98,6 +98,30 @@ public struct Rate: Equatable, Sendable {
     self.text = text
   }
 
+  /// Parses a percentage ("10", "-5", "7.5") into the fraction it stands for (0.10, -0.05, 0.075).
+  /// At most 10 fraction digits; negative only when `allowNegative`. `text` keeps the percentage.
+  public init?(percent text: String, allowNegative: Bool) {
+    guard let decimal = MoneyText.parseDecimal(text), allowNegative || !decimal.negative,
+      decimal.fractionDigits.count <= 10, decimal.integerDigits.count <= 6
+    else { return nil }
+    var value: Int64 = 0
+    for character in decimal.integerDigits + decimal.fractionDigits {
+      value = value * 10 + Int64(character.asciiDigitValue)
+    }
+    self.numerator = decimal.negative ? -value : value
+    self.scale = decimal.fractionDigits.count + 2
+    self.text = text
+  }
+
+  /// Compares the rate with `numerator / denominator` exactly: -1, 0 or 1.
+  public func compare(_ numerator: Int64, over denominator: Int64) -> Int {
+    var scaleFactor: Int128 = 1
+    for _ in 0..<scale { scaleFactor *= 10 }
+    let left = Int128(self.numerator) * Int128(denominator)
+    let right = Int128(numerator) * scaleFactor
+    return left < right ? -1 : (left == right ? 0 : 1)
+  }
+
   /// True when the rate is at most 1 (100%).
   public var isAtMostOne: Bool {
     var denominator: Int64 = 1

@@ -1,4 +1,5 @@
-/// Prices a cart for a region from config: cart lines, shipping, tax and the grand total.
+/// Prices a checkout from config: cart lines, coupon, payment-method adjustment, shipping, tax and
+/// the grand total. Pure: the same inputs give the same quote.
 public struct Pricer: Sendable {
   public let config: Config
 
@@ -8,12 +9,14 @@ public struct Pricer: Sendable {
 
   /// A fully priced checkout.
   public struct Quote: Sendable {
-    public var lines: [CartLine]
+    public var merchandise: Merchandise
     public var shippingMethod: ShippingMethod?
     public var shippingMinor: Int64
     public var taxMinor: Int64
     public var totalMinor: Int64
     public var summaryItems: [SummaryItem]
+
+    public var lines: [CartLine] { merchandise.lines }
   }
 
   public func region(of contact: Contact?) -> Region {
@@ -68,36 +71,175 @@ public struct Pricer: Sendable {
     }
   }
 
-  /// Prices `items` shipped with `method` (nil: no shipping line) to `region`.
-  public func quote(items: [CartItem], method: ShippingMethod?, region: Region) -> Quote {
-    let lines = lines(for: items)
+  // MARK: Merchandise: cart lines, coupon and payment-method adjustment
+
+  /// Prices the cart lines and applies the coupon and the card's adjustment. `now` decides coupon
+  /// expiry. An unusable coupon or card is left out of the prices and reported in the result.
+  public func merchandise(items: [CartItem], couponCode: String?, paymentMethod: PaymentMethod?, now: Int64)
+    -> Merchandise
+  {
+    var merchandise = Merchandise(lines: lines(for: items))
+    let subtotal = merchandise.subtotalMinor
+    let rounding = config.tax.rounding
+    switch coupon(couponCode, subtotal: subtotal, now: now) {
+    case .none: break
+    case .rejected(let error): merchandise.couponError = error
+    case .applies(let coupon):
+      let discount: Int64
+      switch coupon.discount {
+      case .percentOff(let rate): discount = rate.apply(to: subtotal, rounding: rounding)
+      case .amountOff(let amount): discount = amount
+      }
+      merchandise.coupon = coupon
+      merchandise.couponMinor = min(discount, subtotal)
+    }
+    if let paymentMethod {
+      if let problem = cardProblem(paymentMethod) {
+        merchandise.cardError = ApplePayError(.unknown, nil, problem)
+      } else if let adjustment = config.paymentMethodAdjustments.first(where: { $0.matches(paymentMethod) }) {
+        let base = subtotal - merchandise.couponMinor
+        merchandise.adjustment = adjustment
+        merchandise.adjustmentMinor = max(adjustment.percent.apply(to: base, rounding: rounding), -base)
+      }
+    }
+    return merchandise
+  }
+
+  enum CouponCheck {
+    case none
+    case applies(Coupon)
+    case rejected(ApplePayError)
+  }
+
+  /// Whether the typed `code` gives a discount on a cart whose merchandise subtotal is `subtotal`.
+  func coupon(_ code: String?, subtotal: Int64, now: Int64) -> CouponCheck {
+    guard let code else { return .none }
+    let normalized = Coupon.normalize(code)
+    if normalized.isEmpty { return .none }
+    guard let coupon = config.couponsByCode[normalized] else {
+      return .rejected(ApplePayError(.couponCodeInvalid, nil, "This coupon code isn't valid."))
+    }
+    if let expires = coupon.expires, now > expires {
+      return .rejected(
+        ApplePayError(.couponCodeExpired, nil, "The code \(coupon.code) expired on \(RFC3339.format(expires))."))
+    }
+    if let minimum = coupon.minimumSubtotalMinor, subtotal < minimum {
+      let currency = config.currency.code
+      return .rejected(
+        ApplePayError(
+          .couponCodeInvalid, nil,
+          "The code \(coupon.code) needs a merchandise subtotal of at least \(config.format(minimum)) \(currency); "
+            + "this cart's is \(config.format(subtotal)) \(currency)."))
+    }
+    return .applies(coupon)
+  }
+
+  /// Why the merchant cannot take this card, or nil: its network is not in `supportedNetworks`, or
+  /// the merchant filters card types (supportsCredit/supportsDebit) and this type is not among them.
+  /// Credit needs supportsCredit; debit and prepaid need supportsDebit; store and eMoney cards pass.
+  public func cardProblem(_ method: PaymentMethod) -> String? {
+    let merchant = config.merchant
+    if !merchant.supportedNetworks.contains(where: { $0.lowercased() == method.network.lowercased() }) {
+      return "The \(method.network) network is not accepted. Use another card."
+    }
+    let filtersTypes = merchant.merchantCapabilities.contains { $0 == "supportsCredit" || $0 == "supportsDebit" }
+    let needed: String?
+    switch method.type {
+    case .credit: needed = "supportsCredit"
+    case .debit, .prepaid: needed = "supportsDebit"
+    case .store, .eMoney: needed = nil
+    }
+    if filtersTypes, let needed, !merchant.merchantCapabilities.contains(needed) {
+      return "\(method.type.rawValue) cards are not accepted. Use another card."
+    }
+    return nil
+  }
+
+  // MARK: Shipping, tax and total
+
+  /// What `method` costs for this merchandise: nothing once the subtotal after discounts reaches freeOver.
+  public func shippingMinor(for method: ShippingMethod, _ merchandise: Merchandise) -> Int64 {
+    if let threshold = method.freeOverMinor, merchandise.afterDiscountsMinor >= threshold { return 0 }
+    return method.amountMinor
+  }
+
+  /// Prices `merchandise` shipped with `method` (nil: no shipping line) to `region`.
+  ///
+  /// Tax is per cart line: the coupon and the adjustment together (their net reduction) are allocated
+  /// to the lines in proportion to line amounts by largest remainder, and each line's tax is
+  /// round((line - its share) × rate). Shipping is taxed on its amount after freeOver.
+  public func quote(_ merchandise: Merchandise, method: ShippingMethod?, region: Region) -> Quote {
+    let lines = merchandise.lines
     let rule = taxRule(for: region)
     let rate = rule?.rate ?? config.tax.defaultRate
     let rounding = config.tax.rounding
     var summary: [SummaryItem] = []
-    summary.reserveCapacity(lines.count + 3)
-    var subtotal: Int64 = 0
+    summary.reserveCapacity(lines.count + 5)
+    let reduction = merchandise.couponMinor - merchandise.adjustmentMinor
+    let shares = reduction == 0 ? nil : Allocation.largestRemainder(reduction, weights: lines.map(\.amountMinor))
     var tax: Int64 = 0
-    for line in lines {
-      subtotal += line.amountMinor
-      tax += rate.apply(to: line.amountMinor, rounding: rounding)
+    for (index, line) in lines.enumerated() {
+      tax += rate.apply(to: line.amountMinor - (shares?[index] ?? 0), rounding: rounding)
       summary.append(SummaryItem(label: line.label, amount: config.format(line.amountMinor)))
+    }
+    if let coupon = merchandise.coupon {
+      summary.append(SummaryItem(label: coupon.label, amount: config.format(-merchandise.couponMinor)))
+    }
+    if let adjustment = merchandise.adjustment {
+      summary.append(SummaryItem(label: adjustment.label, amount: config.format(merchandise.adjustmentMinor)))
     }
     var shipping: Int64 = 0
     if let method {
-      shipping = method.amountMinor
+      shipping = shippingMinor(for: method, merchandise)
       summary.append(SummaryItem(label: "Shipping", amount: config.format(shipping)))
       if rule?.shippingTaxable == true { tax += rate.apply(to: shipping, rounding: rounding) }
     }
     summary.append(SummaryItem(label: "Tax", amount: config.format(tax)))
-    let total = subtotal + shipping + tax
+    // Never negative: the net merchandise is capped at zero and shipping and tax are not negative.
+    let total = merchandise.netMinor + shipping + tax
     summary.append(SummaryItem(label: config.merchant.displayName, amount: config.format(total)))
     return Quote(
-      lines: lines, shippingMethod: method, shippingMinor: shipping, taxMinor: tax, totalMinor: total,
+      merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: tax, totalMinor: total,
       summaryItems: summary)
   }
 
-  public func offer(_ method: ShippingMethod) -> ShippingMethodOffer {
-    ShippingMethodOffer(method: method, amount: config.format(method.amountMinor))
+  /// `method` as offered to the sheet for this merchandise (freeOver applied), with its delivery window.
+  public func offer(_ method: ShippingMethod, for merchandise: Merchandise, now: Int64) -> ShippingMethodOffer {
+    ShippingMethodOffer(
+      method: method, amount: config.format(shippingMinor(for: method, merchandise)),
+      dateComponentsRange: DateComponentsRange(method: method, now: now))
   }
+}
+
+/// The priced cart before shipping and tax: its lines, the coupon and the card's adjustment.
+public struct Merchandise: Sendable {
+  public var lines: [CartLine]
+  public var subtotalMinor: Int64
+  /// The applied coupon; nil when none was given or it was rejected.
+  public var coupon: Coupon?
+  /// The coupon's discount, a non-negative amount at most the subtotal.
+  public var couponMinor: Int64 = 0
+  /// The matched payment-method adjustment, if any.
+  public var adjustment: PaymentMethodAdjustment?
+  /// Signed: negative is a discount, positive a surcharge; never below -(subtotal - coupon).
+  public var adjustmentMinor: Int64 = 0
+  /// Why a given coupon code was not applied.
+  public var couponError: ApplePayError?
+  /// Why the given card cannot be used (its adjustment is then not applied).
+  public var cardError: ApplePayError?
+
+  public init(lines: [CartLine]) {
+    self.lines = lines
+    self.subtotalMinor = lines.reduce(0) { $0 + $1.amountMinor }
+  }
+
+  /// The subtotal after the coupon and any payment-method discount (surcharges do not count): what
+  /// a shipping method's freeOver is compared with.
+  public var afterDiscountsMinor: Int64 { subtotalMinor - couponMinor + min(adjustmentMinor, 0) }
+
+  /// The merchandise amount charged: subtotal - coupon + adjustment.
+  public var netMinor: Int64 { subtotalMinor - couponMinor + adjustmentMinor }
+
+  /// The coupon and card problems, in that order.
+  public var errors: [ApplePayError] { [couponError, cardError].compactMap { $0 } }
 }

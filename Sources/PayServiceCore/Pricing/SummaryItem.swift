@@ -24,7 +24,9 @@ public struct SummaryItem: Equatable, Sendable, JSONRepresentable {
 /// An Apple Pay shipping method as offered to the sheet (`ApplePayShippingMethod`).
 public struct ShippingMethodOffer: Sendable, JSONRepresentable {
   public var method: ShippingMethod
+  /// What the method costs for this cart (freeOver applied).
   public var amount: String
+  public var dateComponentsRange: DateComponentsRange
 
   public var json: JSONValue {
     var object = JSONObjectBuilder()
@@ -32,6 +34,7 @@ public struct ShippingMethodOffer: Sendable, JSONRepresentable {
     object.set("label", method.label)
     object.set("detail", method.detail)
     object.set("amount", amount)
+    object.set("dateComponentsRange", dateComponentsRange.json)
     return object.value
   }
 }

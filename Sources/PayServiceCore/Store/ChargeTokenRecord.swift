@@ -5,6 +5,10 @@ public struct ChargeTokenRecord: Sendable {
   public var token: String
   public var binding: String
   public var billingContact: String?
+  /// The authorized card's network and type (`{"network":…,"type":…}`); nil for tokens issued before
+  /// version 2 (migration v2), which were priced without a card adjustment.
+  public var paymentMethod: String?
+  public var issuedAt: Int64
   public var amountMinor: Int64
   public var currencyCode: String
   public var sandboxOutcome: SandboxOutcome
@@ -18,7 +22,8 @@ extension Store {
   /// Stores a new charge token and returns it. The token is derived from the next sequence number,
   /// so the same store state and clock issue the same token.
   public func issueChargeToken(
-    merchant: String, binding: String, billingContact: String?, amountMinor: Int64, currencyCode: String,
+    merchant: String, binding: String, billingContact: String?, paymentMethod: String?, amountMinor: Int64,
+    currencyCode: String,
     outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int
   ) throws -> String {
     try write { db in
@@ -27,11 +32,12 @@ extension Store {
       try db.execute(
         sql: """
           INSERT INTO chargeToken
-            (token, sequence, binding, billingContact, amountMinor, currencyCode, sandboxOutcome, issuedAt, expiresAt)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
+             issuedAt, expiresAt)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
           """,
         arguments: [
-          token, sequence, binding, billingContact, amountMinor, currencyCode, outcome.rawValue,
+          token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, outcome.rawValue,
           RFC3339.format(issuedAt), issuedAt + Int64(ttlSeconds),
         ])
       return token
@@ -44,6 +50,7 @@ extension Store {
     }
     return ChargeTokenRecord(
       token: row["token"], binding: row["binding"], billingContact: row["billingContact"],
+      paymentMethod: row["paymentMethod"], issuedAt: RFC3339.parse(row["issuedAt"]) ?? 0,
       amountMinor: row["amountMinor"], currencyCode: row["currencyCode"],
       sandboxOutcome: SandboxOutcome(rawValue: row["sandboxOutcome"]) ?? .processingError,
       expiresAt: row["expiresAt"], usedAt: row["usedAt"], requestFingerprint: row["requestFingerprint"],

@@ -109,6 +109,9 @@ public final class Store: @unchecked Sendable {
           );
           """)
     }
+    migrator.registerMigration("v2: the authorized card on charge tokens") { db in
+      try db.execute(sql: "ALTER TABLE chargeToken ADD COLUMN paymentMethod TEXT")
+    }
     return migrator
   }
 

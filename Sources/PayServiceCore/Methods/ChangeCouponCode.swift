@@ -1,0 +1,44 @@
+/// The payment sheet's coupon code changed: apply it or say why not, and reprice. Shipping methods
+/// are offered again because a discount can cross a method's freeOver threshold.
+public enum ChangeCouponCode: RPCMethod {
+  public static let name = "changeCouponCode"
+
+  public typealias Params = SheetState
+
+  public struct Output: JSONRepresentable {
+    public var errors: [ApplePayError]
+    public var shippingMethods: [ShippingMethodOffer]
+    public var shippingMethod: String?
+    public var summaryItems: [SummaryItem]
+    public var currencyCode: String
+
+    public var json: JSONValue {
+      var object = JSONObjectBuilder()
+      object.set("errors", errors.json)
+      object.set("shippingMethods", shippingMethods.json)
+      object.set("shippingMethod", shippingMethod.map(JSONValue.string) ?? .null)
+      object.set("summaryItems", summaryItems.json)
+      object.set("currencyCode", currencyCode)
+      return object.value
+    }
+  }
+
+  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
+    SheetState.read(params, reader: reader, context: context, required: [.couponCode])
+  }
+
+  /// An unknown, expired or not-yet-reached coupon is reported and left out; the rest is priced as
+  /// usual. An empty code removes the coupon without an error.
+  public static func run(_ params: Params, context: ServiceContext) -> Output {
+    let pricer = context.pricer
+    let region = pricer.region(of: params.shippingContact)
+    let methods = pricer.orderedMethods(for: region, preferred: params.shippingMethod)
+    let merchandise = context.merchandise(params)
+    let quote = pricer.quote(merchandise, method: methods.first, region: region)
+    let now = context.clock.now()
+    return Output(
+      errors: merchandise.errors, shippingMethods: methods.map { pricer.offer($0, for: merchandise, now: now) },
+      shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
+      currencyCode: context.config.currency.code)
+  }
+}

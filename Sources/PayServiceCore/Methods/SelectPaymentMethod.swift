@@ -1,0 +1,37 @@
+/// The payment sheet's card changed: reprice with the card's adjustment (a surcharge or a discount),
+/// or say the card cannot be used.
+public enum SelectPaymentMethod: RPCMethod {
+  public static let name = "selectPaymentMethod"
+
+  public typealias Params = SheetState
+
+  public struct Output: JSONRepresentable {
+    public var errors: [ApplePayError]
+    public var summaryItems: [SummaryItem]
+    public var currencyCode: String
+
+    public var json: JSONValue {
+      var object = JSONObjectBuilder()
+      object.set("errors", errors.json)
+      object.set("summaryItems", summaryItems.json)
+      object.set("currencyCode", currencyCode)
+      return object.value
+    }
+  }
+
+  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
+    SheetState.read(params, reader: reader, context: context, required: [.paymentMethod])
+  }
+
+  /// A card the merchant does not take gives an `unknown` error and summary items without an
+  /// adjustment. Shipping is priced like computeSummaryItems.
+  public static func run(_ params: Params, context: ServiceContext) -> Output {
+    let pricer = context.pricer
+    let region = pricer.region(of: params.shippingContact)
+    let method = pricer.orderedMethods(for: region, preferred: params.shippingMethod).first
+    let merchandise = context.merchandise(params)
+    let quote = pricer.quote(merchandise, method: method, region: region)
+    return Output(
+      errors: merchandise.errors, summaryItems: quote.summaryItems, currencyCode: context.config.currency.code)
+  }
+}

@@ -1,0 +1,51 @@
+/// The payment sheet's shipping method changed: reprice with it, or say it does not serve the address.
+public enum SelectShippingMethod: RPCMethod {
+  public static let name = "selectShippingMethod"
+
+  public enum Status: String, Sendable, CaseIterable {
+    case success, invalidShippingPostalAddress
+  }
+
+  public typealias Params = SheetState
+
+  public struct Output: JSONRepresentable {
+    public var status: Status
+    public var errors: [ApplePayError]
+    public var summaryItems: [SummaryItem]
+    public var currencyCode: String
+
+    public var json: JSONValue {
+      var object = JSONObjectBuilder()
+      object.set("status", status.rawValue)
+      object.set("errors", errors.json)
+      object.set("summaryItems", summaryItems.json)
+      object.set("currencyCode", currencyCode)
+      return object.value
+    }
+  }
+
+  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
+    SheetState.read(params, reader: reader, context: context, required: [.shippingMethod])
+  }
+
+  /// A method not offered for the contact's region (the merchant's country without a contact) is
+  /// status invalidShippingPostalAddress with addressUnserviceable, priced with the first offered method.
+  public static func run(_ params: Params, context: ServiceContext) -> Output {
+    let pricer = context.pricer
+    let config = context.config
+    let region = pricer.region(of: params.shippingContact)
+    let offered = pricer.offeredMethods(for: region)
+    var errors: [ApplePayError] = []
+    var method = offered.first { $0.identifier == params.shippingMethod }
+    if method == nil, let identifier = params.shippingMethod {
+      let label = config.shippingMethodsByIdentifier[identifier]?.label ?? identifier
+      errors.append(ApplePayError(.addressUnserviceable, .postalAddress, "\(label) isn't available for this address."))
+      method = offered.first
+    }
+    let merchandise = context.merchandise(params)
+    let quote = pricer.quote(merchandise, method: method, region: region)
+    return Output(
+      status: errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
+      summaryItems: quote.summaryItems, currencyCode: config.currency.code)
+  }
+}
