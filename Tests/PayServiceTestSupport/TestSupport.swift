@@ -44,6 +44,13 @@ public enum TestConfig {
     try! String(contentsOfFile: yamlPath, encoding: .utf8)
   }
 
+  /// The store with coupons, card adjustments, freeOver and delivery windows (Golden/discounts).
+  public static let discountsPath = TestPaths.path("Tests/EndToEndTests/Golden/discounts/config.yaml")
+
+  public static func discounts() -> Config {
+    try! ConfigLoader.load(path: discountsPath)
+  }
+
   /// The pinned clock of the tests: 2026-11-21T12:00:00Z.
   public static let now: Int64 = RFC3339.parse("2026-11-21T12:00:00Z")!
 
@@ -91,6 +98,11 @@ extension JSONValue {
     return nil
   }
 
+  public var arrayValue: [JSONValue]? {
+    if case .array(let elements) = self { return elements }
+    return nil
+  }
+
   public var compact: String { JSONWriter.string(self) }
 }
 
@@ -112,8 +124,8 @@ public enum PayserviceProcess {
     let outPath = directory.appendingPathComponent("stdout")
     let errPath = directory.appendingPathComponent("stderr")
     try stdin.write(to: inPath)
-    FileManager.default.createFile(atPath: outPath.path, contents: nil)
-    FileManager.default.createFile(atPath: errPath.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outPath.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath.path, contents: nil)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = arguments

@@ -16,10 +16,11 @@ public struct PaymentMethod: Equatable, Sendable, JSONRepresentable {
     self.type = type
   }
 
-  /// Network and type only, in a fixed order: what a charge token records.
+  /// Network (lower-cased: networks match case-insensitively) and type only, in a fixed order:
+  /// what a charge token records and compares.
   public var json: JSONValue {
     var object = JSONObjectBuilder()
-    object.set("network", network)
+    object.set("network", network.lowercased())
     object.set("type", type.rawValue)
     return object.value
   }

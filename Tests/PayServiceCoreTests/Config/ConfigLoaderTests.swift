@@ -117,4 +117,73 @@ struct ConfigLoaderTests {
     let noGateway = Self.minimal.replacingOccurrences(of: "gateway:\n  kind: sandbox", with: "")
     #expect(problems(noGateway) == ["c.yaml:1:1: gateway: is required"])
   }
+
+  @Test("coupons, card adjustments, freeOver and transitDaysMax load with their values")
+  func discountSections() throws {
+    let config = TestConfig.discounts()
+    #expect(config.coupons.map(\.code) == ["SAVE10", "FIVEOFF", "BIGBUCKS", "THIRD", "SUMMER25"])
+    let save10 = config.couponsByCode["SAVE10"]!
+    #expect(save10.label == "Discount (SAVE10)")
+    #expect(save10.minimumSubtotalMinor == 2000)
+    #expect(save10.expires == RFC3339.parse("2026-12-31T23:59:59Z"))
+    guard case .percentOff(let rate) = save10.discount else {
+      Issue.record("SAVE10 should be a percent coupon")
+      return
+    }
+    #expect(rate.apply(to: 10_000, rounding: .halfUp) == 1_000)
+    #expect(config.couponsByCode["THIRD"]?.label == "Discount")
+    #expect(config.paymentMethodAdjustments.map(\.label) == ["Store card discount", "Amex surcharge", "Credit card surcharge"])
+    #expect(config.paymentMethodAdjustments[0].percent.apply(to: 5_000, rounding: .halfUp) == -250)
+    let standard = config.shippingMethodsByIdentifier["standard"]!
+    #expect(standard.freeOverMinor == 10_000 && standard.transitDaysMax == 5)
+    #expect(config.shippingMethodsByIdentifier["express"]!.freeOverMinor == nil)
+  }
+
+  @Test("coupon and adjustment rules are checked with their places")
+  func discountRules() {
+    let yaml =
+      Self.minimal + """
+
+        coupons:
+          - {code: SPRING, percentOff: "10", amountOff: 100}
+          - {code: spring, amountOff: 100}
+          - {code: "no spaces", percentOff: "0"}
+          - {code: BIG, percentOff: "100.5"}
+          - {code: HALF, amountOff: "0.5", minimumSubtotal: "-1", expires: tomorrow}
+          - {code: NONE}
+        paymentMethodAdjustments:
+          - {label: Amex fee, network: amex, percent: "2"}
+          - {label: Store, type: gift, percent: "0"}
+          - {label: Huge, percent: "-100.01"}
+          - {network: visa, percent: "-5"}
+        """
+    #expect(
+      problems(yaml) == [
+        "c.yaml:18:5: coupons[0]: give exactly one of percentOff or amountOff, not both",
+        "c.yaml:19:12: coupons[1].code: code \"spring\" is used by an earlier coupon (codes match case-insensitively)",
+        "c.yaml:20:12: coupons[2].code: must match [A-Za-z0-9_-]{1,32}, got \"no spaces\"",
+        "c.yaml:20:37: coupons[2].percentOff: must be a percentage from 0 to 100, not 0 like \"10\" (at most 10 decimals), got \"0\"",
+        "c.yaml:21:29: coupons[3].percentOff: must be a percentage from 0 to 100, not 0 like \"10\" (at most 10 decimals), got \"100.5\"",
+        "c.yaml:22:29: coupons[4].amountOff: \"0.5\" has more than the currency's 0 decimal digits",
+        "c.yaml:22:53: coupons[4].minimumSubtotal: must not be negative, got \"-1\"",
+        "c.yaml:22:68: coupons[4].expires: must be an RFC 3339 timestamp like 2026-12-31T23:59:59Z, got \"tomorrow\"",
+        "c.yaml:23:5: coupons[5].percentOff: is required (or amountOff): the coupon needs a discount",
+        "c.yaml:25:32: paymentMethodAdjustments[0].network: \"amex\" is not in merchant.supportedNetworks (visa, jcb), so it would never match",
+        "c.yaml:26:26: paymentMethodAdjustments[1].type: must be one of debit, credit, prepaid, store, eMoney, got \"gift\"",
+        "c.yaml:26:41: paymentMethodAdjustments[1].percent: must be a percentage from -100 to 100, not 0 like \"-5\" (at most 10 decimals), got \"0\"",
+        "c.yaml:27:28: paymentMethodAdjustments[2].percent: must be a percentage from -100 to 100, not 0 like \"-5\" (at most 10 decimals), got \"-100.01\"",
+        "c.yaml:28:5: paymentMethodAdjustments[3].label: is required",
+      ])
+  }
+
+  @Test("freeOver must be positive and transitDaysMax at least transitDays")
+  func shippingWindowRules() {
+    let yaml = Self.minimal.replacingOccurrences(
+      of: "transitDays: 3, amount: 500}", with: "transitDays: 3, transitDaysMax: 2, amount: 500, freeOver: 0}")
+    #expect(
+      problems(yaml) == [
+        "c.yaml:12:91: shipping.methods[0].transitDaysMax: must be at least transitDays (3), got 2",
+        "c.yaml:12:117: shipping.methods[0].freeOver: must be greater than zero",
+      ])
+  }
 }
