@@ -1,0 +1,269 @@
+import subprocess, json, os, re, sys, sqlite3, tempfile, time
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gen import c, SHIP, BILL
+
+BIN = os.path.abspath(sys.argv[1])
+CWD = os.path.dirname(os.path.dirname(HERE))
+WORK = tempfile.mkdtemp(prefix="payservice-doc-")
+DB = os.path.join(WORK, "doc.sqlite")
+NOW = "2026-11-21T12:00:00Z"
+
+def fresh():
+    for s in ("", "-wal", "-shm"):
+        try: os.remove(DB + s)
+        except FileNotFoundError: pass
+
+class Proc:
+    def __init__(self, config="config.yaml", now=NOW, extra=(), quiet=True):
+        args = [BIN, "--config", config, "--database", DB, "--now", now] + list(extra)
+        if quiet: args.append("--quiet")
+        self.p = subprocess.Popen(args, cwd=CWD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def send(self, raw: bytes, expect=True):
+        self.p.stdin.write(raw); self.p.stdin.flush()
+        if expect:
+            return self.p.stdout.readline()
+        return None
+    def close(self):
+        self.p.stdin.close()
+        rest = self.p.stdout.read()
+        err = self.p.stderr.read()
+        rc = self.p.wait()
+        return rest, err, rc
+
+EX = {}   # name -> (request bytes, response bytes or None)
+VARS = {}
+
+def sub(line):
+    for k, v in VARS.items():
+        line = line.replace("$" + k, v)
+    return line
+
+def run(proc, name, obj_or_line, expect=True, raw=None):
+    line = obj_or_line if isinstance(obj_or_line, str) else c(obj_or_line)
+    line = sub(line)
+    data = raw if raw is not None else (line + "\n").encode()
+    resp = proc.send(data, expect)
+    if expect:
+        assert resp.endswith(b"\n"), (name, resp)
+    EX[name] = (data, resp)
+    return json.loads(resp) if expect and resp.strip() else None
+
+def rq(id, method, params=None):
+    o = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None: o["params"] = params
+    return o
+
+def auth_params(items=[{"sku": "clock"}], method="express", pd="tok_visa", network="visa", typ="credit", ship=SHIP, bill=BILL, txn="txn-1"):
+    pay = {"token": {"paymentData": pd, "paymentMethod": {"displayName": "Visa 1234", "network": network, "type": typ}, "transactionIdentifier": txn}}
+    if ship is not None: pay["shippingContact"] = ship
+    if bill is not None: pay["billingContact"] = bill
+    return {"items": items, "shippingMethod": method, "payment": pay}
+
+def order_params(tok, items=[{"sku": "clock"}], method="express", ship=SHIP, bill=None, amount="66.13", cur="USD"):
+    p = {"chargeToken": tok, "items": items, "shippingMethod": method, "shippingContact": ship}
+    if bill is not None: p["billingContact"] = bill
+    p["amount"] = amount; p["currencyCode"] = cur
+    return p
+
+CUP = {"locality": "Cupertino", "administrativeArea": "CA", "postalCode": "95014", "countryCode": "US"}
+
+# ---------------- main session
+fresh(); P = Proc()
+run(P, "listProducts", rq(1, "listProducts"))
+run(P, "listShippingMethods", rq(2, "listShippingMethods"))
+run(P, "csi_basic", rq(3, "computeSummaryItems", {"items": [{"sku": "clock", "quantity": 2}, {"sku": "mug"}]}))
+run(P, "csi_ny", rq(4, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingMethod": "express", "shippingContact": {"administrativeArea": "NY", "postalCode": "10001", "countryCode": "US"}}))
+run(P, "csi_fallback", rq(5, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingMethod": "free", "shippingContact": {"administrativeArea": "AK", "postalCode": "99501", "countryCode": "US"}}))
+run(P, "csi_none", rq(6, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingContact": {"countryCode": "FR"}}))
+run(P, "csi_pertax", rq(7, "computeSummaryItems", {"items": [{"sku": "notebook", "quantity": 4}, {"sku": "clock"}], "shippingContact": CUP}))
+run(P, "ssc_ok", rq(10, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": CUP, "shippingMethod": "express"}))
+run(P, "ssc_ca", rq(11, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "Ottawa", "administrativeArea": "ON", "postalCode": "K1A", "countryCode": "CA"}}))
+run(P, "ssc_invalid", rq(12, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "Ottawa", "administrativeArea": "QQ", "postalCode": "K1A-0B1", "countryCode": "CA"}}))
+run(P, "ssc_unserviceable", rq(13, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "Paris", "postalCode": "75001", "countryCode": "FR"}}))
+r = run(P, "auth_ok", rq(20, "authorizePayment", auth_params()))
+VARS["T1"] = r["result"]["chargeToken"]
+r = run(P, "po_ok", rq(21, "processOrder", order_params("$T1")))
+VARS["ORD1"] = r["result"]["orderId"]
+run(P, "po_replay", rq(22, "processOrder", order_params("$T1", amount="66.130", bill=BILL)))
+run(P, "po_conflict", rq(23, "processOrder", order_params("$T1", items=[{"sku": "clock", "quantity": 2}], amount="132.26")))
+run(P, "getOrder", rq(24, "getOrder", {"orderId": "$ORD1"}))
+run(P, "getOrder_missing", rq(25, "getOrder", {"orderId": "ord_doesnotexist"}))
+run(P, "listProducts_after", rq(26, "listProducts"))
+P.close()
+
+# ---------------- authorize statuses
+fresh(); P = Proc()
+run(P, "auth_addr", rq(1, "authorizePayment", auth_params(ship={"givenName": "Ada", "emailAddress": "ada@example.com", "addressLines": ["1 Infinite Loop"], "locality": "Cupertino", "administrativeArea": "ZZ", "postalCode": "9501", "countryCode": "US"})))
+run(P, "auth_unserviceable", rq(2, "authorizePayment", auth_params(method="free", ship=dict(SHIP, locality="Anchorage", administrativeArea="AK", postalCode="99501"))))
+run(P, "auth_person", rq(3, "authorizePayment", auth_params(ship=dict(SHIP, givenName=None, familyName=" ", emailAddress="ada@example"))))
+run(P, "auth_billing", rq(4, "authorizePayment", auth_params(bill={"addressLines": ["1 Infinite Loop"], "locality": "Cupertino", "postalCode": "95014"})))
+run(P, "auth_network", rq(5, "authorizePayment", auth_params(network="jcb")))
+P.close()
+
+fresh(); P = Proc(config="docs/protocol/configs/credit-only.yaml")
+run(P, "auth_type", rq(1, "authorizePayment", auth_params(typ="debit")))
+run(P, "auth_store", rq(2, "authorizePayment", auth_params(typ="store")))
+P.close()
+
+# ---------------- sandbox declines
+fresh(); P = Proc()
+names = ["tok_visa_chargeDeclined", "tok_visa_chargeDeclinedInsufficientFunds", "tok_chargeDeclinedExpiredCard", "tok_chargeDeclinedProcessingError"]
+for i, n in enumerate(names):
+    r = run(P, "dauth_%d" % i, rq(i + 1, "authorizePayment", auth_params(pd=n)))
+    VARS["D%d" % i] = r["result"]["chargeToken"]
+for i, n in enumerate(names):
+    run(P, "decl_%d" % i, rq(10 + i, "processOrder", order_params("$D%d" % i)))
+run(P, "decl_stock", rq(20, "listProducts"))
+P.close()
+
+# ---------------- processOrder failures
+fresh(); P = Proc()
+r = run(P, "f_auth", rq(1, "authorizePayment", auth_params()))
+VARS["F1"] = r["result"]["chargeToken"]
+run(P, "f_unknown", rq(2, "processOrder", order_params("ctok_00000000000000000000000000000000")))
+run(P, "f_mismatch", rq(3, "processOrder", order_params("$F1", amount="66.12")))
+run(P, "f_different", rq(4, "processOrder", order_params("$F1", method="free", amount="53.63")))
+run(P, "f_after", rq(5, "processOrder", order_params("$F1")))
+I = [{"sku": "notebook", "quantity": 4}, {"sku": "clock"}]
+r = run(P, "f_oos_auth", rq(6, "authorizePayment", auth_params(items=I)))
+VARS["F2"] = r["result"]["chargeToken"]
+run(P, "f_oos", rq(7, "processOrder", order_params("$F2", items=I, amount=r["result"]["amount"])))
+P.close()
+
+# ---------------- expiry (two processes, same store)
+fresh(); P = Proc()
+r = run(P, "e_auth", rq(1, "authorizePayment", auth_params()))
+VARS["E1"] = r["result"]["chargeToken"]
+P.close()
+P = Proc(now="2026-11-21T13:00:00Z")
+run(P, "e_expired", rq(2, "processOrder", order_params("$E1")))
+P.close()
+
+# ---------------- invalid params
+fresh(); P = Proc()
+run(P, "inv_items", rq(1, "computeSummaryItems", {"items": [{"sku": "clock", "quantity": 0}, {"sku": "lamp", "quantity": 2.5}, {"sku": "ghost"}, {"sku": "clock"}, {"sku": "mug", "qty": 1}], "shippingMethod": "drone", "coupon": "SAVE10"}))
+run(P, "inv_positional", rq(2, "computeSummaryItems", [[{"sku": "clock"}]]))
+run(P, "inv_amount_number", rq(3, "processOrder", order_params("ctok_x", amount=66.13)))
+run(P, "inv_amount_digits", rq(4, "processOrder", order_params("ctok_x", amount="66.131")))
+run(P, "amount_trailing_zero", rq(5, "processOrder", order_params("ctok_x", amount="66.130")))
+run(P, "inv_auth", rq(6, "authorizePayment", {"items": [{"sku": "clock"}], "payment": {"token": {"paymentData": "", "paymentMethod": {"network": "visa", "type": "gift"}}, "shippingContact": {"givenName": 5, "addressLines": "1 Main St", "locality": None}}}))
+run(P, "contact_lenient", rq(7, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingContact": {"administrativeArea": "ca", "postalCode": "95014", "givenName": None, "nickname": "home"}}))
+run(P, "quantity_float", '{"jsonrpc":"2.0","id":8,"method":"computeSummaryItems","params":{"items":[{"sku":"mug","quantity":3e0}]}}')
+run(P, "inv_nullcontact", rq(9, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingContact": None}))
+P.close()
+
+# ---------------- protocol
+fresh(); P = Proc()
+def raw(name, b, expect=True):
+    resp = P.send(b, expect)
+    EX[name] = (b, resp)
+raw("parse", b'{"jsonrpc":"2.0","id":1,"method":"listProducts"\n')
+raw("bad_version", b'{"jsonrpc":"1.0","id":2,"method":"listProducts"}\n')
+raw("bad_method", b'{"jsonrpc":"2.0","id":3,"method":7}\n')
+raw("bad_id", b'{"jsonrpc":"2.0","id":{"n":1},"method":"listProducts"}\n')
+raw("bad_params", b'{"jsonrpc":"2.0","id":4,"method":"listProducts","params":"all"}\n')
+raw("not_object", b'42\n')
+raw("empty_batch", b'[]\n')
+raw("no_method", b'{"jsonrpc":"2.0","id":5}\n')
+raw("unknown_method", b'{"jsonrpc":"2.0","id":6,"method":"refundOrder","params":{"orderId":"ord_1"}}\n')
+raw("big_id", b'{"jsonrpc":"2.0","id":9007199254740993,"method":"getOrder","params":{"orderId":"x"}}\n')
+raw("frac_id", b'{"jsonrpc":"2.0","id":1.50,"method":"getOrder","params":{"orderId":"x"}}\n')
+raw("surrogate", b'{"jsonrpc":"2.0","id":"a\\ud800b","method":"getOrder","params":{"orderId":"x"}}\n')
+raw("dupkey", b'{"jsonrpc":"2.0","id":1,"id":"second","method":"getOrder","params":{"orderId":"x"},"trace":"abc"}\n')
+raw("crlf", b'{"jsonrpc":"2.0","id":"crlf","method":"getOrder","params":{"orderId":"x"}}\r\n')
+raw("notif", b'{"jsonrpc":"2.0","method":"computeSummaryItems","params":{"items":[{"sku":"clock"}]}}\n', expect=False)
+raw("notif_pay", b'{"jsonrpc":"2.0","method":"processOrder","params":{}}\n', expect=False)
+raw("batch", b'[{"jsonrpc":"2.0","id":"a","method":"getOrder","params":{"orderId":"x"}},{"jsonrpc":"2.0","method":"listShippingMethods"},7,{"jsonrpc":"2.0","id":"b","method":"nope"}]\n')
+raw("batch_notif", b'[{"jsonrpc":"2.0","method":"listProducts"}]\n', expect=False)
+raw("nest_ok", ('{"jsonrpc":"2.0","id":1,"method":"getOrder","params":{"orderId":"x","deep":' + '[' * 510 + ']' * 510 + '}}\n').encode())
+raw("nest_bad", ('{"jsonrpc":"2.0","id":2,"method":"getOrder","params":{"orderId":"x","deep":' + '[' * 511 + ']' * 511 + '}}\n').encode())
+raw("after", b'{"jsonrpc":"2.0","id":"after","method":"getOrder","params":{"orderId":"x"}}\n')
+rest, err, rc = P.close()
+assert rest == b"", rest
+EX["_proto_stderr"] = (err, None)
+
+# ---------------- line limit
+fresh(); P = Proc(extra=["--max-line-bytes", "100"])
+s = '{"jsonrpc":"2.0","id":%d,"method":"getOrder","params":{"orderId":"%s"}}'
+def ln(i, n): return s % (i, 'x' * (n - len(s % (i, ''))))
+raw("limit_ok", (ln(1, 100) + "\n").encode())
+raw("limit_over", (ln(2, 101) + "\n").encode())
+raw("limit_crlf", (ln(3, 100) + "\r\n").encode())
+raw("limit_next", (ln(4, 60) + "\n").encode())
+P.close()
+
+# ---------------- currencies / rounding
+for name, cfg in [("jpy", "docs/protocol/configs/jpy.yaml"), ("kwd", "docs/protocol/configs/kwd.yaml"), ("halfeven", "docs/protocol/configs/halfeven.yaml"), ("halfup", "config.yaml")]:
+    fresh(); P = Proc(config=cfg)
+    if name in ("jpy", "kwd"):
+        run(P, "cur_" + name, rq(1, "computeSummaryItems", {"items": [{"sku": "clock", "quantity": 3}]}))
+    else:
+        run(P, "round_" + name, rq(1, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingContact": {"administrativeArea": "CA", "countryCode": "US"}}))
+    P.close()
+
+# ---------------- logging (not quiet)
+fresh(); P = Proc(quiet=False)
+raw("log1", b'{"jsonrpc":"2.0","id":1,"method":"computeSummaryItems","params":{"items":[{"sku":"clock"}]}}\n')
+raw("log2", b'{"jsonrpc":"2.0","id":"x-2","method":"getOrder","params":{"orderId":"ord_nope"}}\n')
+raw("log3", b'{"jsonrpc":"2.0","method":"authorizePayment","params":{}}\n', expect=False)
+raw("log4", b'not json\n')
+rest, err, rc = P.close()
+EX["_log_stderr"] = (err, None)
+
+# ---------------- store unavailable
+fresh(); P = Proc()
+raw("busy_warm", b'{"jsonrpc":"2.0","id":0,"method":"listProducts"}\n')
+db = sqlite3.connect(DB, isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+run(P, "busy", rq(1, "authorizePayment", auth_params()))
+db.execute("ROLLBACK"); db.close()
+rest, err, rc = P.close()
+EX["_busy_stderr"] = (err, None)
+fresh()
+
+# ---------------- version 2: coupons, card adjustments, freeOver, delivery windows, events
+STORE_CARD = {"displayName": "Acme Card 0042", "network": "privateLabel", "type": "store"}
+AMEX = {"displayName": "Amex 1005", "network": "amex", "type": "credit"}
+JCB = {"displayName": "JCB 0005", "network": "jcb", "type": "credit"}
+TORONTO = {"locality": "Toronto", "administrativeArea": "ON", "postalCode": "M5V", "countryCode": "CA"}
+CART = [{"sku": "clock"}, {"sku": "lamp", "quantity": 2}]
+fresh(); P = Proc()
+run(P, "v2_coupon", rq(1, "computeSummaryItems", {"items": CART, "shippingMethod": "express", "shippingContact": CUP, "couponCode": "save10"}))
+run(P, "v2_card", rq(2, "selectPaymentMethod", {"items": CART, "paymentMethod": STORE_CARD, "shippingMethod": "express", "shippingContact": CUP, "couponCode": "SAVE10"}))
+run(P, "v2_surcharge", rq(3, "selectPaymentMethod", {"items": [{"sku": "clock"}], "paymentMethod": AMEX, "shippingContact": CUP}))
+run(P, "v2_card_refused", rq(4, "selectPaymentMethod", {"items": [{"sku": "clock"}], "paymentMethod": JCB, "shippingContact": CUP}))
+run(P, "v2_cc_unknown", rq(5, "changeCouponCode", {"items": [{"sku": "clock"}], "couponCode": "FREESTUFF", "shippingContact": CUP}))
+run(P, "v2_cc_minimum", rq(6, "changeCouponCode", {"items": [{"sku": "mug", "quantity": 2}], "couponCode": "SAVE10", "shippingContact": CUP}))
+run(P, "v2_cc_free", rq(7, "changeCouponCode", {"items": [{"sku": "clock", "quantity": 3}], "couponCode": "", "shippingMethod": "express", "shippingContact": CUP}))
+run(P, "v2_cc_below", rq(8, "changeCouponCode", {"items": [{"sku": "clock", "quantity": 3}], "couponCode": "WELCOME5", "shippingMethod": "express", "shippingContact": CUP}))
+run(P, "v2_csi_above", rq(9, "computeSummaryItems", {"items": [{"sku": "clock", "quantity": 3}, {"sku": "mug"}], "shippingMethod": "express", "shippingContact": CUP, "couponCode": "WELCOME5"}))
+run(P, "v2_ssm_ok", rq(10, "selectShippingMethod", {"items": [{"sku": "clock", "quantity": 2}], "shippingMethod": "canada", "shippingContact": TORONTO}))
+run(P, "v2_ssm_bad", rq(11, "selectShippingMethod", {"items": [{"sku": "clock", "quantity": 2}], "shippingMethod": "express", "shippingContact": TORONTO, "couponCode": "WELCOME5"}))
+run(P, "v2_ssc_coupon", rq(12, "selectShippingContact", {"items": [{"sku": "clock", "quantity": 2}], "shippingContact": TORONTO, "couponCode": "NOPE"}))
+def auth2(coupon, card, items=[{"sku": "clock"}], method="free"):
+    p = auth_params(items=items, method=method)
+    p["payment"]["token"]["paymentMethod"] = card
+    p["couponCode"] = coupon
+    return p
+r = run(P, "v2_auth", rq(20, "authorizePayment", auth2("save10", AMEX, items=CART)))
+VARS["V1"] = r["result"]["chargeToken"]
+op = order_params("$V1", items=CART, method="free", amount=r["result"]["amount"])
+op["couponCode"] = "SAVE10"
+r = run(P, "v2_order", rq(21, "processOrder", op))
+op2 = dict(op); op2.pop("couponCode")
+run(P, "v2_order_nocoupon", rq(22, "processOrder", op2))
+run(P, "v2_auth_badcoupon", rq(23, "authorizePayment", auth2("SPRING", STORE_CARD)))
+P.close()
+fresh(); P = Proc(now="2027-01-02T09:00:00Z")
+run(P, "v2_expired", rq(1, "computeSummaryItems", {"items": [{"sku": "clock"}], "couponCode": "SAVE10"}))
+P.close()
+fresh(); P = Proc(now="2026-12-30T18:00:00Z")
+run(P, "v2_dates_us", rq(1, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": CUP}))
+run(P, "v2_dates_ca", rq(2, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": TORONTO}))
+P.close()
+fresh()
+
+out = {k: [v[0].decode("utf-8", "replace") if v[0] is not None else None, v[1].decode("utf-8") if v[1] is not None else None] for k, v in EX.items()}
+json.dump(out, open(sys.argv[2], "w"), ensure_ascii=False, indent=1)
+print("ok", len(out))

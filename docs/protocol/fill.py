@@ -1,0 +1,65 @@
+import json, os, re, subprocess, sys
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.path.abspath(sys.argv[1])
+ex = json.load(open(sys.argv[2]))
+t = open(os.path.join(HERE, 'protocol.tmpl.md')).read()
+
+def req_line(name):
+    r = ex[name][0]
+    assert r.endswith('\n'), name
+    r = r[:-1]
+    if name == 'limit_crlf':
+        assert r.endswith('\r')
+        return r[:-1]
+    assert not r.endswith('\r'), name
+    return r
+
+def resp_line(name):
+    r = ex[name][1]
+    assert r is not None and r.endswith('\n') and r.count('\n') == 1, name
+    return r[:-1]
+
+def ex_block(names):
+    parts = []
+    for n in names:
+        if ex[n][1] is None:
+            parts.append(req_line(n))
+        else:
+            parts.append(req_line(n) + '\n' + resp_line(n))
+    return '```\n' + '\n\n'.join(parts) + '\n```'
+
+def pretty(name):
+    v = json.loads(resp_line(name))
+    return '```json\n' + json.dumps(v, indent=2, ensure_ascii=False) + '\n```'
+
+def raw(name):
+    return '```\n' + ex[name][0].rstrip('\n') + '\n```'
+
+def cmd(which):
+    if which == 'check-ok':
+        p = subprocess.run([BIN, 'check-config', '--config', 'config.yaml'], cwd=ROOT, capture_output=True, text=True)
+        assert p.returncode == 0
+        return '```\n$ payservice check-config --config config.yaml\n' + p.stdout.rstrip('\n') + '\n$ echo $?\n0\n```'
+    if which == 'check-broken':
+        p = subprocess.run([BIN, 'check-config', '--config', 'docs/protocol/configs/broken.yaml'], cwd=ROOT, capture_output=True, text=True)
+        assert p.returncode == 2 and p.stdout == ''
+        return '```\n$ payservice check-config --config docs/protocol/configs/broken.yaml\n' + p.stderr.rstrip('\n') + '\n$ echo $?\n2\n```'
+    if which == 'store-bad':
+        p = subprocess.run([BIN, '--config', 'config.yaml', '--database', '/nonexistent/dir/orders.sqlite'], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert p.returncode == 2
+        return '```\n$ payservice --database /nonexistent/dir/orders.sqlite < requests.jsonl\n' + p.stderr.rstrip('\n') + '\n$ echo $?\n2\n```'
+    raise KeyError(which)
+
+def repl(m):
+    kind, arg = m.group(1), m.group(2).split()
+    if kind == 'ex': return ex_block(arg)
+    if kind == 'pretty': return pretty(arg[0])
+    if kind == 'raw': return raw(arg[0])
+    if kind == 'cmd': return cmd(arg[0])
+    raise KeyError(kind)
+
+out = re.sub(r'@@(ex|pretty|raw|cmd) ([^@]+)@@', repl, t)
+assert '@@' not in out
+open(os.path.join(ROOT, 'protocol.md'), 'w').write(out)
+print('written', len(out.splitlines()), 'lines')
