@@ -118,6 +118,17 @@ public struct Coupon: Sendable {
   /// Seconds since the epoch; the coupon is accepted up to and including this second.
   public var expires: Int64?
 
+  public init(
+    code: String, label: String = "Discount", discount: Discount, minimumSubtotalMinor: Int64? = nil,
+    expires: Int64? = nil
+  ) {
+    self.code = code
+    self.label = label
+    self.discount = discount
+    self.minimumSubtotalMinor = minimumSubtotalMinor
+    self.expires = expires
+  }
+
   /// What a typed code is compared by: surrounding whitespace dropped, upper-cased.
   public static func normalize(_ code: String) -> String {
     code.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()

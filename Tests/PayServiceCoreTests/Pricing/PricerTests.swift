@@ -34,6 +34,33 @@ struct PricerTests {
     #expect(quote.summaryItems[2].label == "Discount (SAVE10)")
   }
 
+  @Test("coupon and card amounts round with tax.rounding; halfEven sends ties to the even cent")
+  func discountRounding() {
+    let base = Self.config
+    let ten = Coupon(code: "TEN", label: "Ten", discount: .percentOff(Rate(percent: "10", allowNegative: false)!))
+    func pricer(_ rounding: Rounding) -> Pricer {
+      Pricer(
+        config: Config(
+          merchant: base.merchant, catalog: base.catalog, shipping: base.shipping,
+          tax: Tax(rounding: rounding, defaultRate: base.tax.defaultRate, rules: base.tax.rules),
+          gateway: base.gateway, coupons: [ten], paymentMethodAdjustments: base.paymentMethodAdjustments))
+    }
+    func amounts(_ rounding: Rounding, pens: Int) -> (coupon: Int64, card: Int64) {
+      let items = Self.items(("pen", pens))
+      let coupon = pricer(rounding).merchandise(items: items, couponCode: "TEN", paymentMethod: nil, now: Self.now)
+      let card = pricer(rounding).merchandise(items: items, couponCode: nil, paymentMethod: Self.store, now: Self.now)
+      return (coupon.couponMinor, card.adjustmentMinor)
+    }
+    // 3 pens = 1.05: 10% is 0.105 and 5% is 0.0525. 6 pens = 2.10: 10% is 0.21 and 5% is 0.105.
+    #expect(amounts(.halfUp, pens: 3) == (11, -5))
+    #expect(amounts(.halfEven, pens: 3) == (10, -5))
+    #expect(amounts(.halfUp, pens: 6) == (21, -11))
+    #expect(amounts(.halfEven, pens: 6) == (21, -10))
+    // 2 pens = 0.70: 5% is 0.035, a tie whose even neighbour is away from zero either way.
+    #expect(amounts(.halfUp, pens: 2).card == -4)
+    #expect(amounts(.halfEven, pens: 2).card == -4)
+  }
+
   @Test("coupon codes: case, whitespace, unknown, empty")
   func couponMatching() {
     let cart = Self.items(("clock", 1))
