@@ -30,6 +30,12 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
+    .executableTarget(
+      name: "payservice-fuzz",
+      dependencies: ["PayServiceCore", "PayServiceTestSupport"],
+      path: "Fuzz/Sources"
+    ),
     .target(
       name: "PayServiceTestSupport",
       dependencies: ["PayServiceCore"],
@@ -44,7 +50,7 @@ let package = Package(
     ),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["payservice", "PayServiceTestSupport"],
+      dependencies: ["payservice", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
       exclude: ["Golden"]
     ),
   ]

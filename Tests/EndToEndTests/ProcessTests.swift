@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import PayServiceCore
 import PayServiceTestSupport
 import Testing
 
@@ -48,6 +50,22 @@ struct ProcessTests {
     #expect(result.stderr.contains("cannot open the store \(notADatabase.path)"))
     let noDirectory = try PayserviceProcess.run(["--config", Self.config, "--database", "/nonexistent/dir/store.sqlite"])
     #expect(noDirectory.status == 2)
+    #expect(noDirectory.stdout.isEmpty)
+    // A directory where the file should be: unreadable as a database (permission bits cannot be
+    // tested here: the tests may run as root, which reads any file).
+    let isDirectory = try PayserviceProcess.run(["--config", Self.config, "--database", directory.path])
+    #expect(isDirectory.status == 2)
+    #expect(isDirectory.stderr.contains("cannot open the store \(directory.path)"))
+    // A store from a newer release: refused before any input is read.
+    let newer = directory.appendingPathComponent("newer.sqlite").path
+    try Store(path: newer).write { db in
+      try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
+    }
+    let refused = try PayserviceProcess.run(
+      ["--config", Self.config, "--database", newer], stdin: Data((Self.clockLine + "\n").utf8))
+    #expect(refused.status == 2)
+    #expect(refused.stdout.isEmpty)
+    #expect(refused.stderr.contains("was written by a newer payservice"))
   }
 
   @Test("stdout holds only responses; logs go to stderr without request data")
@@ -64,59 +82,9 @@ struct ProcessTests {
     #expect(!result.stderr.contains("95014"))
   }
 
-  /// Starts the binary with pipes for interactive tests.
-  final class Running {
-    let process = Process()
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-
-    init(_ arguments: [String]) throws {
-      process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
-      process.arguments = arguments
-      process.standardInput = stdin
-      process.standardOutput = stdout
-      process.standardError = stderr
-      try process.run()
-    }
-
-    /// Writes a line with write(2), ignoring a closed pipe (the test process ignores SIGPIPE).
-    func send(_ line: String) {
-      signal(SIGPIPE, SIG_IGN)
-      let bytes = Array((line + "\n").utf8)
-      _ = bytes.withUnsafeBytes { write(stdin.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
-    }
-
-    /// Reads one response line, failing after `timeout` seconds.
-    func readLine(timeout: TimeInterval = 10) -> String? {
-      var buffer = Data()
-      let fd = stdout.fileHandleForReading.fileDescriptor
-      let deadline = Date().addingTimeInterval(timeout)
-      var byte: UInt8 = 0
-      while Date() < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 100) > 0 else { continue }
-        guard read(fd, &byte, 1) == 1 else { return nil }
-        if byte == UInt8(ascii: "\n") { return String(decoding: buffer, as: UTF8.self) }
-        buffer.append(byte)
-      }
-      return nil
-    }
-
-    func waitForExit(timeout: TimeInterval = 10) -> Int32? {
-      let deadline = Date().addingTimeInterval(timeout)
-      while process.isRunning && Date() < deadline { usleep(10_000) }
-      if process.isRunning {
-        process.terminate()
-        return nil
-      }
-      return process.terminationStatus
-    }
-  }
-
   @Test("an interactive client gets each answer without closing stdin")
   func interactive() throws {
-    let running = try Running(["--config", Self.config, "--database", ":memory:"])
+    let running = try RunningPayservice(["--config", Self.config, "--database", ":memory:"])
     running.send(Self.clockLine)
     #expect(running.readLine() == Self.clockAnswer)
     running.send(#"{"jsonrpc":"2.0","id":2,"method":"getOrder","params":{"orderId":"ord_x"}}"#)
@@ -127,7 +95,7 @@ struct ProcessTests {
 
   @Test("SIGTERM and SIGINT stop the process with status 0 after answering what was read", arguments: [SIGTERM, SIGINT])
   func stopSignals(signal: Int32) throws {
-    let running = try Running(["--config", Self.config, "--database", ":memory:"])
+    let running = try RunningPayservice(["--config", Self.config, "--database", ":memory:"])
     running.send(Self.clockLine)
     #expect(running.readLine() == Self.clockAnswer)
     // A line the client has not finished (no LF yet) is not run when the stop arrives.
@@ -141,7 +109,7 @@ struct ProcessTests {
 
   @Test("a closed stdout ends the process quietly with status 0")
   func closedStdout() throws {
-    let running = try Running(["--config", Self.config, "--database", ":memory:"])
+    let running = try RunningPayservice(["--config", Self.config, "--database", ":memory:"])
     try running.stdout.fileHandleForReading.close()
     for _ in 0..<200 { running.send(Self.clockLine) }
     try running.stdin.fileHandleForWriting.close()

@@ -50,7 +50,8 @@ public final class Server {
       if let last = slice.last, last == UInt8(ascii: "\r") {
         slice = UnsafeRawBufferPointer(rebasing: slice.dropLast())
       }
-      if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
+      // Only JSON whitespace (spaces, tabs, CRs): a blank line, not a request.
+      if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
       if let response = handler.handle(line: slice) {
         pendingOutput.append(contentsOf: response)
         pendingOutput.append(UInt8(ascii: "\n"))

@@ -186,4 +186,36 @@ struct ConfigLoaderTests {
         "c.yaml:12:117: shipping.methods[0].freeOver: must be greater than zero",
       ])
   }
+
+  @Test("hostile values: wrong types, duplicate method identifiers, non-ISO regions, rates outside 0..1")
+  func hostileValues() {
+    let yaml = Self.minimal
+      .replacingOccurrences(
+        of: "  - {sku: tea, name: Tea, description: Green tea, price: 1200, quantityOnHand: 5}",
+        with: "  - {sku: tea, name: [Tea], description: Green tea, price: {yen: 1200}, quantityOnHand: ten}")
+      .replacingOccurrences(
+        of: "    - {identifier: post, label: Post, detail: Three days, transitDays: 3, amount: 500}",
+        with: """
+              - {identifier: post, label: Post, detail: Three days, transitDays: 3, amount: 500, regions: [JPN, jp-13]}
+              - {identifier: post, label: Post 2, detail: x, transitDays: 1.5, amount: 500}
+          """
+      )
+      .replacingOccurrences(
+        of: "  defaultRate: 0.1",
+        with: "  defaultRate: \"-0.1\"\n  rules:\n    - {region: Japan, rate: 1.01, shippingTaxable: maybe}")
+    #expect(
+      problems(yaml) == [
+        "c.yaml:9:22: catalog[0].name: must be a string",
+        "c.yaml:9:60: catalog[0].price: must be a decimal amount like \"5000\"",
+        "c.yaml:9:89: catalog[0].quantityOnHand: must be a whole number from 0 to 1000000000, got \"ten\"",
+        "c.yaml:12:98: shipping.methods[0].regions[0]: must be a region code like \"US\" or \"US-CA\", got \"JPN\"",
+        "c.yaml:12:103: shipping.methods[0].regions[1]: must be a region code like \"US\" or \"US-CA\", got \"jp-13\"",
+        "c.yaml:13:20: shipping.methods[1].identifier: identifier \"post\" is used by an earlier shipping method; it must be unique",
+        "c.yaml:13:65: shipping.methods[1].transitDays: must be a whole number from 0 to 365, got \"1.5\"",
+        "c.yaml:15:16: tax.defaultRate: must be a decimal rate from 0 to 1 like \"0.0725\" (at most 12 decimals), got \"-0.1\"",
+        "c.yaml:17:16: tax.rules[0].region: must be a region code like \"US\" or \"US-CA\", got \"Japan\"",
+        "c.yaml:17:29: tax.rules[0].rate: must be a decimal rate from 0 to 1 like \"0.0725\" (at most 12 decimals), got \"1.01\"",
+        "c.yaml:17:52: tax.rules[0].shippingTaxable: must be true or false, got \"maybe\"",
+      ])
+  }
 }

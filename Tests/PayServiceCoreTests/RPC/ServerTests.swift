@@ -27,6 +27,13 @@ struct ServerTests {
 
   let request = #"{"jsonrpc":"2.0","id":1,"method":"listShippingMethods"}"#
 
+  @Test("lines of spaces, tabs and CRs are blank and get no answer")
+  func whitespaceLines() throws {
+    let output = try serve(Array("\r\r\n \r \t\n\(request)\r\n\t\r\n".utf8))
+    #expect(output.split(separator: "\n").count == 1)
+    #expect(output.hasPrefix(#"{"jsonrpc":"2.0","id":1,"result":{"shippingMethods""#))
+  }
+
   @Test("CRLF, blank lines and a last line without LF")
   func framing() throws {
     let output = try serve(Array("\r\n\n  \n\(request)\r\n\(request)".utf8))

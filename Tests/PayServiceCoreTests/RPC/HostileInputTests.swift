@@ -1,0 +1,92 @@
+import Foundation
+import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// Hostile bytes on stdin, through the whole server: each kind has an exact expectation, and the
+/// fuzzer's corpus and crashers are replayed through the same oracle the fuzzer uses.
+@Suite("Hostile input")
+struct HostileInputTests {
+  static let fuzzRoot = TestPaths.packageRoot.appendingPathComponent("Fuzz")
+
+  static func fuzzFiles(_ folder: String) -> [String] {
+    let directory = fuzzRoot.appendingPathComponent(folder).path
+    return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+      .filter { !$0.hasPrefix(".") }.sorted().map { "\(folder)/\($0)" }
+  }
+
+  @Test("the fuzz corpus is there") func corpusExists() {
+    #expect(Self.fuzzFiles("corpus").count >= 50)
+  }
+
+  @Test("every fuzz corpus and crasher file satisfies the oracle", arguments: fuzzFiles("corpus") + fuzzFiles("crashers"))
+  func replay(file: String) throws {
+    let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent(file)))
+    #expect(FuzzOracle().check(bytes) == nil)
+  }
+
+  @Test("the oracle rejects broken answers (it can fail)")
+  func oracleCanFail() {
+    let line = Array(#"{"jsonrpc":"2.0","id":1,"method":"listProducts"}"#.utf8) + [0x0A]
+    #expect(FuzzOracle.verify(input: line, output: Array("{}\n".utf8)) != nil)
+    #expect(FuzzOracle.verify(input: line, output: Array(#"{"jsonrpc":"2.0","id":1}"#.utf8) + [0x0A]) != nil)
+    #expect(FuzzOracle.verify(input: line, output: Array(#"{"jsonrpc":"2.0","id":1,"result":1}"#.utf8)) != nil)
+    let two = Array(#"{"jsonrpc":"2.0","id":1,"result":1}"#.utf8) + [0x0A]
+    #expect(FuzzOracle.verify(input: line, output: two + two) != nil)
+    #expect(FuzzOracle.verify(input: line, output: two) == nil)
+  }
+
+  func answer(_ line: [UInt8]) -> String {
+    let handler = TestConfig.handler(try! TestConfig.context())
+    return handler.handle(line: line).map { String(decoding: $0, as: UTF8.self) } ?? "<none>"
+  }
+
+  @Test("huge numbers: ids echo digit for digit, quantities are range-checked, amounts are strings")
+  func hugeNumbers() {
+    let digits = String(repeating: "9", count: 5_000)
+    #expect(
+      answer(Array(#"{"jsonrpc":"2.0","id":\#(digits),"method":"getOrder","params":{"orderId":"x"}}"#.utf8))
+        == #"{"jsonrpc":"2.0","id":\#(digits),"error":{"code":-32003,"message":"Order not found: x"}}"#)
+    #expect(
+      answer(Array(#"{"jsonrpc":"2.0","id":1,"method":"computeSummaryItems","params":{"items":[{"sku":"clock","quantity":1e400}]}}"#.utf8))
+        == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"items[0].quantity","message":"must be an integer from 1 to 9999, got 1e400"}]}}}"#)
+    #expect(
+      answer(Array(#"{"jsonrpc":"2.0","id":2,"method":"processOrder","params":{"chargeToken":"t","items":[{"sku":"clock"}],"shippingMethod":"free","shippingContact":{},"amount":"\#(digits)","currencyCode":"USD"}}"#.utf8))
+        == #"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"amount","message":"\"\#(digits)\" is too large"}]}}}"#)
+  }
+
+  @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
+  func hugeStrings() {
+    let big = String(repeating: "x", count: 500_000)
+    #expect(
+      answer(Array(#"{"jsonrpc":"2.0","id":1,"method":"changeCouponCode","params":{"items":[{"sku":"clock"}],"couponCode":"\#(big)"}}"#.utf8))
+        == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"couponCode","message":"must be at most 256 bytes, got 500000"}]}}}"#)
+    #expect(answer(Array(#"{"jsonrpc":"2.0","id":2,"method":"getOrder","params":{"orderId":"\#(big)"}}"#.utf8)).count < 1_000_100)
+  }
+
+  @Test("lone surrogates become U+FFFD; raw NUL bytes and invalid UTF-8 are parse errors")
+  func surrogatesAndNUL() {
+    #expect(
+      answer(Array(#"{"jsonrpc":"2.0","id":"a\ud800b","method":"getOrder","params":{"orderId":"\udc00"}}"#.utf8))
+        == "{\"jsonrpc\":\"2.0\",\"id\":\"a\u{FFFD}b\",\"error\":{\"code\":-32003,\"message\":\"Order not found: \u{FFFD}\"}}")
+    var withNUL = Array(#"{"jsonrpc":"2.0","id":1,"method":"listProducts"}"#.utf8)
+    withNUL.insert(0, at: 10)
+    #expect(answer(withNUL).hasPrefix(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: "#))
+    #expect(answer([0xFF, 0xFE, 0x7B, 0x7D]).hasPrefix(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#))
+    // An escaped NUL is a valid character and is echoed escaped.
+    #expect(
+      answer(Array(#"{"jsonrpc":"2.0","id":"\u0000","method":"getOrder","params":{"orderId":"x"}}"#.utf8))
+        == #"{"jsonrpc":"2.0","id":"\u0000","error":{"code":-32003,"message":"Order not found: x"}}"#)
+  }
+
+  @Test("deep nesting is one parse error; a batch of 10,000 entries answers each")
+  func nestingAndBatches() {
+    let deep = Array((String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)).utf8)
+    #expect(answer(deep).hasPrefix(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#))
+    let entry = #"{"jsonrpc":"2.0","id":1,"method":"listShippingMethods"}"#
+    let batch = Array(("[" + Array(repeating: entry, count: 10_000).joined(separator: ",") + "]").utf8)
+    let reply = answer(batch)
+    #expect(reply.hasPrefix("[") && reply.hasSuffix("]"))
+    #expect(reply.components(separatedBy: #""jsonrpc":"2.0""#).count - 1 == 10_000)
+  }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import PayServiceCore
+
+/// What must hold for any bytes on stdin: the server answers each non-blank line with at most one
+/// line, every answer is valid JSON-RPC 2.0 (a response object, or a non-empty array of them), and
+/// nothing crashes. The fuzzer (`Fuzz/`) and the regression tests over its corpus both use it.
+public final class FuzzOracle {
+  let config: Config
+  let inputPath: String
+  let outputPath: String
+  /// The line limit the server runs with; small, so the fuzzer reaches the overlong-line path.
+  public let maxLineBytes: Int
+
+  public init(config: Config = TestConfig.load(), directory: URL = TestPaths.temporaryDirectory(), maxLineBytes: Int = 2048) {
+    self.config = config
+    self.inputPath = directory.appendingPathComponent("stdin").path
+    self.outputPath = directory.appendingPathComponent("stdout").path
+    self.maxLineBytes = maxLineBytes
+  }
+
+  /// Serves `input` on a fresh in-memory store; returns a description of the first violation, or nil.
+  public func check(_ input: [UInt8]) -> String? {
+    guard FileManager.default.createFile(atPath: inputPath, contents: Data(input)) else { return "cannot write stdin" }
+    let inFD = open(inputPath, O_RDONLY)
+    let outFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    defer {
+      close(inFD)
+      close(outFD)
+    }
+    let context: ServiceContext
+    do {
+      let store = try Store(path: ":memory:")
+      try store.seedStock(config.catalog)
+      context = ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now))
+    } catch {
+      return "cannot open the store: \(error)"
+    }
+    let handler = RequestHandler(context: context, log: RequestLog(level: .quiet))
+    let server = Server(
+      handler: handler, input: inFD, output: outFD, maxLineBytes: maxLineBytes, log: RequestLog(level: .quiet))
+    guard server.run() == .finished else { return "the server did not finish" }
+    guard let output = FileManager.default.contents(atPath: outputPath) else { return "cannot read stdout" }
+    return Self.verify(input: input, output: Array(output), maxLineBytes: maxLineBytes)
+  }
+
+  /// Checks `output` against the `input` it answers. A line of JSON whitespace gets no answer unless
+  /// it is over the line limit (the server does not buffer such a line to look inside).
+  public static func verify(input: [UInt8], output: [UInt8], maxLineBytes: Int = .max) -> String? {
+    if !output.isEmpty && output.last != UInt8(ascii: "\n") { return "output does not end with a newline" }
+    let answers = output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+    let lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).filter { line in
+      line.count > maxLineBytes || !line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+    if answers.count > lines.count { return "\(answers.count) answers for \(lines.count) lines" }
+    for (index, answer) in answers.enumerated() {
+      let value: JSONValue
+      do {
+        value = try JSONParser.parse(Array(answer))
+      } catch {
+        return "answer \(index + 1) is not JSON: \(error.message)"
+      }
+      switch value {
+      case .object:
+        if let problem = response(value) { return "answer \(index + 1): \(problem)" }
+      case .array(let elements) where !elements.isEmpty:
+        for element in elements {
+          if let problem = response(element) { return "answer \(index + 1), batch element: \(problem)" }
+        }
+      default:
+        return "answer \(index + 1) is neither a response nor a non-empty batch"
+      }
+    }
+    return nil
+  }
+
+  /// Nil when `value` is a JSON-RPC 2.0 response object.
+  static func response(_ value: JSONValue) -> String? {
+    guard case .object(let object) = value else { return "not an object" }
+    guard object["jsonrpc"] == .string("2.0") else { return "jsonrpc is not \"2.0\"" }
+    guard let id = object["id"] else { return "no id" }
+    switch id {
+    case .string, .number, .null: break
+    default: return "id is \(id.kindName)"
+    }
+    switch (object["result"], object["error"]) {
+    case (_?, nil):
+      return object.keys.count == 3 ? nil : "unexpected members \(object.keys)"
+    case (nil, .object(let error)?):
+      guard case .number(let code)? = error["code"], Int(code) != nil else { return "error.code is not an integer" }
+      guard case .string? = error["message"] else { return "error.message is not a string" }
+      return object.keys.count == 3 ? nil : "unexpected members \(object.keys)"
+    default:
+      return "needs exactly one of result and error"
+    }
+  }
+}

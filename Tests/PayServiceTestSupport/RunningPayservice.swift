@@ -1,0 +1,52 @@
+import Foundation
+
+/// The binary started with pipes, for interactive and streaming tests.
+public final class RunningPayservice: @unchecked Sendable {
+  public let process = Process()
+  public let stdin = Pipe()
+  public let stdout = Pipe()
+  public let stderr = Pipe()
+
+  public init(_ arguments: [String]) throws {
+    process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
+    process.arguments = arguments
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+  }
+
+  /// Writes a line with write(2), ignoring a closed pipe (the test process ignores SIGPIPE).
+  public func send(_ line: String) {
+    signal(SIGPIPE, SIG_IGN)
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(stdin.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
+  }
+
+  /// Reads one response line, failing after `timeout` seconds.
+  public func readLine(timeout: TimeInterval = 10) -> String? {
+    var buffer = Data()
+    let fd = stdout.fileHandleForReading.fileDescriptor
+    let deadline = Date().addingTimeInterval(timeout)
+    var byte: UInt8 = 0
+    while Date() < deadline {
+      var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      guard poll(&pfd, 1, 100) > 0 else { continue }
+      guard read(fd, &byte, 1) == 1 else { return nil }
+      if byte == UInt8(ascii: "\n") { return String(decoding: buffer, as: UTF8.self) }
+      buffer.append(byte)
+    }
+    return nil
+  }
+
+  public func waitForExit(timeout: TimeInterval = 10) -> Int32? {
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning {
+      process.terminate()
+      return nil
+    }
+    return process.terminationStatus
+  }
+}
+
