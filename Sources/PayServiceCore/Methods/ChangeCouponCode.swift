@@ -30,15 +30,10 @@ public enum ChangeCouponCode: RPCMethod {
   /// An unknown, expired or not-yet-reached coupon is reported and left out; the rest is priced as
   /// usual. An empty code removes the coupon without an error.
   public static func run(_ params: Params, context: ServiceContext) -> Output {
-    let pricer = context.pricer
-    let region = pricer.region(of: params.shippingContact)
-    let methods = pricer.orderedMethods(for: region, preferred: params.shippingMethod)
-    let merchandise = context.merchandise(params)
-    let quote = pricer.quote(merchandise, method: methods.first, region: region)
-    let now = context.clock.now()
+    let priced = context.price(params)
     return Output(
-      errors: merchandise.errors, shippingMethods: methods.map { pricer.offer($0, for: merchandise, now: now) },
-      shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
+      errors: priced.merchandise.errors, shippingMethods: context.offers(priced.methods, for: priced.merchandise),
+      shippingMethod: priced.methods.first?.identifier, summaryItems: priced.quote.summaryItems,
       currencyCode: context.config.currency.code)
   }
 }

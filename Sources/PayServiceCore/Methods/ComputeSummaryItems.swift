@@ -29,13 +29,9 @@ public enum ComputeSummaryItems: RPCMethod {
   /// The priced method is the requested one when it is offered for the contact's region, else the
   /// first offered one; with no contact the merchant's country is the region.
   public static func run(_ params: Params, context: ServiceContext) -> Output {
-    let pricer = context.pricer
-    let region = pricer.region(of: params.shippingContact)
-    let method = pricer.orderedMethods(for: region, preferred: params.shippingMethod).first
-    let merchandise = context.merchandise(params)
-    let quote = pricer.quote(merchandise, method: method, region: region)
+    let priced = context.price(params)
     return Output(
-      currencyCode: context.config.currency.code, shippingMethod: method?.identifier,
-      summaryItems: quote.summaryItems, errors: params.usesDiscounts ? merchandise.errors : nil)
+      currencyCode: context.config.currency.code, shippingMethod: priced.methods.first?.identifier,
+      summaryItems: priced.quote.summaryItems, errors: params.usesDiscounts ? priced.merchandise.errors : nil)
   }
 }

@@ -26,12 +26,9 @@ public enum SelectPaymentMethod: RPCMethod {
   /// A card the merchant does not take gives an `unknown` error and summary items without an
   /// adjustment. Shipping is priced like computeSummaryItems.
   public static func run(_ params: Params, context: ServiceContext) -> Output {
-    let pricer = context.pricer
-    let region = pricer.region(of: params.shippingContact)
-    let method = pricer.orderedMethods(for: region, preferred: params.shippingMethod).first
-    let merchandise = context.merchandise(params)
-    let quote = pricer.quote(merchandise, method: method, region: region)
+    let priced = context.price(params)
     return Output(
-      errors: merchandise.errors, summaryItems: quote.summaryItems, currencyCode: context.config.currency.code)
+      errors: priced.merchandise.errors, summaryItems: priced.quote.summaryItems,
+      currencyCode: context.config.currency.code)
   }
 }

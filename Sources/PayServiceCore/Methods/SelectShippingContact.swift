@@ -48,10 +48,8 @@ public enum SelectShippingContact: RPCMethod {
     let status: Status = errors.isEmpty ? .success : .invalidShippingPostalAddress
     let merchandise = context.merchandise(params)
     let quote = pricer.quote(merchandise, method: methods.first, region: region)
-    let now = context.clock.now()
     return Output(
-      status: status, errors: errors + merchandise.errors,
-      shippingMethods: methods.map { pricer.offer($0, for: merchandise, now: now) },
+      status: status, errors: errors + merchandise.errors, shippingMethods: context.offers(methods, for: merchandise),
       shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
       currencyCode: context.config.currency.code)
   }

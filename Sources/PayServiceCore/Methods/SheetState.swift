@@ -56,4 +56,19 @@ extension ServiceContext {
     pricer.merchandise(
       items: state.items, couponCode: state.couponCode, paymentMethod: state.paymentMethod, now: clock.now())
   }
+
+  /// The sheet priced with the methods offered for its region, the requested one first when offered
+  /// (the first is the one priced; none when nothing is offered).
+  func price(_ state: SheetState) -> (methods: [ShippingMethod], merchandise: Merchandise, quote: Pricer.Quote) {
+    let region = pricer.region(of: state.shippingContact)
+    let methods = pricer.orderedMethods(for: region, preferred: state.shippingMethod)
+    let merchandise = merchandise(state)
+    return (methods, merchandise, pricer.quote(merchandise, method: methods.first, region: region))
+  }
+
+  /// `methods` as offered to the sheet for this merchandise, with delivery windows from the clock.
+  func offers(_ methods: [ShippingMethod], for merchandise: Merchandise) -> [ShippingMethodOffer] {
+    let now = clock.now()
+    return methods.map { pricer.offer($0, for: merchandise, now: now) }
+  }
 }

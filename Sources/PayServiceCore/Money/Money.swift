@@ -84,57 +84,53 @@ public struct Rate: Equatable, Sendable {
   public let scale: Int
   public let text: String
 
+  /// 10^scale, computed once: `apply` runs for every cart line.
+  let denominator: Int128
+
   /// Parses a non-negative decimal with at most 12 fraction digits.
   public init?(_ text: String) {
-    guard let decimal = MoneyText.parseDecimal(text), !decimal.negative,
-      decimal.fractionDigits.count <= 12, decimal.integerDigits.count <= 6
-    else { return nil }
-    var value: Int64 = 0
-    for character in decimal.integerDigits + decimal.fractionDigits {
-      value = value * 10 + Int64(character.asciiDigitValue)
+    guard let decimal = MoneyText.parseDecimal(text), !decimal.negative, decimal.fractionDigits.count <= 12 else {
+      return nil
     }
-    self.numerator = value
-    self.scale = decimal.fractionDigits.count
-    self.text = text
+    self.init(decimal, extraScale: 0, text: text)
   }
 
   /// Parses a percentage ("10", "-5", "7.5") into the fraction it stands for (0.10, -0.05, 0.075).
   /// At most 10 fraction digits; negative only when `allowNegative`. `text` keeps the percentage.
   public init?(percent text: String, allowNegative: Bool) {
     guard let decimal = MoneyText.parseDecimal(text), allowNegative || !decimal.negative,
-      decimal.fractionDigits.count <= 10, decimal.integerDigits.count <= 6
+      decimal.fractionDigits.count <= 10
     else { return nil }
+    self.init(decimal, extraScale: 2, text: text)
+  }
+
+  private init?(_ decimal: MoneyText.Decimal, extraScale: Int, text: String) {
+    guard decimal.integerDigits.count <= 6 else { return nil }
     var value: Int64 = 0
     for character in decimal.integerDigits + decimal.fractionDigits {
       value = value * 10 + Int64(character.asciiDigitValue)
     }
     self.numerator = decimal.negative ? -value : value
-    self.scale = decimal.fractionDigits.count + 2
+    self.scale = decimal.fractionDigits.count + extraScale
+    var denominator: Int128 = 1
+    for _ in 0..<scale { denominator *= 10 }
+    self.denominator = denominator
     self.text = text
   }
 
   /// Compares the rate with `numerator / denominator` exactly: -1, 0 or 1.
   public func compare(_ numerator: Int64, over denominator: Int64) -> Int {
-    var scaleFactor: Int128 = 1
-    for _ in 0..<scale { scaleFactor *= 10 }
     let left = Int128(self.numerator) * Int128(denominator)
-    let right = Int128(numerator) * scaleFactor
+    let right = Int128(numerator) * self.denominator
     return left < right ? -1 : (left == right ? 0 : 1)
   }
 
   /// True when the rate is at most 1 (100%).
-  public var isAtMostOne: Bool {
-    var denominator: Int64 = 1
-    for _ in 0..<scale { denominator *= 10 }
-    return numerator <= denominator
-  }
+  public var isAtMostOne: Bool { Int128(numerator) <= denominator }
 
   /// round(minor × rate) to whole minor units.
   public func apply(to minor: Int64, rounding: Rounding) -> Int64 {
-    let product = Int128(minor) * Int128(numerator)
-    var denominator: Int128 = 1
-    for _ in 0..<scale { denominator *= 10 }
-    return Int64(Rate.divide(product, by: denominator, rounding: rounding))
+    Int64(Rate.divide(Int128(minor) * Int128(numerator), by: denominator, rounding: rounding))
   }
 
   static func divide(_ value: Int128, by denominator: Int128, rounding: Rounding) -> Int128 {

@@ -31,56 +31,45 @@ public final class Store: @unchecked Sendable {
   /// Opens (creating if needed) the store at `path`; `:memory:` is a private throwaway store.
   ///
   /// Several processes may open the same fresh file at once (plugins each start their own
-  /// payservice). Opening is retried while another process holds the file (switching it to WAL,
-  /// migrating it) for up to `busyTimeout`, and a migration that fails because another process
-  /// applied it first is taken up again from that process's result.
+  /// payservice): opening — the switch to WAL and the migrations — is serialized by `OpeningLock`.
   public init(path: String, busyTimeout: TimeInterval = Store.busyTimeout) throws(StoreError) {
     var configuration = Configuration()
     configuration.busyMode = .timeout(busyTimeout)
     configuration.label = "payservice.store"
-    if path != ":memory:" {
-      configuration.journalMode = .wal
-      configuration.prepareDatabase { db in
-        try db.execute(sql: "PRAGMA synchronous = FULL")
-      }
-    }
-    let deadline = Date().addingTimeInterval(busyTimeout)
-    let openingLock = path == ":memory:" ? nil : OpeningLock(storePath: path, deadline: deadline)
+    let openingLock = path == ":memory:" ? nil : OpeningLock(storePath: path, timeout: busyTimeout)
     defer { openingLock?.release() }
-    while true {
-      do {
-        let queue =
-          path == ":memory:"
-          ? try DatabaseQueue(configuration: configuration) : try DatabaseQueue(path: path, configuration: configuration)
-        let migrator = Store.migrator
-        let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
-        if superseded { throw StoreError.newerSchema(path: path) }
-        try Store.migrate(queue, with: migrator)
-        dbQueue = queue
-        return
-      } catch let error as StoreError {
-        throw error
-      } catch let error as DatabaseError {
-        let busy = error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
-        if busy && Date() < deadline {
-          usleep(20_000)
-          continue
+    do {
+      if path == ":memory:" {
+        dbQueue = try DatabaseQueue(configuration: configuration)
+      } else {
+        configuration.journalMode = .wal
+        configuration.prepareDatabase { db in
+          try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        throw StoreError.cannotOpen(path: path, reason: error.message ?? "SQLite error \(error.resultCode)")
-      } catch {
-        throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
       }
+      let migrator = Store.migrator
+      let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
+      if superseded { throw StoreError.newerSchema(path: path) }
+      try migrator.migrate(dbQueue)
+    } catch let error as StoreError {
+      throw error
+    } catch let error as DatabaseError {
+      throw StoreError.cannotOpen(path: path, reason: error.message ?? "SQLite error \(error.resultCode)")
+    } catch {
+      throw StoreError.cannotOpen(path: path, reason: "\(error)")
     }
   }
 
   /// Serializes opening a store file (journal mode switch, migrations) among processes: an exclusive
   /// `flock` on the store's directory, which SQLite never locks itself, so its own locks are
-  /// untouched. Waits until `deadline`; where flock is unavailable opening goes on unserialized and
-  /// relies on the retries in `init` and `migrate`.
+  /// untouched. Waits at most `timeout` (the busy timeout); past it, or where flock is unavailable,
+  /// opening goes on unserialized.
   final class OpeningLock {
     private var fd: Int32
 
-    init(storePath: String, deadline: Date) {
+    init(storePath: String, timeout: TimeInterval) {
+      let deadline = Date().addingTimeInterval(timeout)
       let directory = (storePath as NSString).deletingLastPathComponent
       fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       guard fd >= 0 else { return }
@@ -95,26 +84,6 @@ public final class Store: @unchecked Sendable {
       flock(fd, LOCK_UN)
       close(fd)
       fd = -1
-    }
-  }
-
-  /// Applies the migrations. Each one commits together with its record, so when one fails because
-  /// another process applied the same migration first, the run starts again from that result. A
-  /// failure that another process's progress does not explain is thrown.
-  static func migrate(_ dbQueue: DatabaseQueue, with migrator: DatabaseMigrator) throws {
-    func applied() throws -> [String] {
-      try dbQueue.read { db in
-        try db.tableExists("grdb_migrations") ? Array(try migrator.appliedIdentifiers(db)).sorted() : []
-      }
-    }
-    for attempt in 1... {
-      let before = try applied()
-      do {
-        try migrator.migrate(dbQueue)
-        return
-      } catch let error as DatabaseError {
-        guard try applied() != before, attempt < 10 else { throw error }
-      }
     }
   }
 
