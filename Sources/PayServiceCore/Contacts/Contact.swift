@@ -67,26 +67,33 @@ public struct Contact: Equatable, Sendable, JSONRepresentable {
 
 /// Where an order ships, as pricing sees it: `US`, or `US-CA` with a postal code.
 public struct Region: Equatable, Sendable {
-  public var countryCode: String
-  public var administrativeArea: String?
-  public var postalCode: String?
+  public let countryCode: String
+  public let administrativeArea: String?
+  public let postalCode: String?
+  /// "US-CA" when the state is known, else "US" (computed once: rule lookups key on it).
+  public let code: String
 
   /// The contact's region; the merchant's country when the contact has no country code.
   public init(contact: Contact?, defaultCountry: String) {
-    let country = contact?.countryCode.map(Region.normalize).flatMap { $0.isEmpty ? nil : $0 }
-    countryCode = country ?? defaultCountry
-    administrativeArea = contact?.administrativeArea.map(Region.normalize).flatMap { $0.isEmpty ? nil : $0 }
-    postalCode = contact?.postalCode.map(Region.normalize).flatMap { $0.isEmpty ? nil : $0 }
+    let country = contact?.countryCode.flatMap(Region.normalize) ?? defaultCountry
+    let area = contact?.administrativeArea.flatMap(Region.normalize)
+    countryCode = country
+    administrativeArea = area
+    postalCode = contact?.postalCode.flatMap(Region.normalize)
+    code = area.map { country + "-" + $0 } ?? country
   }
 
-  static func normalize(_ text: String) -> String {
-    text.trimmingASCIIWhitespace().uppercased()
+  /// Trimmed of ASCII whitespace and uppercased; nil when nothing is left.
+  static func normalize(_ text: String) -> String? {
+    // Nearly every code arrives clean ("CA", "US", "90210"): return it without copying.
+    if !text.isEmpty, text.utf8.allSatisfy({ !($0 >= 0x61 && $0 <= 0x7A) && !Region.isSpace($0) && $0 < 0x80 }) {
+      return text
+    }
+    let trimmed = text.trimmingASCIIWhitespace().uppercased()
+    return trimmed.isEmpty ? nil : trimmed
   }
 
-  /// "US-CA" when the state is known, else "US".
-  public var code: String {
-    administrativeArea.map { "\(countryCode)-\($0)" } ?? countryCode
-  }
+  static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
   /// True when `list` names this country or this country-and-state.
   public func isIn(_ list: [String]) -> Bool {

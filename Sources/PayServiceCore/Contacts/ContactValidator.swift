@@ -57,7 +57,7 @@ public struct ContactValidator: Sendable {
         errors.append(ApplePayError(invalid, .locality, "Enter the \(who) city."))
       }
     }
-    let country = contact.countryCode.map(Region.normalize) ?? ""
+    let country = contact.countryCode.flatMap(Region.normalize) ?? ""
     if country.isEmpty {
       let code: ApplePayError.Code = role == .shipping ? .addressUnserviceable : invalid
       errors.append(ApplePayError(code, .countryCode, "Enter the \(who) country."))
@@ -70,8 +70,8 @@ public struct ContactValidator: Sendable {
           "We don't ship to \(country). We ship to \(shipsTo.joined(separator: ", "))."))
       return errors
     }
-    let postal = contact.postalCode.map(Region.normalize) ?? ""
-    let area = contact.administrativeArea.map(Region.normalize) ?? ""
+    let postal = contact.postalCode.flatMap(Region.normalize) ?? ""
+    let area = contact.administrativeArea.flatMap(Region.normalize) ?? ""
     switch country {
     case "US":
       if !Self.isUSPostalCode(postal) {

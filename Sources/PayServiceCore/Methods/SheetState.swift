@@ -13,7 +13,7 @@ public struct SheetState: Sendable {
     case shippingMethod, shippingContact, couponCode, paymentMethod
   }
 
-  static let members: Set<String> = ["items", "shippingMethod", "shippingContact", "couponCode", "paymentMethod"]
+  static let members = ["items", "shippingMethod", "shippingContact", "couponCode", "paymentMethod"]
 
   /// Reads the sheet members of a params object (unknown members are rejected).
   static func read(_ params: JSONObject, reader: ParamReader, context: ServiceContext, required: Set<Field> = [])

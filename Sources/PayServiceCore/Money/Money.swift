@@ -59,14 +59,29 @@ public enum MoneyText {
 
   /// Formats minor units with exactly `digits` fraction digits: 5400 -> "54.00" (2), "5400" (0).
   public static func format(_ minor: Int64, digits: Int) -> String {
-    let negative = minor < 0
-    let magnitude = minor.magnitude
-    var text = String(magnitude)
-    if digits > 0 {
-      if text.count <= digits { text = String(repeating: "0", count: digits - text.count + 1) + text }
-      text.insert(".", at: text.index(text.endIndex, offsetBy: -digits))
+    // Digits are produced right to left into a stack buffer: an Int64 has at most 19 digits, plus
+    // a sign, a point and the zeros that pad a small amount ("0.05"). ISO 4217 uses at most 4 decimals.
+    precondition((0...8).contains(digits))
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+      var magnitude = minor.magnitude
+      var position = buffer.count
+      var produced = 0
+      while magnitude > 0 || produced <= digits {
+        if digits > 0 && produced == digits {
+          position -= 1
+          buffer[position] = UInt8(ascii: ".")
+        }
+        position -= 1
+        buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+        magnitude /= 10
+        produced += 1
+      }
+      if minor < 0 {
+        position -= 1
+        buffer[position] = UInt8(ascii: "-")
+      }
+      return String(decoding: UnsafeMutableBufferPointer(rebasing: buffer[position...]), as: UTF8.self)
     }
-    return negative ? "-" + text : text
   }
 }
 

@@ -26,6 +26,7 @@ public struct CartItem: Equatable, Sendable, JSONRepresentable {
 extension CartItem {
   public static let maxItems = 100
   public static let quantityRange = 1...9999
+  static let members = ["sku", "quantity"]
 
   /// Reads `items`: 1 to 100 entries, each a known sku at most once with quantity 1 to 9999 (default 1).
   static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, config: Config) -> [CartItem]? {
@@ -37,21 +38,24 @@ extension CartItem {
     let before = reader.errors.count
     var items: [CartItem] = []
     var seen: Set<String> = []
+    items.reserveCapacity(elements.count)
+    seen.reserveCapacity(elements.count)
     for (index, element) in elements.enumerated() {
-      let itemPath = "\(path)[\(index)]"
-      guard let object = reader.object(element, itemPath) else { continue }
-      reader.rejectUnknown(object, itemPath, allowed: ["sku", "quantity"])
-      var sku = reader.string(object["sku"], "\(itemPath).sku")
+      // Paths are built only when a problem is reported.
+      guard let object = reader.object(element, "\(path)[\(index)]") else { continue }
+      reader.rejectUnknown(object, "\(path)[\(index)]", allowed: members)
+      var sku = reader.string(object["sku"], "\(path)[\(index)].sku")
       if let known = sku, config.productsBySKU[known] == nil {
-        reader.fail("\(itemPath).sku", "unknown sku \"\(known)\"; listProducts shows the catalog")
+        reader.fail("\(path)[\(index)].sku", "unknown sku \"\(known)\"; listProducts shows the catalog")
         sku = nil
       } else if let known = sku, !seen.insert(known).inserted {
-        reader.fail("\(itemPath).sku", "sku \"\(known)\" appears more than once; give it once with the total quantity")
+        reader.fail(
+          "\(path)[\(index)].sku", "sku \"\(known)\" appears more than once; give it once with the total quantity")
         sku = nil
       }
       var quantity: Int? = 1
-      if object.contains("quantity") {
-        quantity = reader.integer(object["quantity"], "\(itemPath).quantity", range: quantityRange)
+      if let value = object["quantity"] {
+        quantity = reader.integer(value, "\(path)[\(index)].quantity", range: quantityRange)
       }
       if let sku, let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
     }

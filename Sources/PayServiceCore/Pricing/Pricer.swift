@@ -2,9 +2,11 @@
 /// the grand total. Pure: the same inputs give the same quote.
 public struct Pricer: Sendable {
   public let config: Config
+  let rules: RuleIndex
 
   public init(config: Config) {
     self.config = config
+    self.rules = RuleIndex(config: config)
   }
 
   /// A fully priced checkout.
@@ -25,16 +27,15 @@ public struct Pricer: Sendable {
 
   /// Shipping methods offered for `region`, in config order.
   public func offeredMethods(for region: Region) -> [ShippingMethod] {
-    guard config.shipping.shipsTo.contains(region.countryCode) else { return [] }
-    return config.shipping.methods.filter { method in
-      (method.regions.map(region.isIn) ?? true) && !(method.exceptRegions.map(region.isIn) ?? false)
-    }
+    rules.offeredMethods(for: region)
   }
 
   /// The offered methods with `preferred` moved to the front when it is offered.
   public func orderedMethods(for region: Region, preferred: String?) -> [ShippingMethod] {
     var methods = offeredMethods(for: region)
-    if let preferred, let index = methods.firstIndex(where: { $0.identifier == preferred }) {
+    if let preferred, methods.first?.identifier != preferred,
+      let index = methods.firstIndex(where: { $0.identifier == preferred })
+    {
       methods.insert(methods.remove(at: index), at: 0)
     }
     return methods
@@ -42,26 +43,7 @@ public struct Pricer: Sendable {
 
   /// The most specific tax rule for the region: postal prefix > state > country; first in config on ties.
   public func taxRule(for region: Region) -> TaxRule? {
-    var best: TaxRule?
-    var bestScore = -1
-    for rule in config.tax.rules {
-      let parts = rule.region.split(separator: "-", maxSplits: 1)
-      guard parts[0] == region.countryCode else { continue }
-      var score = 0
-      if parts.count == 2 {
-        guard rule.region == region.code else { continue }
-        score = 1
-      }
-      if let prefixes = rule.postalCodePrefixes {
-        guard let postal = region.postalCode, prefixes.contains(where: { postal.hasPrefix($0) }) else { continue }
-        score = 2
-      }
-      if score > bestScore {
-        best = rule
-        bestScore = score
-      }
-    }
-    return best
+    rules.taxRule(for: region)
   }
 
   public func lines(for items: [CartItem]) -> [CartLine] {

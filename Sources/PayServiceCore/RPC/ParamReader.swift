@@ -28,92 +28,92 @@ public final class ParamReader {
   }
 
   /// Reports members not in `allowed`.
-  public func rejectUnknown(_ object: JSONObject, _ path: String, allowed: Set<String>) {
-    for key in object.keys where !allowed.contains(key) {
+  public func rejectUnknown(_ object: JSONObject, _ path: @autoclosure () -> String, allowed: [String]) {
+    for (key, _) in object.members where !allowed.contains(key) {
       if allowed.isEmpty {
-        fail(Self.join(path, key), "unknown field; this method takes no params")
+        fail(Self.join(path(), key), "unknown field; this method takes no params")
       } else {
-        fail(Self.join(path, key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+        fail(Self.join(path(), key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
       }
     }
   }
 
-  public func object(_ value: JSONValue?, _ path: String, required: Bool = true) -> JSONObject? {
+  public func object(_ value: JSONValue?, _ path: @autoclosure () -> String, required: Bool = true) -> JSONObject? {
     switch value {
     case nil:
-      if required { fail(path, "is required") }
+      if required { fail(path(), "is required") }
       return nil
     case .object(let object): return object
     case let other?:
-      fail(path, "must be an object, got \(other.kindName)")
+      fail(path(), "must be an object, got \(other.kindName)")
       return nil
     }
   }
 
-  public func string(_ value: JSONValue?, _ path: String, required: Bool = true, nonEmpty: Bool = true) -> String? {
+  public func string(_ value: JSONValue?, _ path: @autoclosure () -> String, required: Bool = true, nonEmpty: Bool = true) -> String? {
     switch value {
     case nil:
-      if required { fail(path, "is required") }
+      if required { fail(path(), "is required") }
       return nil
     case .string(let text):
       if nonEmpty && text.isEmpty {
-        fail(path, "must not be empty")
+        fail(path(), "must not be empty")
         return nil
       }
       return text
     case let other?:
-      fail(path, "must be a string, got \(other.kindName)")
+      fail(path(), "must be a string, got \(other.kindName)")
       return nil
     }
   }
 
   /// An optional string where JSON null also means absent.
-  public func optionalString(_ value: JSONValue?, _ path: String) -> String? {
+  public func optionalString(_ value: JSONValue?, _ path: @autoclosure () -> String) -> String? {
     if case .null? = value { return nil }
-    return string(value, path, required: false, nonEmpty: false)
+    return string(value, path(), required: false, nonEmpty: false)
   }
 
-  public func array(_ value: JSONValue?, _ path: String, required: Bool = true) -> [JSONValue]? {
+  public func array(_ value: JSONValue?, _ path: @autoclosure () -> String, required: Bool = true) -> [JSONValue]? {
     switch value {
     case nil:
-      if required { fail(path, "is required") }
+      if required { fail(path(), "is required") }
       return nil
     case .array(let elements): return elements
     case let other?:
-      fail(path, "must be an array, got \(other.kindName)")
+      fail(path(), "must be an array, got \(other.kindName)")
       return nil
     }
   }
 
   /// An integer within `range`; JSON numbers whose exact value is whole (2, 2.0, 2e0) are accepted.
-  public func integer(_ value: JSONValue?, _ path: String, range: ClosedRange<Int>) -> Int? {
-    let expected = "must be an integer from \(range.lowerBound) to \(range.upperBound)"
+  public func integer(_ value: JSONValue?, _ path: @autoclosure () -> String, range: ClosedRange<Int>) -> Int? {
+    var expected: String { "must be an integer from \(range.lowerBound) to \(range.upperBound)" }
     guard case .number(let text)? = value else {
-      fail(path, value.map { "\(expected), got \($0.kindName)" } ?? "is required")
+      fail(path(), value.map { "\(expected), got \($0.kindName)" } ?? "is required")
       return nil
     }
     guard let number = Self.exactInteger(text), range.contains(number) else {
-      fail(path, "\(expected), got \(text)")
+      fail(path(), "\(expected), got \(text)")
       return nil
     }
     return number
   }
 
   /// An amount: a decimal string in the merchant currency. JSON numbers are rejected.
-  public func amount(_ value: JSONValue?, _ path: String, digits: Int) -> Int64? {
-    let expected = "must be a decimal string like \"\(MoneyText.format(5000, digits: digits))\""
+  public func amount(_ value: JSONValue?, _ path: @autoclosure () -> String, digits: Int) -> Int64? {
+    var expected: String { "must be a decimal string like \"\(MoneyText.format(5000, digits: digits))\"" }
     guard case .string(let text)? = value else {
-      fail(path, value.map { "\(expected), got \($0.kindName)" } ?? "is required")
+      fail(path(), value.map { "\(expected), got \($0.kindName)" } ?? "is required")
       return nil
     }
     switch MoneyText.minorUnits(text, digits: digits) {
     case .success(let minor): return minor
     case .failure(.tooManyDecimals(let allowed)):
-      fail(path, "\"\(text)\" has more than the currency's \(allowed) decimal digits")
+      fail(path(), "\"\(text)\" has more than the currency's \(allowed) decimal digits")
     case .failure(.tooLarge):
-      fail(path, "\"\(text)\" is too large")
+      fail(path(), "\"\(text)\" is too large")
     case .failure(.notADecimal):
-      fail(path, "\(expected), got \"\(text)\"")
+      fail(path(), "\(expected), got \"\(text)\"")
     }
     return nil
   }

@@ -1,0 +1,74 @@
+/// The shipping and tax rules arranged for lookup by region, built once from config so pricing a
+/// request costs a few dictionary lookups however many rules the merchant configures.
+struct RuleIndex: Sendable {
+  /// Offered methods for each region code some method names ("US-AK"), and for each country.
+  private let methodsByCode: [String: [ShippingMethod]]
+  private let methodsByCountry: [String: [ShippingMethod]]
+  /// Candidate tax rules, with their config position, for each country ("US") and each state code
+  /// ("US-CA"). A region's candidates are its country's whole-country rules and its state's rules.
+  private let taxRulesByCountry: [String: [(position: Int, rule: TaxRule)]]
+  private let taxRulesByCode: [String: [(position: Int, rule: TaxRule)]]
+
+  init(config: Config) {
+    let methods = config.shipping.methods
+    func offered(country: String, code: String) -> [ShippingMethod] {
+      guard config.shipping.shipsTo.contains(country) else { return [] }
+      let isIn = { (list: [String]) in list.contains { $0 == country || $0 == code } }
+      return methods.filter { method in
+        (method.regions.map(isIn) ?? true) && !(method.exceptRegions.map(isIn) ?? false)
+      }
+    }
+    // A region whose code no method names is offered what its country is offered.
+    var byCountry: [String: [ShippingMethod]] = [:]
+    for country in config.shipping.shipsTo { byCountry[country] = offered(country: country, code: country) }
+    var byCode: [String: [ShippingMethod]] = [:]
+    for method in methods {
+      for name in (method.regions ?? []) + (method.exceptRegions ?? []) {
+        let parts = name.split(separator: "-", maxSplits: 1)
+        if parts.count == 2 { byCode[name] = offered(country: String(parts[0]), code: name) }
+      }
+    }
+    methodsByCountry = byCountry
+    methodsByCode = byCode
+
+    var rulesByCountry: [String: [(position: Int, rule: TaxRule)]] = [:]
+    var rulesByCode: [String: [(position: Int, rule: TaxRule)]] = [:]
+    for (position, rule) in config.tax.rules.enumerated() {
+      if rule.region.contains("-") {
+        rulesByCode[rule.region, default: []].append((position, rule))
+      } else {
+        rulesByCountry[rule.region, default: []].append((position, rule))
+      }
+    }
+    taxRulesByCountry = rulesByCountry
+    taxRulesByCode = rulesByCode
+  }
+
+  /// Shipping methods offered for `region`, in config order.
+  func offeredMethods(for region: Region) -> [ShippingMethod] {
+    if region.administrativeArea != nil, let methods = methodsByCode[region.code] { return methods }
+    return methodsByCountry[region.countryCode] ?? []
+  }
+
+  /// The most specific tax rule for the region: a rule with postal code prefixes that match (2) beats
+  /// a state rule (1), which beats a whole-country rule (0); the first in config wins a tie.
+  func taxRule(for region: Region) -> TaxRule? {
+    var best: (score: Int, position: Int, rule: TaxRule)?
+    func consider(_ candidates: [(position: Int, rule: TaxRule)]?, baseScore: Int) {
+      for (position, rule) in candidates ?? [] {
+        var score = baseScore
+        if let prefixes = rule.postalCodePrefixes {
+          guard let postal = region.postalCode, prefixes.contains(where: { postal.hasPrefix($0) }) else { continue }
+          score = 2
+        }
+        if let current = best, current.score > score || (current.score == score && current.position < position) {
+          continue
+        }
+        best = (score, position, rule)
+      }
+    }
+    consider(taxRulesByCountry[region.countryCode], baseScore: 0)
+    if region.administrativeArea != nil { consider(taxRulesByCode[region.code], baseScore: 1) }
+    return best?.rule
+  }
+}
