@@ -20,7 +20,11 @@ let package = Package(
       dependencies: [
         "PayServiceCore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]
+      ],
+      // A release build links the Swift runtime and Foundation statically: the dynamic loader's
+      // symbol binding was a third of a cold start (issue 5).
+      swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+      linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
     ),
     .target(
       name: "PayServiceCore",

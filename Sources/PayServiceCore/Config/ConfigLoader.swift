@@ -19,7 +19,9 @@ public enum ConfigLoader {
   public static func parse(yaml text: String, file: String = "config.yaml") throws(ConfigError) -> Config {
     let root: Node?
     do {
-      root = try Yams.compose(yaml: text)
+      // Scalars are read from their text (YAMLFieldReader), never from resolved tags, so the basic
+      // resolver suffices; the default one compiles a dozen regular expressions at every start.
+      root = try Yams.compose(yaml: text, .basic)
     } catch let error as YamlError {
       throw ConfigError(problems: [yamlProblem(error, file: file)])
     } catch {

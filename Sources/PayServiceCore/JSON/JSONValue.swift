@@ -61,7 +61,10 @@ public struct JSONObject: Equatable, Sendable {
 public struct JSONObjectBuilder {
   public private(set) var object = JSONObject()
 
-  public init() {}
+  /// Room for `capacity` members is reserved up front: output objects are built once and small.
+  public init(capacity: Int = 8) {
+    object.members.reserveCapacity(capacity)
+  }
 
   public mutating func set(_ key: String, _ value: JSONValue) {
     object.members.append((key, value))

@@ -33,12 +33,24 @@ public struct JSONWriter {
   }
 
   public mutating func writeRaw(_ text: String) {
-    bytes.append(contentsOf: text.utf8)
+    var text = text
+    text.withUTF8 { bytes.append(contentsOf: $0) }
   }
 
   public mutating func writeString(_ text: String) {
+    var text = text
+    text.withUTF8 { writeString(utf8: $0) }
+  }
+
+  /// Writes UTF-8 text as a JSON string: runs that need no escape are copied in one piece.
+  public mutating func writeString(utf8 text: UnsafeBufferPointer<UInt8>) {
     bytes.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
+    var runStart = 0
+    for index in 0..<text.count {
+      let byte = text[index]
+      guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+      if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index])) }
+      runStart = index + 1
       switch byte {
       case 0x22: bytes.append(0x5C); bytes.append(0x22)
       case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
@@ -47,12 +59,14 @@ public struct JSONWriter {
       case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
       case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
       case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
-      case 0..<0x20:
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-      default: bytes.append(byte)
+      default:
+        let hex: StaticString = "0123456789abcdef"
+        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+        bytes.append(hex.utf8Start[Int(byte >> 4)])
+        bytes.append(hex.utf8Start[Int(byte & 0xF)])
       }
     }
+    if runStart < text.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...])) }
     bytes.append(UInt8(ascii: "\""))
   }
 
