@@ -21,11 +21,11 @@ public struct ApplePayError: Equatable, Sendable, JSONRepresentable {
     self.message = message
   }
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("code", code.rawValue)
-    object.set("contactField", contactField?.rawValue)
-    object.set("message", message)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("code", code.rawValue)
+    writer.member("contactField", contactField?.rawValue)
+    writer.member("message", message)
+    writer.endObject()
   }
 }

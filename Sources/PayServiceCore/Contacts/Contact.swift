@@ -47,21 +47,26 @@ public struct Contact: Equatable, Sendable, JSONRepresentable {
   }
 
   /// Members in the documented order, absent ones left out.
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("givenName", givenName)
-    object.set("familyName", familyName)
-    object.set("emailAddress", emailAddress)
-    object.set("phoneNumber", phoneNumber)
-    if let addressLines { object.set("addressLines", .array(addressLines.map(JSONValue.string))) }
-    object.set("subLocality", subLocality)
-    object.set("locality", locality)
-    object.set("subAdministrativeArea", subAdministrativeArea)
-    object.set("administrativeArea", administrativeArea)
-    object.set("postalCode", postalCode)
-    object.set("country", country)
-    object.set("countryCode", countryCode)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("givenName", givenName)
+    writer.member("familyName", familyName)
+    writer.member("emailAddress", emailAddress)
+    writer.member("phoneNumber", phoneNumber)
+    if let addressLines {
+      writer.key("addressLines")
+      writer.beginArray()
+      for line in addressLines { writer.write(line) }
+      writer.endArray()
+    }
+    writer.member("subLocality", subLocality)
+    writer.member("locality", locality)
+    writer.member("subAdministrativeArea", subAdministrativeArea)
+    writer.member("administrativeArea", administrativeArea)
+    writer.member("postalCode", postalCode)
+    writer.member("country", country)
+    writer.member("countryCode", countryCode)
+    writer.endObject()
   }
 }
 

@@ -93,11 +93,36 @@ public struct JSONObjectBuilder {
   public var value: JSONValue { .object(object) }
 }
 
-/// A type that renders itself as JSON with a fixed member order.
+/// A type that writes itself as JSON with a fixed member order.
 public protocol JSONRepresentable {
-  var json: JSONValue { get }
+  func write(to writer: inout JSONWriter)
+}
+
+extension JSONRepresentable {
+  /// The value as a JSON tree, for code that stores or inspects it rather than sending it.
+  public var json: JSONValue {
+    var writer = JSONWriter()
+    write(to: &writer)
+    do {
+      return try JSONParser.parse(writer.bytes)
+    } catch {
+      preconditionFailure("JSONWriter produced invalid JSON: \(error.message)")
+    }
+  }
+}
+
+extension JSONValue: JSONRepresentable {
+  public func write(to writer: inout JSONWriter) {
+    writer.write(self)
+  }
+
+  public var json: JSONValue { self }
 }
 
 extension Array: JSONRepresentable where Element: JSONRepresentable {
-  public var json: JSONValue { .array(map(\.json)) }
+  public func write(to writer: inout JSONWriter) {
+    writer.beginArray()
+    for element in self { element.write(to: &writer) }
+    writer.endArray()
+  }
 }

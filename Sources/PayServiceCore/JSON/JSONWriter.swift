@@ -1,49 +1,227 @@
-/// Serialises `JSONValue`s compactly: no insignificant whitespace, members in their stored order,
-/// non-ASCII text as raw UTF-8, and only `"`, `\` and control characters escaped.
+/// Writes JSON compactly, straight into bytes: no insignificant whitespace, members in the order
+/// they are written, non-ASCII text as raw UTF-8, and only `"`, `\` and control characters escaped.
+///
+/// Results are streamed (`beginObject`, `member`, `endObject`) rather than built as `JSONValue`
+/// trees first: answering a request then allocates nothing but the output buffer. Commas are
+/// placed by the writer: every value, member or container written after a sibling gets one.
 public struct JSONWriter {
-  public private(set) var bytes: [UInt8] = []
+  public private(set) var bytes: [UInt8]
+  /// Whether the next value or member follows a sibling and so needs a comma first.
+  private var needsComma = false
 
   public init(capacity: Int = 512) {
+    bytes = []
     bytes.reserveCapacity(capacity)
+  }
+
+  /// Continues after the bytes already in `buffer` (such as earlier responses); take them back
+  /// with `bytes`.
+  public init(appendingTo buffer: [UInt8]) {
+    bytes = buffer
+  }
+
+  /// A position to `rewind(to:)` when a started value is abandoned.
+  public struct Mark {
+    fileprivate let count: Int
+    fileprivate let needsComma: Bool
+  }
+
+  public var mark: Mark { Mark(count: bytes.count, needsComma: needsComma) }
+
+  /// Drops everything written since `mark`.
+  public mutating func rewind(to mark: Mark) {
+    bytes.removeSubrange(mark.count...)
+    needsComma = mark.needsComma
+  }
+
+  /// Empties the buffer, keeping its storage when it is no larger than `capacityLimit`.
+  public mutating func reset(capacityLimit: Int = .max) {
+    bytes.removeAll(keepingCapacity: bytes.capacity <= capacityLimit)
+    needsComma = false
+  }
+
+  /// Appends a line feed (between responses; not part of any value).
+  public mutating func newline() {
+    bytes.append(UInt8(ascii: "\n"))
+    needsComma = false
+  }
+
+  // MARK: Containers
+
+  public mutating func beginObject() {
+    separate()
+    bytes.append(UInt8(ascii: "{"))
+  }
+
+  public mutating func endObject() {
+    bytes.append(UInt8(ascii: "}"))
+    needsComma = true
+  }
+
+  public mutating func beginArray() {
+    separate()
+    bytes.append(UInt8(ascii: "["))
+  }
+
+  public mutating func endArray() {
+    bytes.append(UInt8(ascii: "]"))
+    needsComma = true
+  }
+
+  /// Writes a member's key; its value is written next. Keys are plain ASCII names.
+  public mutating func key(_ name: StaticString) {
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+    bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    bytes.append(UInt8(ascii: "\""))
+    bytes.append(UInt8(ascii: ":"))
+  }
+
+  /// Writes a key that is data (an object read off the wire), escaped as any string.
+  public mutating func key(_ name: String) {
+    separate()
+    appendString(name)
+    bytes.append(UInt8(ascii: ":"))
+  }
+
+  // MARK: Values
+
+  public mutating func write(_ text: String) {
+    separate()
+    appendString(text)
+    needsComma = true
+  }
+
+  public mutating func write(_ number: Int) {
+    separate()
+    appendInteger(Int64(number))
+    needsComma = true
+  }
+
+  public mutating func write(_ flag: Bool) {
+    separate()
+    appendRaw(flag ? "true" : "false")
+    needsComma = true
+  }
+
+  public mutating func writeNull() {
+    separate()
+    appendRaw("null")
+    needsComma = true
   }
 
   public mutating func write(_ value: JSONValue) {
     switch value {
-    case .null: writeRaw("null")
-    case .bool(let flag): writeRaw(flag ? "true" : "false")
-    case .number(let text): writeRaw(text)
-    case .string(let text): writeString(text)
+    case .null: writeNull()
+    case .bool(let flag): write(flag)
+    case .number(let text):
+      separate()
+      var text = text
+      text.withUTF8 { bytes.append(contentsOf: $0) }
+      needsComma = true
+    case .string(let text): write(text)
     case .array(let elements):
-      bytes.append(UInt8(ascii: "["))
-      for (offset, element) in elements.enumerated() {
-        if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-        write(element)
-      }
-      bytes.append(UInt8(ascii: "]"))
+      beginArray()
+      for element in elements { write(element) }
+      endArray()
     case .object(let object):
-      bytes.append(UInt8(ascii: "{"))
-      for (offset, member) in object.members.enumerated() {
-        if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-        writeString(member.key)
-        bytes.append(UInt8(ascii: ":"))
-        write(member.value)
+      beginObject()
+      for (name, member) in object.members {
+        key(name)
+        write(member)
       }
-      bytes.append(UInt8(ascii: "}"))
+      endObject()
     }
   }
 
-  public mutating func writeRaw(_ text: String) {
-    var text = text
-    text.withUTF8 { bytes.append(contentsOf: $0) }
+  public mutating func write<Value: JSONRepresentable>(_ value: Value) {
+    value.write(to: &self)
   }
 
-  public mutating func writeString(_ text: String) {
-    var text = text
-    text.withUTF8 { writeString(utf8: $0) }
+  // MARK: Members
+
+  public mutating func member(_ name: StaticString, _ value: String) {
+    key(name)
+    write(value)
   }
 
-  /// Writes UTF-8 text as a JSON string: runs that need no escape are copied in one piece.
-  public mutating func writeString(utf8 text: UnsafeBufferPointer<UInt8>) {
+  /// Left out when nil.
+  public mutating func member(_ name: StaticString, _ value: String?) {
+    guard let value else { return }
+    member(name, value)
+  }
+
+  /// `null` when nil (a member the contract always has).
+  public mutating func member(_ name: StaticString, orNull value: String?) {
+    key(name)
+    if let value { write(value) } else { writeNull() }
+  }
+
+  public mutating func member(_ name: StaticString, _ value: Int) {
+    key(name)
+    write(value)
+  }
+
+  /// Left out when nil.
+  public mutating func member(_ name: StaticString, _ value: Int?) {
+    guard let value else { return }
+    member(name, value)
+  }
+
+  public mutating func member(_ name: StaticString, _ value: Bool) {
+    key(name)
+    write(value)
+  }
+
+  public mutating func member<Value: JSONRepresentable>(_ name: StaticString, _ value: Value) {
+    key(name)
+    value.write(to: &self)
+  }
+
+  /// Left out when nil.
+  public mutating func member<Value: JSONRepresentable>(_ name: StaticString, _ value: Value?) {
+    guard let value else { return }
+    member(name, value)
+  }
+
+  /// `null` when nil (a member the contract always has).
+  public mutating func member<Value: JSONRepresentable>(_ name: StaticString, orNull value: Value?) {
+    key(name)
+    if let value { value.write(to: &self) } else { writeNull() }
+  }
+
+  // MARK: Bytes
+
+  private mutating func separate() {
+    if needsComma { bytes.append(UInt8(ascii: ",")) }
+    needsComma = false
+  }
+
+  private mutating func appendRaw(_ text: StaticString) {
+    bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+  }
+
+  private mutating func appendInteger(_ value: Int64) {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+      var magnitude = value.magnitude
+      var position = buffer.count
+      repeat {
+        position -= 1
+        buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+        magnitude /= 10
+      } while magnitude > 0
+      if value < 0 { bytes.append(UInt8(ascii: "-")) }
+      bytes.append(contentsOf: UnsafeMutableBufferPointer(rebasing: buffer[position...]))
+    }
+  }
+
+  private mutating func appendString(_ text: String) {
+    var text = text
+    text.withUTF8 { appendString(utf8: $0) }
+  }
+
+  /// UTF-8 text as a JSON string: runs that need no escape are copied in one piece.
+  private mutating func appendString(utf8 text: UnsafeBufferPointer<UInt8>) {
     bytes.append(UInt8(ascii: "\""))
     var runStart = 0
     for index in 0..<text.count {
@@ -61,7 +239,7 @@ public struct JSONWriter {
       case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
       default:
         let hex: StaticString = "0123456789abcdef"
-        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+        appendRaw("\\u00")
         bytes.append(hex.utf8Start[Int(byte >> 4)])
         bytes.append(hex.utf8Start[Int(byte & 0xF)])
       }
@@ -71,9 +249,9 @@ public struct JSONWriter {
   }
 
   /// The compact serialisation of `value` as a string.
-  public static func string(_ value: JSONValue) -> String {
+  public static func string<Value: JSONRepresentable>(_ value: Value) -> String {
     var writer = JSONWriter()
-    writer.write(value)
+    value.write(to: &writer)
     return String(decoding: writer.bytes, as: UTF8.self)
   }
 }

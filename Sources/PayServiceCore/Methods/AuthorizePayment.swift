@@ -27,15 +27,15 @@ public enum AuthorizePayment: RPCMethod {
     public var currencyCode: String
     public var summaryItems: [SummaryItem]
 
-    public var json: JSONValue {
-      var object = JSONObjectBuilder()
-      object.set("status", status.rawValue)
-      object.set("errors", errors.json)
-      object.set("chargeToken", chargeToken)
-      object.set("amount", amount)
-      object.set("currencyCode", currencyCode)
-      object.set("summaryItems", summaryItems.json)
-      return object.value
+    public func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.member("status", status.rawValue)
+      writer.member("errors", errors)
+      writer.member("chargeToken", chargeToken)
+      writer.member("amount", amount)
+      writer.member("currencyCode", currencyCode)
+      writer.member("summaryItems", summaryItems)
+      writer.endObject()
     }
   }
 
@@ -149,11 +149,13 @@ public struct OrderBinding: Equatable, Sendable {
 
   /// The coupon member is present only with a code, so orders without one bind exactly as in version 1.
   public var canonical: String {
-    var object = JSONObjectBuilder()
-    object.set("items", items.json)
-    object.set("shippingMethod", shippingMethod)
-    object.set("shippingContact", shippingContact?.json ?? .null)
-    object.set("couponCode", couponCode)
-    return JSONWriter.string(object.value)
+    var writer = JSONWriter()
+    writer.beginObject()
+    writer.member("items", items)
+    writer.member("shippingMethod", shippingMethod)
+    writer.member("shippingContact", orNull: shippingContact)
+    writer.member("couponCode", couponCode)
+    writer.endObject()
+    return String(decoding: writer.bytes, as: UTF8.self)
   }
 }

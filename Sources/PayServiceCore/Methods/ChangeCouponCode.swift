@@ -12,14 +12,14 @@ public enum ChangeCouponCode: RPCMethod {
     public var summaryItems: [SummaryItem]
     public var currencyCode: String
 
-    public var json: JSONValue {
-      var object = JSONObjectBuilder()
-      object.set("errors", errors.json)
-      object.set("shippingMethods", shippingMethods.json)
-      object.set("shippingMethod", shippingMethod.map(JSONValue.string) ?? .null)
-      object.set("summaryItems", summaryItems.json)
-      object.set("currencyCode", currencyCode)
-      return object.value
+    public func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.member("errors", errors)
+      writer.member("shippingMethods", shippingMethods)
+      writer.member("shippingMethod", orNull: shippingMethod)
+      writer.member("summaryItems", summaryItems)
+      writer.member("currencyCode", currencyCode)
+      writer.endObject()
     }
   }
 

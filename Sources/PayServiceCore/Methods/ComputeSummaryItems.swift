@@ -12,13 +12,13 @@ public enum ComputeSummaryItems: RPCMethod {
     /// paymentMethod, so version 1 requests get version 1 bytes.
     public var errors: [ApplePayError]?
 
-    public var json: JSONValue {
-      var object = JSONObjectBuilder()
-      object.set("currencyCode", currencyCode)
-      object.set("shippingMethod", shippingMethod.map(JSONValue.string) ?? .null)
-      object.set("summaryItems", summaryItems.json)
-      object.set("errors", errors?.json)
-      return object.value
+    public func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.member("currencyCode", currencyCode)
+      writer.member("shippingMethod", orNull: shippingMethod)
+      writer.member("summaryItems", summaryItems)
+      writer.member("errors", errors)
+      writer.endObject()
     }
   }
 

@@ -3,7 +3,11 @@ public enum GetOrder: RPCMethod {
   public static let name = "getOrder"
 
   public struct Output: JSONRepresentable {
-    public var json: JSONValue
+    public var value: JSONValue
+
+    public func write(to writer: inout JSONWriter) {
+      writer.write(value)
+    }
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> String? {
@@ -17,6 +21,6 @@ public enum GetOrder: RPCMethod {
     }
     var result = JSONObjectBuilder()
     result.set("order", try JSONParser.parse(document))
-    return Output(json: result.value)
+    return Output(value: result.value)
   }
 }

@@ -3,7 +3,11 @@ public enum ListProducts: RPCMethod {
   public static let name = "listProducts"
 
   public struct Output: JSONRepresentable {
-    public var json: JSONValue
+    public var value: JSONValue
+
+    public func write(to writer: inout JSONWriter) {
+      writer.write(value)
+    }
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Void? {
@@ -26,6 +30,6 @@ public enum ListProducts: RPCMethod {
     }
     var result = JSONObjectBuilder()
     result.set("products", .array(products))
-    return Output(json: result.value)
+    return Output(value: result.value)
   }
 }

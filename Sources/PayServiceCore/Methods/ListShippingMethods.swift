@@ -4,7 +4,11 @@ public enum ListShippingMethods: RPCMethod {
   public static let name = "listShippingMethods"
 
   public struct Output: JSONRepresentable {
-    public var json: JSONValue
+    public var value: JSONValue
+
+    public func write(to writer: inout JSONWriter) {
+      writer.write(value)
+    }
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Void? {
@@ -31,6 +35,6 @@ public enum ListShippingMethods: RPCMethod {
     }
     var result = JSONObjectBuilder()
     result.set("shippingMethods", .array(methods))
-    return Output(json: result.value)
+    return Output(value: result.value)
   }
 }

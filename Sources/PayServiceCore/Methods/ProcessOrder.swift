@@ -28,7 +28,11 @@ public enum ProcessOrder: RPCMethod {
 
   /// The result, as JSON (a stored result is replayed byte for byte).
   public struct Output: JSONRepresentable {
-    public var json: JSONValue
+    public var value: JSONValue
+
+    public func write(to writer: inout JSONWriter) {
+      writer.write(value)
+    }
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
@@ -194,7 +198,7 @@ public enum ProcessOrder: RPCMethod {
         token.token, at: nowText, fingerprint: fingerprintText, result: JSONWriter.string(result), in: db)
       return result
     }
-    return Output(json: json)
+    return Output(value: json)
   }
 
   static func orderDocument(

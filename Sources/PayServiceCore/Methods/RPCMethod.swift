@@ -62,7 +62,8 @@ public struct MethodRegistry: Sendable {
 
   struct Entry: @unchecked Sendable {
     let runsAsNotification: Bool
-    let handle: (JSONValue?, ServiceContext) throws -> JSONValue
+    /// Reads the params, runs the method and writes its result; throws before writing anything.
+    let handle: (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
   }
 
   let entries: [String: Entry]
@@ -78,14 +79,14 @@ public struct MethodRegistry: Sendable {
   public var names: [String] { MethodRegistry.methods.map { $0.name } }
 
   static func entry<M: RPCMethod>(for method: M.Type) -> Entry {
-    Entry(runsAsNotification: M.runsAsNotification) { value, context in
+    Entry(runsAsNotification: M.runsAsNotification) { value, context, writer in
       let reader = ParamReader()
       guard let object = reader.params(value),
         let params = M.readParams(object, reader: reader, context: context), reader.errors.isEmpty
       else {
         throw ServiceError.invalidParams(reader.errors)
       }
-      return try M.run(params, context: context).json
+      try M.run(params, context: context).write(to: &writer)
     }
   }
 }

@@ -10,12 +10,12 @@ public enum SelectPaymentMethod: RPCMethod {
     public var summaryItems: [SummaryItem]
     public var currencyCode: String
 
-    public var json: JSONValue {
-      var object = JSONObjectBuilder()
-      object.set("errors", errors.json)
-      object.set("summaryItems", summaryItems.json)
-      object.set("currencyCode", currencyCode)
-      return object.value
+    public func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.member("errors", errors)
+      writer.member("summaryItems", summaryItems)
+      writer.member("currencyCode", currencyCode)
+      writer.endObject()
     }
   }
 

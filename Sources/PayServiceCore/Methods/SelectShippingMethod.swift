@@ -14,13 +14,13 @@ public enum SelectShippingMethod: RPCMethod {
     public var summaryItems: [SummaryItem]
     public var currencyCode: String
 
-    public var json: JSONValue {
-      var object = JSONObjectBuilder()
-      object.set("status", status.rawValue)
-      object.set("errors", errors.json)
-      object.set("summaryItems", summaryItems.json)
-      object.set("currencyCode", currencyCode)
-      return object.value
+    public func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.member("status", status.rawValue)
+      writer.member("errors", errors)
+      writer.member("summaryItems", summaryItems)
+      writer.member("currencyCode", currencyCode)
+      writer.endObject()
     }
   }
 

@@ -18,11 +18,11 @@ public struct PaymentMethod: Equatable, Sendable, JSONRepresentable {
 
   /// Network (lower-cased: networks match case-insensitively) and type only, in a fixed order:
   /// what a charge token records and compares.
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("network", network.lowercased())
-    object.set("type", type.rawValue)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("network", network.lowercased())
+    writer.member("type", type.rawValue)
+    writer.endObject()
   }
 
   /// Reads `{displayName?, network, type}`; other members (`paymentPass`, `billingContact`) are

@@ -15,11 +15,11 @@ public struct CartItem: Equatable, Sendable, JSONRepresentable {
   public var sku: String
   public var quantity: Int
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("sku", sku)
-    object.set("quantity", quantity)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("sku", sku)
+    writer.member("quantity", quantity)
+    writer.endObject()
   }
 }
 

@@ -10,12 +10,12 @@ public struct DateComponents: Equatable, Sendable, JSONRepresentable {
     (years, months, days) = RFC3339.civilFromDays(day)
   }
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("years", years)
-    object.set("months", months)
-    object.set("days", days)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("years", years)
+    writer.member("months", months)
+    writer.member("days", days)
+    writer.endObject()
   }
 }
 
@@ -30,10 +30,10 @@ public struct DateComponentsRange: Equatable, Sendable, JSONRepresentable {
     end = DateComponents(seconds: now, addingDays: method.transitDaysMax ?? method.transitDays)
   }
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("startDateComponents", start.json)
-    object.set("endDateComponents", end.json)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("startDateComponents", start)
+    writer.member("endDateComponents", end)
+    writer.endObject()
   }
 }

@@ -12,12 +12,12 @@ public struct SummaryItem: Equatable, Sendable, JSONRepresentable {
     self.type = type
   }
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("label", label)
-    object.set("amount", amount)
-    object.set("type", type.rawValue)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("label", label)
+    writer.member("amount", amount)
+    writer.member("type", type.rawValue)
+    writer.endObject()
   }
 }
 
@@ -28,13 +28,13 @@ public struct ShippingMethodOffer: Sendable, JSONRepresentable {
   public var amount: String
   public var dateComponentsRange: DateComponentsRange
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("identifier", method.identifier)
-    object.set("label", method.label)
-    object.set("detail", method.detail)
-    object.set("amount", amount)
-    object.set("dateComponentsRange", dateComponentsRange.json)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("identifier", method.identifier)
+    writer.member("label", method.label)
+    writer.member("detail", method.detail)
+    writer.member("amount", amount)
+    writer.member("dateComponentsRange", dateComponentsRange)
+    writer.endObject()
   }
 }

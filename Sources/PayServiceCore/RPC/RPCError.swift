@@ -25,12 +25,12 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     self.data = data
   }
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("code", code.rawValue)
-    object.set("message", message)
-    object.set("data", data)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("code", code.rawValue)
+    writer.member("message", message)
+    writer.member("data", data)
+    writer.endObject()
   }
 
   public static func parseError(_ detail: String? = nil) -> RPCError {
@@ -74,11 +74,11 @@ public struct FieldError: Equatable, Sendable, JSONRepresentable {
     self.message = message
   }
 
-  public var json: JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("path", path)
-    object.set("message", message)
-    return object.value
+  public func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("path", path)
+    writer.member("message", message)
+    writer.endObject()
   }
 }
 

@@ -15,54 +15,64 @@ public final class RequestHandler: @unchecked Sendable {
 
   /// The response line for `line` (without the LF), or nil when nothing is to be answered.
   public func handle(line: UnsafeRawBufferPointer) -> [UInt8]? {
-    let response: JSONValue?
-    do {
-      let request = try JSONParser.parse(line)
-      response = handle(value: request)
-    } catch {
-      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32700)")
-      response = Self.errorResponse(id: .null, .parseError("\(error.message) at byte \(error.offset)"))
-    }
-    guard let response else { return nil }
     var writer = JSONWriter()
-    writer.write(response)
-    return writer.bytes
+    return handle(line: line, into: &writer) ? writer.bytes : nil
   }
 
   public func handle(line: [UInt8]) -> [UInt8]? {
     line.withUnsafeBytes { handle(line: $0) }
   }
 
-  public func handle(value: JSONValue) -> JSONValue? {
-    guard case .array(let elements) = value else { return handleSingle(value) }
+  /// Appends the response to `line` (without the LF) to `writer`; false when nothing is to be
+  /// answered (a notification, or a batch of them), and then nothing was appended.
+  public func handle(line: UnsafeRawBufferPointer, into writer: inout JSONWriter) -> Bool {
+    let request: JSONValue
+    do {
+      request = try JSONParser.parse(line)
+    } catch {
+      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32700)")
+      Self.writeError(id: .null, .parseError("\(error.message) at byte \(error.offset)"), into: &writer)
+      return true
+    }
+    return handle(value: request, into: &writer)
+  }
+
+  func handle(value: JSONValue, into writer: inout JSONWriter) -> Bool {
+    guard case .array(let elements) = value else { return handleSingle(value, into: &writer) }
     if elements.isEmpty {
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      return Self.errorResponse(id: .null, .invalidRequest("an empty batch"))
+      Self.writeError(id: .null, .invalidRequest("an empty batch"), into: &writer)
+      return true
     }
-    let responses = elements.compactMap(handleSingle)
-    return responses.isEmpty ? nil : .array(responses)
+    let start = writer.mark
+    writer.beginArray()
+    var answered = false
+    for element in elements where handleSingle(element, into: &writer) {
+      answered = true
+    }
+    guard answered else {
+      writer.rewind(to: start)
+      return false
+    }
+    writer.endArray()
+    return true
   }
 
-  static func errorResponse(id: JSONValue, _ error: RPCError) -> JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("jsonrpc", "2.0")
-    object.set("id", id)
-    object.set("error", error.json)
-    return object.value
+  static func writeError(id: JSONValue, _ error: RPCError, into writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("jsonrpc", "2.0")
+    writer.member("id", id)
+    writer.member("error", error)
+    writer.endObject()
   }
 
-  static func resultResponse(id: JSONValue, _ result: JSONValue) -> JSONValue {
-    var object = JSONObjectBuilder()
-    object.set("jsonrpc", "2.0")
-    object.set("id", id)
-    object.set("result", result)
-    return object.value
-  }
-
-  func handleSingle(_ value: JSONValue) -> JSONValue? {
+  /// Answers one request object; false for a notification (nothing written).
+  func handleSingle(_ value: JSONValue, into writer: inout JSONWriter) -> Bool {
     guard case .object(let request) = value else {
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      return Self.errorResponse(id: .null, .invalidRequest("a request must be a JSON object, got \(value.kindName)"))
+      Self.writeError(
+        id: .null, .invalidRequest("a request must be a JSON object, got \(value.kindName)"), into: &writer)
+      return true
     }
     // The id, when it can be determined.
     var id: JSONValue = .null
@@ -90,22 +100,36 @@ public final class RequestHandler: @unchecked Sendable {
     }
     if let problem {
       log.request(id: id, method: methodName ?? "", seconds: 0, outcome: "error(-32600)")
-      return Self.errorResponse(id: id, .invalidRequest(problem))
+      Self.writeError(id: id, .invalidRequest(problem), into: &writer)
+      return true
     }
     let method = methodName!
     guard let entry = registry.entries[method] else {
       log.request(id: id, method: method, seconds: 0, outcome: isNotification ? "ignored" : "error(-32601)")
-      return isNotification ? nil : Self.errorResponse(id: id, .methodNotFound(method))
+      if isNotification { return false }
+      Self.writeError(id: id, .methodNotFound(method), into: &writer)
+      return true
     }
     if isNotification && !entry.runsAsNotification {
       log.warning("a notification of \(method) was not executed: a payment needs an answer, so send it with an id")
-      return nil
+      return false
     }
     let started = DispatchTime.now().uptimeNanoseconds
-    let response: JSONValue
     let outcome: String
+    // A notification's result is computed (its effects happen) but not sent.
+    var discarded = JSONWriter(capacity: 0)
+    let start = writer.mark
     do {
-      response = Self.resultResponse(id: id, try entry.handle(request["params"], context))
+      if isNotification {
+        try entry.handle(request["params"], context, &discarded)
+      } else {
+        writer.beginObject()
+        writer.member("jsonrpc", "2.0")
+        writer.member("id", id)
+        writer.key("result")
+        try entry.handle(request["params"], context, &writer)
+        writer.endObject()
+      }
       outcome = "ok"
     } catch {
       let rpcError = RPCError(mapping: error)
@@ -113,11 +137,12 @@ public final class RequestHandler: @unchecked Sendable {
         // The reason goes to the operator's log only; it holds no request data.
         log.warning("\(method) failed: \(error is StoreError ? "\(error)" : String(describing: type(of: error)))")
       }
-      response = Self.errorResponse(id: id, rpcError)
+      writer.rewind(to: start)
+      if !isNotification { Self.writeError(id: id, rpcError, into: &writer) }
       outcome = "error(\(rpcError.code.rawValue))"
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     log.request(id: id, method: method, seconds: seconds, outcome: isNotification ? "\(outcome),notification" : outcome)
-    return isNotification ? nil : response
+    return !isNotification
   }
 }

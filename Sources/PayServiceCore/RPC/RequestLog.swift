@@ -8,6 +8,8 @@ public final class RequestLog: @unchecked Sendable {
   private let fd: Int32
   private let level: Level
   private var buffer: [UInt8] = []
+  /// Reused to render ids and method names as JSON.
+  private var scratch = JSONWriter(capacity: 128)
 
   public init(fd: Int32 = STDERR_FILENO, level: Level = .requests) {
     self.fd = fd
@@ -16,12 +18,32 @@ public final class RequestLog: @unchecked Sendable {
 
   public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {
     guard level.rawValue >= Level.requests.rawValue else { return }
-    var idText = id.map(JSONWriter.string) ?? "-"
-    if idText.utf8.count > 64 { idText = String(idText.prefix(61)) + "..." }
-    var methodText = method
-    if methodText.utf8.count > 64 { methodText = String(methodText.prefix(61)) + "..." }
-    let micros = Int((seconds * 1_000_000).rounded())
-    append("payservice: id=\(idText) method=\(JSONWriter.string(.string(methodText))) us=\(micros) outcome=\(outcome)\n")
+    append("payservice: id=")
+    if let id {
+      scratch.reset()
+      scratch.write(id)
+      appendClipped(scratch.bytes)
+    } else {
+      append("-")
+    }
+    append(" method=")
+    scratch.reset()
+    scratch.write(method.utf8.count > 64 ? String(method.prefix(61)) + "..." : method)
+    buffer.append(contentsOf: scratch.bytes)
+    append(" us=")
+    append(String(Int((seconds * 1_000_000).rounded())))
+    append(" outcome=")
+    append(outcome)
+    append("\n")
+  }
+
+  /// JSON text of at most 64 bytes as is; longer text cut to its first 61 characters and "...".
+  private func appendClipped(_ text: [UInt8]) {
+    if text.count <= 64 {
+      buffer.append(contentsOf: text)
+    } else {
+      append(String(String(decoding: text, as: UTF8.self).prefix(61)) + "...")
+    }
   }
 
   public func warning(_ message: String) {

@@ -21,7 +21,8 @@ public final class Server {
   let stopSignal: Int32?
   let log: RequestLog
 
-  private var pendingOutput: [UInt8] = []
+  /// Responses not yet written, one per line.
+  private var pendingOutput = JSONWriter(capacity: 1 << 16)
   private var outputClosed = false
 
   /// - Parameter stopSignal: a descriptor that becomes readable when the process should stop
@@ -52,20 +53,17 @@ public final class Server {
       }
       // Only JSON whitespace (spaces, tabs, CRs): a blank line, not a request.
       if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
-      if let response = handler.handle(line: slice) {
-        pendingOutput.append(contentsOf: response)
-        pendingOutput.append(UInt8(ascii: "\n"))
+      if handler.handle(line: slice, into: &pendingOutput) {
+        pendingOutput.newline()
       }
     }
 
     func tooLong() {
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      var writer = JSONWriter()
-      writer.write(
-        RequestHandler.errorResponse(
-          id: .null, .invalidRequest("line exceeds the limit of \(maxLineBytes) bytes (--max-line-bytes)")))
-      pendingOutput.append(contentsOf: writer.bytes)
-      pendingOutput.append(UInt8(ascii: "\n"))
+      RequestHandler.writeError(
+        id: .null, .invalidRequest("line exceeds the limit of \(maxLineBytes) bytes (--max-line-bytes)"),
+        into: &pendingOutput)
+      pendingOutput.newline()
     }
 
     var stopped = false
@@ -146,11 +144,11 @@ public final class Server {
 
   private func flush() {
     defer { log.flush() }
-    guard !pendingOutput.isEmpty, !outputClosed else {
-      pendingOutput.removeAll(keepingCapacity: true)
+    guard !pendingOutput.bytes.isEmpty, !outputClosed else {
+      pendingOutput.reset()
       return
     }
-    pendingOutput.withUnsafeBytes { raw in
+    pendingOutput.bytes.withUnsafeBytes { raw in
       var offset = 0
       while offset < raw.count {
         let written = write(output, raw.baseAddress! + offset, raw.count - offset)
@@ -162,6 +160,6 @@ public final class Server {
         offset += written
       }
     }
-    pendingOutput.removeAll(keepingCapacity: pendingOutput.count <= 1 << 20)
+    pendingOutput.reset(capacityLimit: 1 << 20)
   }
 }
