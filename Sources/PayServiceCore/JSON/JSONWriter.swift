@@ -4,21 +4,35 @@
 /// Results are streamed (`beginObject`, `member`, `endObject`) rather than built as `JSONValue`
 /// trees first: answering a request then allocates nothing but the output buffer. Commas are
 /// placed by the writer: every value, member or container written after a sibling gets one.
-public struct JSONWriter {
-  public private(set) var bytes: [UInt8]
+///
+/// The writer owns its buffer (raw memory grown by doubling, freed on deinit), so it cannot be
+/// copied: appending is a capacity check and a copy, with no uniqueness checks per byte.
+public struct JSONWriter: ~Copyable {
+  private var start: UnsafeMutablePointer<UInt8>
+  private var capacity: Int
+  /// The number of bytes written.
+  public private(set) var count = 0
   /// Whether the next value or member follows a sibling and so needs a comma first.
   private var needsComma = false
 
   public init(capacity: Int = 512) {
-    bytes = []
-    bytes.reserveCapacity(capacity)
+    self.capacity = max(capacity, 16)
+    start = .allocate(capacity: self.capacity)
   }
 
-  /// Continues after the bytes already in `buffer` (such as earlier responses); take them back
-  /// with `bytes`.
-  public init(appendingTo buffer: [UInt8]) {
-    bytes = buffer
+  deinit {
+    start.deallocate()
   }
+
+  /// A copy of the bytes written.
+  public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
+
+  /// The bytes written, for the duration of `body`.
+  public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    try body(UnsafeRawBufferPointer(start: start, count: count))
+  }
+
+  public var isEmpty: Bool { count == 0 }
 
   /// A position to `rewind(to:)` when a started value is abandoned.
   public struct Mark {
@@ -26,23 +40,28 @@ public struct JSONWriter {
     fileprivate let needsComma: Bool
   }
 
-  public var mark: Mark { Mark(count: bytes.count, needsComma: needsComma) }
+  public var mark: Mark { Mark(count: count, needsComma: needsComma) }
 
   /// Drops everything written since `mark`.
   public mutating func rewind(to mark: Mark) {
-    bytes.removeSubrange(mark.count...)
+    count = mark.count
     needsComma = mark.needsComma
   }
 
-  /// Empties the buffer, keeping its storage when it is no larger than `capacityLimit`.
+  /// Empties the buffer, shrinking its storage back to `capacityLimit` when it grew beyond.
   public mutating func reset(capacityLimit: Int = .max) {
-    bytes.removeAll(keepingCapacity: bytes.capacity <= capacityLimit)
+    count = 0
     needsComma = false
+    if capacity > capacityLimit {
+      start.deallocate()
+      capacity = max(capacityLimit, 16)
+      start = .allocate(capacity: capacity)
+    }
   }
 
   /// Appends a line feed (between responses; not part of any value).
   public mutating func newline() {
-    bytes.append(UInt8(ascii: "\n"))
+    append(UInt8(ascii: "\n"))
     needsComma = false
   }
 
@@ -50,38 +69,38 @@ public struct JSONWriter {
 
   public mutating func beginObject() {
     separate()
-    bytes.append(UInt8(ascii: "{"))
+    append(UInt8(ascii: "{"))
   }
 
   public mutating func endObject() {
-    bytes.append(UInt8(ascii: "}"))
+    append(UInt8(ascii: "}"))
     needsComma = true
   }
 
   public mutating func beginArray() {
     separate()
-    bytes.append(UInt8(ascii: "["))
+    append(UInt8(ascii: "["))
   }
 
   public mutating func endArray() {
-    bytes.append(UInt8(ascii: "]"))
+    append(UInt8(ascii: "]"))
     needsComma = true
   }
 
   /// Writes a member's key; its value is written next. Keys are plain ASCII names.
   public mutating func key(_ name: StaticString) {
     separate()
-    bytes.append(UInt8(ascii: "\""))
-    bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-    bytes.append(UInt8(ascii: "\""))
-    bytes.append(UInt8(ascii: ":"))
+    append(UInt8(ascii: "\""))
+    append(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    append(UInt8(ascii: "\""))
+    append(UInt8(ascii: ":"))
   }
 
   /// Writes a key that is data (an object read off the wire), escaped as any string.
   public mutating func key(_ name: String) {
     separate()
     appendString(name)
-    bytes.append(UInt8(ascii: ":"))
+    append(UInt8(ascii: ":"))
   }
 
   // MARK: Values
@@ -117,7 +136,7 @@ public struct JSONWriter {
     case .number(let text):
       separate()
       var text = text
-      text.withUTF8 { bytes.append(contentsOf: $0) }
+      text.withUTF8 { append($0) }
       needsComma = true
     case .string(let text): write(text)
     case .array(let elements):
@@ -192,13 +211,43 @@ public struct JSONWriter {
 
   // MARK: Bytes
 
+  private mutating func reserve(_ extra: Int) {
+    guard count + extra > capacity else { return }
+    var newCapacity = capacity * 2
+    while count + extra > newCapacity { newCapacity *= 2 }
+    let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+    grown.update(from: start, count: count)
+    start.deallocate()
+    start = grown
+    capacity = newCapacity
+  }
+
+  @inline(__always)
+  private mutating func append(_ byte: UInt8) {
+    reserve(1)
+    start[count] = byte
+    count += 1
+  }
+
+  @inline(__always)
+  private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+    reserve(bytes.count)
+    (start + count).update(from: base, count: bytes.count)
+    count += bytes.count
+  }
+
+  private mutating func append(_ bytes: UnsafeMutableBufferPointer<UInt8>) {
+    append(UnsafeBufferPointer(bytes))
+  }
+
   private mutating func separate() {
-    if needsComma { bytes.append(UInt8(ascii: ",")) }
+    if needsComma { append(UInt8(ascii: ",")) }
     needsComma = false
   }
 
   private mutating func appendRaw(_ text: StaticString) {
-    bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
   }
 
   private mutating func appendInteger(_ value: Int64) {
@@ -210,8 +259,8 @@ public struct JSONWriter {
         buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
         magnitude /= 10
       } while magnitude > 0
-      if value < 0 { bytes.append(UInt8(ascii: "-")) }
-      bytes.append(contentsOf: UnsafeMutableBufferPointer(rebasing: buffer[position...]))
+      if value < 0 { append(UInt8(ascii: "-")) }
+      append(UnsafeMutableBufferPointer(rebasing: buffer[position...]))
     }
   }
 
@@ -222,36 +271,41 @@ public struct JSONWriter {
 
   /// UTF-8 text as a JSON string: runs that need no escape are copied in one piece.
   private mutating func appendString(utf8 text: UnsafeBufferPointer<UInt8>) {
-    bytes.append(UInt8(ascii: "\""))
+    append(UInt8(ascii: "\""))
     var runStart = 0
     for index in 0..<text.count {
       let byte = text[index]
       guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-      if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index])) }
+      if runStart < index { append(UnsafeBufferPointer(rebasing: text[runStart..<index])) }
       runStart = index + 1
       switch byte {
-      case 0x22: bytes.append(0x5C); bytes.append(0x22)
-      case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-      case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-      case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-      case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-      case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
-      case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
+      case 0x22: append(0x5C); append(0x22)
+      case 0x5C: append(0x5C); append(0x5C)
+      case 0x0A: append(0x5C); append(UInt8(ascii: "n"))
+      case 0x0D: append(0x5C); append(UInt8(ascii: "r"))
+      case 0x09: append(0x5C); append(UInt8(ascii: "t"))
+      case 0x08: append(0x5C); append(UInt8(ascii: "b"))
+      case 0x0C: append(0x5C); append(UInt8(ascii: "f"))
       default:
         let hex: StaticString = "0123456789abcdef"
         appendRaw("\\u00")
-        bytes.append(hex.utf8Start[Int(byte >> 4)])
-        bytes.append(hex.utf8Start[Int(byte & 0xF)])
+        append(hex.utf8Start[Int(byte >> 4)])
+        append(hex.utf8Start[Int(byte & 0xF)])
       }
     }
-    if runStart < text.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...])) }
-    bytes.append(UInt8(ascii: "\""))
+    if runStart < text.count { append(UnsafeBufferPointer(rebasing: text[runStart...])) }
+    append(UInt8(ascii: "\""))
+  }
+
+  /// The bytes written, as a string.
+  public var string: String {
+    withBytes { String(decoding: $0, as: UTF8.self) }
   }
 
   /// The compact serialisation of `value` as a string.
   public static func string<Value: JSONRepresentable>(_ value: Value) -> String {
     var writer = JSONWriter()
     value.write(to: &writer)
-    return String(decoding: writer.bytes, as: UTF8.self)
+    return writer.string
   }
 }

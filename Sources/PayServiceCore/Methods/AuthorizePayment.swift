@@ -156,6 +156,6 @@ public struct OrderBinding: Equatable, Sendable {
     writer.member("shippingContact", orNull: shippingContact)
     writer.member("couponCode", couponCode)
     writer.endObject()
-    return String(decoding: writer.bytes, as: UTF8.self)
+    return writer.string
   }
 }

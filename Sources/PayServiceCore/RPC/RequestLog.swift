@@ -22,14 +22,14 @@ public final class RequestLog: @unchecked Sendable {
     if let id {
       scratch.reset()
       scratch.write(id)
-      appendClipped(scratch.bytes)
+      scratch.withBytes { appendClipped($0) }
     } else {
       append("-")
     }
     append(" method=")
     scratch.reset()
     scratch.write(method.utf8.count > 64 ? String(method.prefix(61)) + "..." : method)
-    buffer.append(contentsOf: scratch.bytes)
+    scratch.withBytes { buffer.append(contentsOf: $0) }
     append(" us=")
     append(String(Int((seconds * 1_000_000).rounded())))
     append(" outcome=")
@@ -38,7 +38,7 @@ public final class RequestLog: @unchecked Sendable {
   }
 
   /// JSON text of at most 64 bytes as is; longer text cut to its first 61 characters and "...".
-  private func appendClipped(_ text: [UInt8]) {
+  private func appendClipped(_ text: UnsafeRawBufferPointer) {
     if text.count <= 64 {
       buffer.append(contentsOf: text)
     } else {

@@ -144,11 +144,11 @@ public final class Server {
 
   private func flush() {
     defer { log.flush() }
-    guard !pendingOutput.bytes.isEmpty, !outputClosed else {
+    guard !pendingOutput.isEmpty, !outputClosed else {
       pendingOutput.reset()
       return
     }
-    pendingOutput.bytes.withUnsafeBytes { raw in
+    pendingOutput.withBytes { raw in
       var offset = 0
       while offset < raw.count {
         let written = write(output, raw.baseAddress! + offset, raw.count - offset)
