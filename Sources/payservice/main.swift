@@ -31,11 +31,19 @@ struct Serve: ParsableCommand {
   @Flag(help: "Log only warnings to stderr, not one line per request.")
   var quiet = false
 
+  @Option(
+    help: """
+      Threads answering pipelined requests: 1, or 2 to price and answer sheet events on a second \
+      thread too (store methods always run in order on one). Default: 2 when there are 2 or more CPUs.
+      """)
+  var threads: Int?
+
   func validate() throws {
     if let now, RFC3339.parse(now) == nil {
       throw ValidationError("--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\"")
     }
     if maxLineBytes < 64 { throw ValidationError("--max-line-bytes must be at least 64") }
+    if let threads, !(1...2).contains(threads) { throw ValidationError("--threads must be 1 or 2, got \(threads)") }
   }
 
   func run() throws {
@@ -60,7 +68,8 @@ struct Serve: ParsableCommand {
     let handler = RequestHandler(context: ServiceContext(config: loaded, store: store, clock: clock), log: log)
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
-      stopSignal: StopSignal.install(), log: log)
+      stopSignal: StopSignal.install(), log: log,
+      threads: threads ?? (ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1))
     _ = server.run()
     log.flush()
   }

@@ -17,22 +17,45 @@ public struct Contact: Equatable, Sendable, JSONRepresentable {
 
   public init() {}
 
-  nonisolated(unsafe) static let stringFields: [(String, WritableKeyPath<Contact, String?>)] = [
-    ("givenName", \.givenName), ("familyName", \.familyName), ("emailAddress", \.emailAddress),
-    ("phoneNumber", \.phoneNumber), ("subLocality", \.subLocality), ("locality", \.locality),
-    ("subAdministrativeArea", \.subAdministrativeArea), ("administrativeArea", \.administrativeArea),
-    ("postalCode", \.postalCode), ("country", \.country), ("countryCode", \.countryCode),
+  /// The string members, in the order their problems are reported.
+  static let stringKeys = [
+    "givenName", "familyName", "emailAddress", "phoneNumber", "subLocality", "locality",
+    "subAdministrativeArea", "administrativeArea", "postalCode", "country", "countryCode",
   ]
+  /// Each known member's position: the string members, then `addressLines`.
+  static let memberIndex: [String: Int] = Dictionary(
+    uniqueKeysWithValues: (stringKeys + ["addressLines"]).enumerated().map { ($0.element, $0.offset) })
+
+  private mutating func setString(at index: Int, _ text: String?) {
+    switch index {
+    case 0: givenName = text
+    case 1: familyName = text
+    case 2: emailAddress = text
+    case 3: phoneNumber = text
+    case 4: subLocality = text
+    case 5: locality = text
+    case 6: subAdministrativeArea = text
+    case 7: administrativeArea = text
+    case 8: postalCode = text
+    case 9: country = text
+    default: countryCode = text
+    }
+  }
 
   /// Reads a contact; string members may be null (treated as absent).
   public static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> Contact? {
     guard let object = reader.object(value, path, required: required) else { return nil }
+    // The last member with each known key (as JSON.parse keeps), found in one pass from the end.
+    var found = [JSONValue?](repeating: nil, count: stringKeys.count + 1)
+    for (key, member) in object.members.reversed() {
+      if let index = memberIndex[key], found[index] == nil { found[index] = member }
+    }
     var contact = Contact()
     let before = reader.errors.count
-    for (key, keyPath) in stringFields {
-      contact[keyPath: keyPath] = reader.optionalString(object[key], "\(path).\(key)")
+    for (index, key) in stringKeys.enumerated() where found[index] != nil {
+      contact.setString(at: index, reader.optionalString(found[index], "\(path).\(key)"))
     }
-    switch object["addressLines"] {
+    switch found[stringKeys.count] {
     case nil, .null?: break
     case .array(let lines)?:
       var result: [String] = []

@@ -59,6 +59,12 @@ public struct JSONWriter: ~Copyable {
     }
   }
 
+  /// Appends complete response lines written by another writer.
+  mutating func appendLines(_ lines: UnsafeRawBufferPointer) {
+    append(lines.assumingMemoryBound(to: UInt8.self))
+    needsComma = false
+  }
+
   /// Appends a line feed (between responses; not part of any value).
   public mutating func newline() {
     append(UInt8(ascii: "\n"))

@@ -3,6 +3,7 @@
 public enum AuthorizePayment: RPCMethod {
   public static let name = "authorizePayment"
   public static let runsAsNotification = false
+  public static let usesStore = true
 
   public enum Status: String, Sendable, CaseIterable {
     case success, failure, invalidBillingPostalAddress, invalidShippingPostalAddress, invalidShippingContact

@@ -1,6 +1,7 @@
 /// One recorded order by id.
 public enum GetOrder: RPCMethod {
   public static let name = "getOrder"
+  public static let usesStore = true
 
   public struct Output: JSONRepresentable {
     public var value: JSONValue

@@ -1,6 +1,7 @@
 /// The catalog with live stock from the store.
 public enum ListProducts: RPCMethod {
   public static let name = "listProducts"
+  public static let usesStore = true
 
   public struct Output: JSONRepresentable {
     public var value: JSONValue

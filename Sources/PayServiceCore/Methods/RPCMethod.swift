@@ -7,6 +7,9 @@ public protocol RPCMethod {
   /// Whether a notification (a request without `id`) runs at all. Payments need an answer, so
   /// `authorizePayment` and `processOrder` do not run as notifications.
   static var runsAsNotification: Bool { get }
+  /// Whether the method reads or writes the store. Methods that do not are answered from config
+  /// and the clock alone, so the server may run them in parallel with others.
+  static var usesStore: Bool { get }
   /// Reads the params object, reporting each problem to `reader`; nil when any was found.
   static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params?
   static func run(_ params: Params, context: ServiceContext) throws -> Output
@@ -14,6 +17,7 @@ public protocol RPCMethod {
 
 extension RPCMethod {
   public static var runsAsNotification: Bool { true }
+  public static var usesStore: Bool { false }
 }
 
 /// What every method works with: config, pricing, the store and the clock.
@@ -62,6 +66,7 @@ public struct MethodRegistry: Sendable {
 
   struct Entry: @unchecked Sendable {
     let runsAsNotification: Bool
+    let usesStore: Bool
     /// Reads the params, runs the method and writes its result; throws before writing anything.
     let handle: (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
   }
@@ -79,7 +84,7 @@ public struct MethodRegistry: Sendable {
   public var names: [String] { MethodRegistry.methods.map { $0.name } }
 
   static func entry<M: RPCMethod>(for method: M.Type) -> Entry {
-    Entry(runsAsNotification: M.runsAsNotification) { value, context, writer in
+    Entry(runsAsNotification: M.runsAsNotification, usesStore: M.usesStore) { value, context, writer in
       let reader = ParamReader()
       guard let object = reader.params(value),
         let params = M.readParams(object, reader: reader, context: context), reader.errors.isEmpty

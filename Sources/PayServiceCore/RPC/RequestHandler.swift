@@ -37,6 +37,21 @@ public final class RequestHandler: @unchecked Sendable {
     return handle(value: request, into: &writer)
   }
 
+  /// Like `handle(line:into:)`, but only for a line that cannot touch the store: a single request
+  /// of a method that does not use it, or a line that is answered with an error. Returns nil, and
+  /// writes and logs nothing, for any other line (a batch, or a store method), which the caller
+  /// must then answer in order with `handle(line:into:)`.
+  func handleIfStoreFree(line: UnsafeRawBufferPointer, into writer: inout JSONWriter) -> Bool? {
+    guard let request = try? JSONParser.parse(line) else { return handle(line: line, into: &writer) }
+    switch request {
+    case .array: return nil
+    case .object(let object):
+      if case .string(let method)? = object["method"], registry.entries[method]?.usesStore == true { return nil }
+    default: break
+    }
+    return handle(value: request, into: &writer)
+  }
+
   func handle(value: JSONValue, into writer: inout JSONWriter) -> Bool {
     guard case .array(let elements) = value else { return handleSingle(value, into: &writer) }
     if elements.isEmpty {

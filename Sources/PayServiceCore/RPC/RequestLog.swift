@@ -16,6 +16,27 @@ public final class RequestLog: @unchecked Sendable {
     self.level = level
   }
 
+  /// A log that only collects lines, for a worker thread; `move(to:)` hands them on in order.
+  init(collectingFor log: RequestLog) {
+    self.fd = -1
+    self.level = log.level
+  }
+
+  /// Bytes collected so far.
+  var count: Int { buffer.count }
+
+  /// Appends the collected bytes in `range` to `log`.
+  func copy(_ range: Range<Int>, to log: RequestLog) {
+    guard !range.isEmpty else { return }
+    log.buffer.append(contentsOf: buffer[range])
+    if log.buffer.count > 1 << 16 && log.fd >= 0 { log.flush() }
+  }
+
+  /// Forgets the collected lines.
+  func discard() {
+    buffer.removeAll(keepingCapacity: true)
+  }
+
   public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {
     guard level.rawValue >= Level.requests.rawValue else { return }
     append("payservice: id=")
@@ -53,11 +74,11 @@ public final class RequestLog: @unchecked Sendable {
 
   private func append(_ line: String) {
     buffer.append(contentsOf: line.utf8)
-    if buffer.count > 1 << 16 { flush() }
+    if buffer.count > 1 << 16 && fd >= 0 { flush() }
   }
 
   public func flush() {
-    guard !buffer.isEmpty else { return }
+    guard !buffer.isEmpty, fd >= 0 else { return }
     buffer.withUnsafeBytes { raw in
       var offset = 0
       while offset < raw.count {
