@@ -91,6 +91,8 @@ public struct JSONParser {
       index += 1
       return .object(object)
     }
+    // Most objects on the wire have a handful of members: one allocation instead of growing 1, 2, 4.
+    object.members.reserveCapacity(4)
     while true {
       skipWhitespace()
       guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -125,6 +127,7 @@ public struct JSONParser {
       index += 1
       return .array(elements)
     }
+    elements.reserveCapacity(4)
     while true {
       skipWhitespace()
       elements.append(try parseValue(depth: depth))
