@@ -13,6 +13,8 @@ public struct Config: Sendable {
   public var paymentMethodAdjustments: [PaymentMethodAdjustment]
 
   public let productsBySKU: [String: Product]
+  /// Each product's position in `catalog`.
+  public let catalogPositionBySKU: [String: Int]
   public let shippingMethodsByIdentifier: [String: ShippingMethod]
   /// Coupons by `Coupon.normalize(code)`.
   public let couponsByCode: [String: Coupon]
@@ -31,6 +33,8 @@ public struct Config: Sendable {
     self.couponsByCode = Dictionary(
       coupons.map { (Coupon.normalize($0.code), $0) }, uniquingKeysWith: { first, _ in first })
     self.productsBySKU = Dictionary(catalog.map { ($0.sku, $0) }, uniquingKeysWith: { first, _ in first })
+    self.catalogPositionBySKU = Dictionary(
+      catalog.enumerated().map { ($0.element.sku, $0.offset) }, uniquingKeysWith: { first, _ in first })
     self.shippingMethodsByIdentifier = Dictionary(
       shipping.methods.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
   }

@@ -22,9 +22,20 @@ public struct Contact: Equatable, Sendable, JSONRepresentable {
     "givenName", "familyName", "emailAddress", "phoneNumber", "subLocality", "locality",
     "subAdministrativeArea", "administrativeArea", "postalCode", "country", "countryCode",
   ]
-  /// Each known member's position: the string members, then `addressLines`.
-  static let memberIndex: [String: Int] = Dictionary(
-    uniqueKeysWithValues: (stringKeys + ["addressLines"]).enumerated().map { ($0.element, $0.offset) })
+  /// A known member's position: the string members in `stringKeys` order, then `addressLines` (11).
+  static func memberIndex(_ key: String) -> Int? {
+    switch key.utf8.count {
+    case 7: return key == "country" ? 9 : nil
+    case 8: return key == "locality" ? 5 : nil
+    case 9: return key == "givenName" ? 0 : nil
+    case 10: return key == "familyName" ? 1 : key == "postalCode" ? 8 : nil
+    case 11: return key == "phoneNumber" ? 3 : key == "subLocality" ? 4 : key == "countryCode" ? 10 : nil
+    case 12: return key == "emailAddress" ? 2 : key == "addressLines" ? 11 : nil
+    case 18: return key == "administrativeArea" ? 7 : nil
+    case 21: return key == "subAdministrativeArea" ? 6 : nil
+    default: return nil
+    }
+  }
 
   private mutating func setString(at index: Int, _ text: String?) {
     switch index {
@@ -45,26 +56,31 @@ public struct Contact: Equatable, Sendable, JSONRepresentable {
   /// Reads a contact; string members may be null (treated as absent).
   public static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> Contact? {
     guard let object = reader.object(value, path, required: required) else { return nil }
-    // The last member with each known key (as JSON.parse keeps), found in one pass from the end.
-    var found = [JSONValue?](repeating: nil, count: stringKeys.count + 1)
-    for (key, member) in object.members.reversed() {
-      if let index = memberIndex[key], found[index] == nil { found[index] = member }
-    }
     var contact = Contact()
     let before = reader.errors.count
-    for (index, key) in stringKeys.enumerated() where found[index] != nil {
-      contact.setString(at: index, reader.optionalString(found[index], "\(path).\(key)"))
-    }
-    switch found[stringKeys.count] {
-    case nil, .null?: break
-    case .array(let lines)?:
-      var result: [String] = []
-      for (index, line) in lines.enumerated() {
-        if let text = reader.string(line, "\(path).addressLines[\(index)]", nonEmpty: false) { result.append(text) }
+    let members = object.members
+    // Where the last member with each known key is (as JSON.parse keeps the last), found in one
+    // pass from the end into a stack buffer; -1 when absent.
+    withUnsafeTemporaryAllocation(of: Int.self, capacity: 12) { position in
+      position.initialize(repeating: -1)
+      for index in members.indices.reversed() {
+        if let field = memberIndex(members[index].key), position[field] < 0 { position[field] = index }
       }
-      contact.addressLines = result
-    case let other?:
-      reader.fail("\(path).addressLines", "must be an array of strings, got \(other.kindName)")
+      for (field, key) in stringKeys.enumerated() where position[field] >= 0 {
+        contact.setString(at: field, reader.optionalString(members[position[field]].value, "\(path).\(key)"))
+      }
+      guard position[11] >= 0 else { return }
+      switch members[position[11]].value {
+      case .null: break
+      case .array(let lines):
+        var result: [String] = []
+        for (index, line) in lines.enumerated() {
+          if let text = reader.string(line, "\(path).addressLines[\(index)]", nonEmpty: false) { result.append(text) }
+        }
+        contact.addressLines = result
+      case let other:
+        reader.fail("\(path).addressLines", "must be an array of strings, got \(other.kindName)")
+      }
     }
     return reader.errors.count == before ? contact : nil
   }

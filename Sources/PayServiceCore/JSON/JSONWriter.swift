@@ -5,34 +5,28 @@
 /// trees first: answering a request then allocates nothing but the output buffer. Commas are
 /// placed by the writer: every value, member or container written after a sibling gets one.
 ///
-/// The writer owns its buffer (raw memory grown by doubling, freed on deinit), so it cannot be
-/// copied: appending is a capacity check and a copy, with no uniqueness checks per byte.
+/// The writer owns its `ByteBuffer`, so it cannot be copied.
 public struct JSONWriter: ~Copyable {
-  private var start: UnsafeMutablePointer<UInt8>
-  private var capacity: Int
-  /// The number of bytes written.
-  public private(set) var count = 0
+  private var buffer: ByteBuffer
   /// Whether the next value or member follows a sibling and so needs a comma first.
   private var needsComma = false
 
   public init(capacity: Int = 512) {
-    self.capacity = max(capacity, 16)
-    start = .allocate(capacity: self.capacity)
+    buffer = ByteBuffer(capacity: capacity)
   }
 
-  deinit {
-    start.deallocate()
-  }
+  /// The number of bytes written.
+  public var count: Int { buffer.count }
 
   /// A copy of the bytes written.
-  public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
+  public var bytes: [UInt8] { buffer.bytes }
 
   /// The bytes written, for the duration of `body`.
   public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-    try body(UnsafeRawBufferPointer(start: start, count: count))
+    try buffer.withBytes(body)
   }
 
-  public var isEmpty: Bool { count == 0 }
+  public var isEmpty: Bool { buffer.isEmpty }
 
   /// A position to `rewind(to:)` when a started value is abandoned.
   public struct Mark {
@@ -44,24 +38,19 @@ public struct JSONWriter: ~Copyable {
 
   /// Drops everything written since `mark`.
   public mutating func rewind(to mark: Mark) {
-    count = mark.count
+    buffer.truncate(to: mark.count)
     needsComma = mark.needsComma
   }
 
   /// Empties the buffer, shrinking its storage back to `capacityLimit` when it grew beyond.
   public mutating func reset(capacityLimit: Int = .max) {
-    count = 0
+    buffer.reset(capacityLimit: capacityLimit)
     needsComma = false
-    if capacity > capacityLimit {
-      start.deallocate()
-      capacity = max(capacityLimit, 16)
-      start = .allocate(capacity: capacity)
-    }
   }
 
   /// Appends complete response lines written by another writer.
   mutating func appendLines(_ lines: UnsafeRawBufferPointer) {
-    append(lines.assumingMemoryBound(to: UInt8.self))
+    buffer.append(lines)
     needsComma = false
   }
 
@@ -141,8 +130,7 @@ public struct JSONWriter: ~Copyable {
     case .bool(let flag): write(flag)
     case .number(let text):
       separate()
-      var text = text
-      text.withUTF8 { append($0) }
+      buffer.append(text)
       needsComma = true
     case .string(let text): write(text)
     case .array(let elements):
@@ -217,34 +205,12 @@ public struct JSONWriter: ~Copyable {
 
   // MARK: Bytes
 
-  private mutating func reserve(_ extra: Int) {
-    guard count + extra > capacity else { return }
-    var newCapacity = capacity * 2
-    while count + extra > newCapacity { newCapacity *= 2 }
-    let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-    grown.update(from: start, count: count)
-    start.deallocate()
-    start = grown
-    capacity = newCapacity
-  }
-
-  @inline(__always)
   private mutating func append(_ byte: UInt8) {
-    reserve(1)
-    start[count] = byte
-    count += 1
+    buffer.append(byte)
   }
 
-  @inline(__always)
   private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-    reserve(bytes.count)
-    (start + count).update(from: base, count: bytes.count)
-    count += bytes.count
-  }
-
-  private mutating func append(_ bytes: UnsafeMutableBufferPointer<UInt8>) {
-    append(UnsafeBufferPointer(bytes))
+    buffer.append(bytes)
   }
 
   private mutating func separate() {
@@ -253,21 +219,11 @@ public struct JSONWriter: ~Copyable {
   }
 
   private mutating func appendRaw(_ text: StaticString) {
-    append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    buffer.append(text)
   }
 
   private mutating func appendInteger(_ value: Int64) {
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-      var magnitude = value.magnitude
-      var position = buffer.count
-      repeat {
-        position -= 1
-        buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-        magnitude /= 10
-      } while magnitude > 0
-      if value < 0 { append(UInt8(ascii: "-")) }
-      append(UnsafeMutableBufferPointer(rebasing: buffer[position...]))
-    }
+    buffer.append(decimal: value)
   }
 
   private mutating func appendString(_ text: String) {

@@ -37,27 +37,35 @@ extension CartItem {
     }
     let before = reader.errors.count
     var items: [CartItem] = []
-    var seen: Set<String> = []
     items.reserveCapacity(elements.count)
-    seen.reserveCapacity(elements.count)
-    for (index, element) in elements.enumerated() {
-      // Paths are built only when a problem is reported.
-      guard let object = reader.object(element, "\(path)[\(index)]") else { continue }
-      reader.rejectUnknown(object, "\(path)[\(index)]", allowed: members)
-      var sku = reader.string(object["sku"], "\(path)[\(index)].sku")
-      if let known = sku, config.productsBySKU[known] == nil {
-        reader.fail("\(path)[\(index)].sku", "unknown sku \"\(known)\"; listProducts shows the catalog")
-        sku = nil
-      } else if let known = sku, !seen.insert(known).inserted {
-        reader.fail(
-          "\(path)[\(index)].sku", "sku \"\(known)\" appears more than once; give it once with the total quantity")
-        sku = nil
+    // Which catalog products the cart named already, by catalog position.
+    withUnsafeTemporaryAllocation(of: Bool.self, capacity: config.catalog.count) { named in
+      named.initialize(repeating: false)
+      for (index, element) in elements.enumerated() {
+        // Paths are built only when a problem is reported.
+        guard let object = reader.object(element, "\(path)[\(index)]") else { continue }
+        reader.rejectUnknown(object, "\(path)[\(index)]", allowed: members)
+        var sku = reader.string(object["sku"], "\(path)[\(index)].sku")
+        if let known = sku {
+          if let position = config.catalogPositionBySKU[known] {
+            if named[position] {
+              reader.fail(
+                "\(path)[\(index)].sku",
+                "sku \"\(known)\" appears more than once; give it once with the total quantity")
+              sku = nil
+            }
+            named[position] = true
+          } else {
+            reader.fail("\(path)[\(index)].sku", "unknown sku \"\(known)\"; listProducts shows the catalog")
+            sku = nil
+          }
+        }
+        var quantity: Int? = 1
+        if let value = object["quantity"] {
+          quantity = reader.integer(value, "\(path)[\(index)].quantity", range: quantityRange)
+        }
+        if let sku, let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
       }
-      var quantity: Int? = 1
-      if let value = object["quantity"] {
-        quantity = reader.integer(value, "\(path)[\(index)].quantity", range: quantityRange)
-      }
-      if let sku, let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
     }
     return reader.errors.count == before ? items : nil
   }

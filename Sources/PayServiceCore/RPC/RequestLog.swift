@@ -7,7 +7,7 @@ public final class RequestLog: @unchecked Sendable {
 
   private let fd: Int32
   private let level: Level
-  private var buffer: [UInt8] = []
+  private var buffer = ByteBuffer(capacity: 1 << 16)
   /// Reused to render ids and method names as JSON.
   private var scratch = JSONWriter(capacity: 128)
 
@@ -28,58 +28,59 @@ public final class RequestLog: @unchecked Sendable {
   /// Appends the collected bytes in `range` to `log`.
   func copy(_ range: Range<Int>, to log: RequestLog) {
     guard !range.isEmpty else { return }
-    log.buffer.append(contentsOf: buffer[range])
-    if log.buffer.count > 1 << 16 && log.fd >= 0 { log.flush() }
+    buffer.withBytes { log.buffer.append(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    log.flushIfFull()
   }
 
   /// Forgets the collected lines.
   func discard() {
-    buffer.removeAll(keepingCapacity: true)
+    buffer.reset(capacityLimit: 1 << 20)
   }
 
   public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {
     guard level.rawValue >= Level.requests.rawValue else { return }
-    append("payservice: id=")
+    buffer.append("payservice: id=")
     if let id {
       scratch.reset()
       scratch.write(id)
       scratch.withBytes { appendClipped($0) }
     } else {
-      append("-")
+      buffer.append("-" as StaticString)
     }
-    append(" method=")
+    buffer.append(" method=")
     scratch.reset()
     scratch.write(method.utf8.count > 64 ? String(method.prefix(61)) + "..." : method)
-    scratch.withBytes { buffer.append(contentsOf: $0) }
-    append(" us=")
-    append(String(Int((seconds * 1_000_000).rounded())))
-    append(" outcome=")
-    append(outcome)
-    append("\n")
+    scratch.withBytes { buffer.append($0) }
+    buffer.append(" us=")
+    buffer.append(decimal: Int64((seconds * 1_000_000).rounded()))
+    buffer.append(" outcome=")
+    buffer.append(outcome)
+    buffer.append(UInt8(ascii: "\n"))
+    flushIfFull()
   }
 
   /// JSON text of at most 64 bytes as is; longer text cut to its first 61 characters and "...".
   private func appendClipped(_ text: UnsafeRawBufferPointer) {
     if text.count <= 64 {
-      buffer.append(contentsOf: text)
+      buffer.append(text)
     } else {
-      append(String(String(decoding: text, as: UTF8.self).prefix(61)) + "...")
+      buffer.append(String(String(decoding: text, as: UTF8.self).prefix(61)) + "...")
     }
   }
 
   public func warning(_ message: String) {
     guard level.rawValue >= Level.warnings.rawValue else { return }
-    append("payservice: warning: \(message)\n")
+    buffer.append("payservice: warning: \(message)\n")
+    flushIfFull()
   }
 
-  private func append(_ line: String) {
-    buffer.append(contentsOf: line.utf8)
+  private func flushIfFull() {
     if buffer.count > 1 << 16 && fd >= 0 { flush() }
   }
 
   public func flush() {
     guard !buffer.isEmpty, fd >= 0 else { return }
-    buffer.withUnsafeBytes { raw in
+    buffer.withBytes { raw in
       var offset = 0
       while offset < raw.count {
         let written = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
@@ -90,6 +91,6 @@ public final class RequestLog: @unchecked Sendable {
         offset += written
       }
     }
-    buffer.removeAll(keepingCapacity: true)
+    buffer.reset(capacityLimit: 1 << 20)
   }
 }
