@@ -24,7 +24,7 @@ let package = Package(
       // A release build links the Swift runtime and Foundation statically: the dynamic loader's
       // symbol binding was a third of a cold start (issue 5).
       swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
-      linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+      linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))]
     ),
     .target(
       name: "PayServiceCore",

@@ -30,7 +30,9 @@ public final class Server {
   let maxLineBytes: Int
   let stopSignal: Int32?
   let log: RequestLog
-  private let helper: Helper?
+  let threads: Int
+  /// Started at the first read that it can help with, so a one-request start pays nothing for it.
+  private lazy var helper: Helper? = threads > 1 ? Helper(handler: handler, maxLineBytes: maxLineBytes) : nil
 
   /// Lines the helper thread answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
@@ -52,7 +54,7 @@ public final class Server {
     self.maxLineBytes = maxLineBytes
     self.stopSignal = stopSignal
     self.log = log
-    self.helper = threads > 1 ? Helper(handler: handler, maxLineBytes: maxLineBytes) : nil
+    self.threads = threads
   }
 
   public func run() -> Exit {
@@ -141,7 +143,7 @@ public final class Server {
 
   /// Answers complete lines in order; false when a stop was requested (the rest are not answered).
   private func answer(_ lines: [Range<Int>], in bytes: UnsafeRawBufferPointer) -> Bool {
-    guard let helper, lines.count >= Self.parallelMinimumLines else {
+    guard threads > 1, lines.count >= Self.parallelMinimumLines, let helper else {
       for range in lines {
         answerComplete(UnsafeRawBufferPointer(rebasing: bytes[range]))
         if stopRequested() { return false }
