@@ -50,6 +50,10 @@ struct Serve: ParsableCommand {
     // From here on fd 1 is stderr: only the response writer holds the real stdout.
     let responses = StdoutGuard.install()
     signal(SIGPIPE, SIG_IGN)
+    // An existing store (or a throwaway one) is opened while the config is read; a new store file
+    // is only created once the config is known to be valid.
+    let opening = database == ":memory:" || FileManager.default.fileExists(atPath: database)
+      ? StoreOpening(path: database) : nil
     let loaded: Config
     do {
       loaded = try ConfigLoader.load(path: config)
@@ -58,7 +62,7 @@ struct Serve: ParsableCommand {
     }
     let store: Store
     do {
-      store = try Store(path: database)
+      store = try opening?.wait() ?? Store(path: database)
       try store.seedStock(loaded.catalog)
     } catch {
       fail("\(error)")

@@ -231,3 +231,28 @@ public final class Store: @unchecked Sendable {
     }
   }
 }
+
+/// A store being opened on another thread, so that opening overlaps reading the config at start.
+public final class StoreOpening: @unchecked Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private var result: Result<Store, StoreError>?
+
+  public init(path: String, busyTimeout: TimeInterval = Store.busyTimeout) {
+    let thread = Thread { [self] in
+      do throws(StoreError) {
+        result = .success(try Store(path: path, busyTimeout: busyTimeout))
+      } catch {
+        result = .failure(error)
+      }
+      done.signal()
+    }
+    thread.start()
+  }
+
+  /// Waits for the store to be open.
+  public func wait() throws(StoreError) -> Store {
+    done.wait()
+    done.signal()
+    return try result!.get()
+  }
+}
