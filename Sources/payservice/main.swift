@@ -38,6 +38,14 @@ struct Serve: ParsableCommand {
       """)
   var threads: Int?
 
+  @Flag(
+    inversion: .prefixedNo,
+    help: """
+      Commit pipelined processOrder requests of one read in one store transaction (one fsync), \
+      answering each after the commit. --no-group-commit gives each its own transaction.
+      """)
+  var groupCommit = true
+
   func validate() throws {
     if let now, RFC3339.parse(now) == nil {
       throw ValidationError("--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\"")
@@ -73,7 +81,7 @@ struct Serve: ParsableCommand {
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
       stopSignal: StopSignal.install(), log: log,
-      threads: threads ?? (ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1))
+      threads: threads ?? (ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1), groupCommits: groupCommit)
     _ = server.run()
     log.flush()
   }
@@ -86,18 +94,17 @@ struct Serve: ParsableCommand {
 
 extension Serve {
   /// Reads the plain form of a serve invocation: an optional leading `serve`, then `--name value`
-  /// pairs of this command's options and `--quiet`, each at most once. Returns nil for anything
+  /// pairs of this command's options and its flags, each at most once. Returns nil for anything
   /// else (help, `--name=value`, another subcommand, a repeated or unknown option, a value that
   /// does not convert or validate), so that ArgumentParser parses it and reports what is wrong.
   static func parseDirectly(_ arguments: [String]) -> Serve? {
     var rest = arguments[...]
     if rest.first == "serve" { rest = rest.dropFirst() }
     var values: [String: String] = [:]
-    var quiet = false
+    var flags: Set<String> = []
     while let name = rest.popFirst() {
-      if name == "--quiet" {
-        if quiet { return nil }
-        quiet = true
+      if ["--quiet", "--group-commit", "--no-group-commit"].contains(name) {
+        if !flags.insert(name).inserted { return nil }
         continue
       }
       guard ["--config", "--database", "--now", "--max-line-bytes", "--threads"].contains(name),
@@ -109,7 +116,10 @@ extension Serve {
     serve.config = values["--config"] ?? "config.yaml"
     serve.database = values["--database"] ?? "payservice.sqlite"
     serve.now = values["--now"]
-    serve.quiet = quiet
+    serve.quiet = flags.contains("--quiet")
+    // ArgumentParser takes the last of --group-commit and --no-group-commit; leave both to it.
+    if flags.contains("--group-commit") && flags.contains("--no-group-commit") { return nil }
+    serve.groupCommit = !flags.contains("--no-group-commit")
     serve.maxLineBytes = 1_048_576
     if let text = values["--max-line-bytes"] {
       guard let number = Int(text) else { return nil }

@@ -11,6 +11,8 @@ struct CommandLineTests {
     ["--config", "store.yaml", "--database", ":memory:"],
     ["serve", "--database", "orders.sqlite", "--now", "2026-11-21T12:00:00Z", "--quiet", "--threads", "1"],
     ["--quiet", "--max-line-bytes", "4096", "--threads", "2", "--config", "a.yaml"],
+    ["--no-group-commit", "--database", "orders.sqlite"],
+    ["serve", "--group-commit"],
   ]
 
   @Test("plain serve invocations read the same as through ArgumentParser", arguments: plain)
@@ -23,6 +25,7 @@ struct CommandLineTests {
     #expect(direct.maxLineBytes == parsed.maxLineBytes)
     #expect(direct.quiet == parsed.quiet)
     #expect(direct.threads == parsed.threads)
+    #expect(direct.groupCommit == parsed.groupCommit)
   }
 
   @Test(
@@ -31,7 +34,7 @@ struct CommandLineTests {
       ["--help"], ["-h"], ["--config=store.yaml"], ["check-config"], ["--threads", "3"], ["--now", "yesterday"],
       ["--config", "a.yaml", "--config", "b.yaml"], ["--quiet", "--quiet"], ["--max-line-bytes", "10"],
       ["--max-line-bytes", "many"], ["--bogus", "1"], ["--config"], ["--generate-completion-script", "bash"],
-      ["serve", "extra"],
+      ["serve", "extra"], ["--group-commit", "--no-group-commit"],
     ])
   func leftToArgumentParser(_ arguments: [String]) {
     #expect(Serve.parseDirectly(arguments) == nil)

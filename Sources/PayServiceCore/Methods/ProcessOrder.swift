@@ -7,6 +7,7 @@ public enum ProcessOrder: RPCMethod {
   public static let name = "processOrder"
   public static let runsAsNotification = false
   public static let usesStore = true
+  public static let commitsInGroups = true
 
   public enum FailureCode: String, Sendable, CaseIterable {
     case invalidChargeToken = "invalid_charge_token"

@@ -10,6 +10,9 @@ public protocol RPCMethod {
   /// Whether the method reads or writes the store. Methods that do not are answered from config
   /// and the clock alone, so the server may run them in parallel with others.
   static var usesStore: Bool { get }
+  /// Whether pipelined requests of this method may share one store transaction (group commit):
+  /// each runs in its own savepoint and is answered only after the shared commit.
+  static var commitsInGroups: Bool { get }
   /// Reads the params object, reporting each problem to `reader`; nil when any was found.
   static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params?
   static func run(_ params: Params, context: ServiceContext) throws -> Output
@@ -18,6 +21,7 @@ public protocol RPCMethod {
 extension RPCMethod {
   public static var runsAsNotification: Bool { true }
   public static var usesStore: Bool { false }
+  public static var commitsInGroups: Bool { false }
 }
 
 /// What every method works with: config, pricing, the store and the clock.
@@ -67,6 +71,7 @@ public struct MethodRegistry: Sendable {
   struct Entry: @unchecked Sendable {
     let runsAsNotification: Bool
     let usesStore: Bool
+    let commitsInGroups: Bool
     /// Reads the params, runs the method and writes its result; throws before writing anything.
     let handle: (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
   }
@@ -84,7 +89,8 @@ public struct MethodRegistry: Sendable {
   public var names: [String] { MethodRegistry.methods.map { $0.name } }
 
   static func entry<M: RPCMethod>(for method: M.Type) -> Entry {
-    Entry(runsAsNotification: M.runsAsNotification, usesStore: M.usesStore) { value, context, writer in
+    Entry(runsAsNotification: M.runsAsNotification, usesStore: M.usesStore, commitsInGroups: M.commitsInGroups) {
+      value, context, writer in
       let reader = ParamReader()
       guard let object = reader.params(value),
         let params = M.readParams(object, reader: reader, context: context), reader.errors.isEmpty

@@ -52,6 +52,14 @@ public final class RequestHandler: @unchecked Sendable {
     return handle(value: request, into: &writer)
   }
 
+  /// Whether `line` is a request (with an id) of a method that commits in groups.
+  func commitsInGroups(line: UnsafeRawBufferPointer) -> Bool {
+    guard case .object(let request)? = try? JSONParser.parse(line), request.contains("id"),
+      case .string(let method)? = request["method"]
+    else { return false }
+    return registry.entries[method]?.commitsInGroups == true
+  }
+
   func handle(value: JSONValue, into writer: inout JSONWriter) -> Bool {
     guard case .array(let elements) = value else { return handleSingle(value, into: &writer) }
     if elements.isEmpty {

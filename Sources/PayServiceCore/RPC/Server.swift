@@ -13,6 +13,10 @@ import Foundation
 /// it leaves the others (batches, authorizePayment, processOrder, getOrder, listProducts) to this
 /// thread, which answers them after its own half, in order. Every store access therefore still
 /// happens on one thread in request order, and responses and log lines come in request order.
+///
+/// With `groupCommits`, consecutive processOrder requests of one read share one store transaction
+/// (group commit): each runs in its own savepoint, the transaction commits once, and only then
+/// are they answered. A lone order (an interactive client) is committed and answered at once.
 public final class Server {
   public enum Exit: Equatable, Sendable {
     /// Input ended, or a stop was requested; everything read was answered.
@@ -31,11 +35,14 @@ public final class Server {
   let stopSignal: Int32?
   let log: RequestLog
   let threads: Int
+  let groupCommits: Bool
   /// Started at the first read that it can help with, so a one-request start pays nothing for it.
   private lazy var helper: Helper? = threads > 1 ? Helper(handler: handler, maxLineBytes: maxLineBytes) : nil
 
   /// Lines the helper thread answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
+  /// Orders committed in groups of two or more (statistics for tests and benchmarks).
+  public private(set) var ordersCommittedInGroups = 0
 
   /// Responses not yet written, one per line.
   private var pendingOutput = JSONWriter(capacity: 1 << 16)
@@ -46,7 +53,7 @@ public final class Server {
   /// - Parameter threads: 1, or 2 to answer pipelined store-free requests on a helper thread too.
   public init(
     handler: RequestHandler, input: Int32, output: Int32, maxLineBytes: Int, stopSignal: Int32? = nil,
-    log: RequestLog, threads: Int = 1
+    log: RequestLog, threads: Int = 1, groupCommits: Bool = true
   ) {
     self.handler = handler
     self.input = input
@@ -55,6 +62,7 @@ public final class Server {
     self.stopSignal = stopSignal
     self.log = log
     self.threads = threads
+    self.groupCommits = groupCommits
   }
 
   public func run() -> Exit {
@@ -144,8 +152,9 @@ public final class Server {
   /// Answers complete lines in order; false when a stop was requested (the rest are not answered).
   private func answer(_ lines: [Range<Int>], in bytes: UnsafeRawBufferPointer) -> Bool {
     guard threads > 1, lines.count >= Self.parallelMinimumLines, let helper else {
-      for range in lines {
-        answerComplete(UnsafeRawBufferPointer(rebasing: bytes[range]))
+      var next = 0
+      while next < lines.count {
+        next = answerHere(from: next, before: lines.count, of: lines, in: bytes) { _ in true }
         if stopRequested() { return false }
       }
       return true
@@ -153,8 +162,9 @@ public final class Server {
     let half = lines.count / 2
     helper.start(lines[half...], in: bytes)
     defer { helper.reset() }
-    for range in lines[..<half] {
-      answerComplete(UnsafeRawBufferPointer(rebasing: bytes[range]))
+    var next = 0
+    while next < half {
+      next = answerHere(from: next, before: half, of: lines, in: bytes) { _ in true }
       if stopRequested() {
         helper.wait()
         return false
@@ -162,16 +172,52 @@ public final class Server {
     }
     helper.wait()
     // The helper's answers in order, with the lines it left answered here in their places.
-    for (offset, result) in helper.results.enumerated() {
-      if let answer = result {
+    while next < lines.count {
+      if let answer = helper.results[next - half] {
         helper.copy(answer, into: &pendingOutput, log: log)
         linesAnsweredByHelper += 1
+        next += 1
       } else {
-        answerComplete(UnsafeRawBufferPointer(rebasing: bytes[lines[half + offset]]))
+        next = answerHere(from: next, before: lines.count, of: lines, in: bytes) { helper.results[$0 - half] == nil }
       }
       if stopRequested() { return false }
     }
     return true
+  }
+
+  /// Answers `lines[first]` on this thread, together with the processOrder requests that follow it
+  /// before `limit` (while `here` says they are this thread's to answer) when it is one: those
+  /// commit as a group.
+  /// Returns the index of the next line to answer.
+  private func answerHere(
+    from first: Int, before limit: Int, of lines: [Range<Int>], in bytes: UnsafeRawBufferPointer,
+    here: (Int) -> Bool
+  ) -> Int {
+    func line(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[lines[index]]) }
+    func groupable(_ index: Int) -> Bool {
+      line(index).count <= maxLineBytes && handler.commitsInGroups(line: line(index))
+    }
+    var end = first + 1
+    if groupCommits && groupable(first) {
+      while end < limit, here(end), groupable(end) { end += 1 }
+    }
+    guard end - first > 1 else {
+      answerComplete(line(first))
+      return end
+    }
+    let mark = pendingOutput.mark
+    do {
+      try handler.context.store.groupCommit {
+        for index in first..<end { answerComplete(line(index)) }
+      }
+      ordersCommittedInGroups += end - first
+    } catch {
+      // Nothing of the group was kept: answer each order again, in its own transaction.
+      log.warning("the group commit of the \(end - first) orders above failed (\(error)); retrying them one by one")
+      pendingOutput.rewind(to: mark)
+      for index in first..<end { answerComplete(line(index)) }
+    }
+    return end
   }
 
   private func answerComplete(_ line: UnsafeRawBufferPointer) {

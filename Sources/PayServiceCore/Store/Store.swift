@@ -164,7 +164,27 @@ public final class Store: @unchecked Sendable {
   /// Runs `body` in one IMMEDIATE transaction (the write lock is taken up front, so concurrent
   /// processes queue on the busy timeout instead of failing on a lock upgrade). All or nothing.
   /// Errors thrown by `body` itself pass through unchanged (after the rollback).
+  ///
+  /// Inside `groupCommit`, `body` runs instead in a savepoint of the group's transaction: its
+  /// writes are undone alone if it throws, and made durable with the group's commit.
   public func write<T>(_ body: (Database) throws -> T) throws -> T {
+    if let db = groupTransaction {
+      // SQLite rolls a whole transaction back on some errors (a full disk): then nothing may run
+      // outside it, in autocommit.
+      guard db.isInsideTransaction else {
+        throw StoreError.unavailable(reason: "the group's transaction was rolled back")
+      }
+      do {
+        var result: T?
+        try db.inSavepoint {
+          result = try body(db)
+          return .commit
+        }
+        return result!
+      } catch let error as DatabaseError {
+        throw StoreError.unavailable(reason: error.message ?? "SQLite error \(error.resultCode)")
+      }
+    }
     do {
       return try dbQueue.writeWithoutTransaction { db in
         var result: T?
@@ -176,6 +196,30 @@ public final class Store: @unchecked Sendable {
       }
     } catch let error as DatabaseError {
       throw StoreError.unavailable(reason: error.message ?? "SQLite error \(error.resultCode)")
+    }
+  }
+
+  /// The open transaction of `groupCommit`, while `body` runs.
+  private var groupTransaction: Database?
+
+  /// Group commit: runs `body`, in which every `write` is a savepoint of one IMMEDIATE transaction
+  /// committed when `body` returns, so many orders cost one fsync. Throws when the transaction
+  /// cannot begin or commit, and then nothing `body` wrote was kept. `body` must not call other
+  /// store methods than `write`.
+  public func groupCommit(_ body: () -> Void) throws(StoreError) {
+    do {
+      try dbQueue.writeWithoutTransaction { db in
+        try db.inTransaction(.immediate) {
+          groupTransaction = db
+          defer { groupTransaction = nil }
+          body()
+          return .commit
+        }
+      }
+    } catch let error as DatabaseError {
+      throw StoreError.unavailable(reason: error.message ?? "SQLite error \(error.resultCode)")
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
     }
   }
 
