@@ -148,11 +148,10 @@ public enum ProcessOrder: RPCMethod {
       let chargeId = Identifiers.chargeId(token: token.token)
       let result: JSONValue
       if let failure = token.sandboxOutcome.failure {
-        try db.execute(
-          sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
             VALUES (?, ?, 'failed', ?, ?, ?, ?, ?)
-            """,
+            """).execute(
           arguments: [
             chargeId, token.token, failure.failureCode, failure.declineCode, quote.totalMinor, config.currency.code,
             nowText,
@@ -166,26 +165,23 @@ public enum ProcessOrder: RPCMethod {
             throw StoreError.unavailable(reason: "stock changed during the transaction")
           }
         }
-        try db.execute(
-          sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO charge (chargeId, token, status, amountMinor, currencyCode, createdAt)
             VALUES (?, ?, 'succeeded', ?, ?, ?)
-            """,
+            """).execute(
           arguments: [chargeId, token.token, quote.totalMinor, config.currency.code, nowText])
         let orderId = Identifiers.orderId(token: token.token)
         let order = try orderDocument(
           orderId: orderId, createdAt: nowText, quote: quote, binding: binding, billing: billing, chargeId: chargeId,
           config: config)
-        try db.execute(
-          sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
             VALUES (?, ?, ?, ?, ?, ?)
-            """,
+            """).execute(
           arguments: [orderId, chargeId, nowText, quote.totalMinor, config.currency.code, JSONWriter.string(order)])
         for line in quote.lines {
-          try db.execute(
-            sql: "INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor) VALUES (?, ?, ?, ?, ?)",
-            arguments: [orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor])
+          try db.cachedStatement(sql: "INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor) VALUES (?, ?, ?, ?, ?)").execute(
+          arguments: [orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor])
         }
         var success = JSONObjectBuilder()
         success.set("status", "succeeded")

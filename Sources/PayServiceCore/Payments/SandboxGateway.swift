@@ -41,12 +41,19 @@ public enum SandboxOutcome: String, Sendable, CaseIterable {
 /// Deterministic identifiers: the same store state and clock give the same identifiers, and no two
 /// tokens of one store collide (the sequence number is part of the input).
 public enum Identifiers {
+  /// SHA-256 of the parts joined with U+001F, as 64 lowercase hex digits.
   static func digest(_ parts: [String]) -> String {
     let hash = SHA256.hash(data: Array(parts.joined(separator: "\u{1F}").utf8))
-    return hash.map { byte in
-      let hex = Array("0123456789abcdef")
-      return String([hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-    }.joined()
+    let hex: StaticString = "0123456789abcdef"
+    return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { buffer in
+      var index = 0
+      for byte in hash {
+        buffer[index] = hex.utf8Start[Int(byte >> 4)]
+        buffer[index + 1] = hex.utf8Start[Int(byte & 0xF)]
+        index += 2
+      }
+      return index
+    }
   }
 
   public static func chargeToken(merchant: String, sequence: Int64, binding: String, issuedAt: Int64) -> String {

@@ -27,16 +27,15 @@ extension Store {
     outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int
   ) throws -> String {
     try write { db in
-      let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken") ?? 1
+      let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken")) ?? 1
       let token = Identifiers.chargeToken(merchant: merchant, sequence: sequence, binding: binding, issuedAt: issuedAt)
-      try db.execute(
-        sql: """
+      try db.cachedStatement(sql: """
           INSERT INTO chargeToken
             (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
              issuedAt, expiresAt)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-          """,
-        arguments: [
+          """).execute(
+          arguments: [
           token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, outcome.rawValue,
           RFC3339.format(issuedAt), issuedAt + Int64(ttlSeconds),
         ])
@@ -45,7 +44,7 @@ extension Store {
   }
 
   static func chargeToken(_ token: String, in db: Database) throws -> ChargeTokenRecord? {
-    guard let row = try Row.fetchOne(db, sql: "SELECT * FROM chargeToken WHERE token = ?", arguments: [token]) else {
+    guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM chargeToken WHERE token = ?"), arguments: [token]) else {
       return nil
     }
     return ChargeTokenRecord(
@@ -58,24 +57,22 @@ extension Store {
   }
 
   static func consume(_ token: String, at now: String, fingerprint: String, result: String, in db: Database) throws {
-    try db.execute(
-      sql: "UPDATE chargeToken SET usedAt = ?, requestFingerprint = ?, result = ? WHERE token = ? AND usedAt IS NULL",
-      arguments: [now, fingerprint, result, token])
+    try db.cachedStatement(sql: "UPDATE chargeToken SET usedAt = ?, requestFingerprint = ?, result = ? WHERE token = ? AND usedAt IS NULL").execute(
+          arguments: [now, fingerprint, result, token])
     guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "charge token changed concurrently") }
   }
 
   static func quantityOnHand(_ sku: String, in db: Database) throws -> Int {
-    try Int.fetchOne(db, sql: "SELECT quantityOnHand FROM stock WHERE sku = ?", arguments: [sku]) ?? 0
+    try Int.fetchOne(db.cachedStatement(sql: "SELECT quantityOnHand FROM stock WHERE sku = ?"), arguments: [sku]) ?? 0
   }
 
   /// Takes `quantity` off the stock of `sku`; false (and nothing changed) when there is not enough.
   static func decrementStock(_ sku: String, by quantity: Int, in db: Database) throws -> Bool {
-    try db.execute(
-      sql: """
+    try db.cachedStatement(sql: """
         UPDATE stock SET quantityOnHand = quantityOnHand - ?1, sold = sold + ?1
         WHERE sku = ?2 AND quantityOnHand >= ?1
-        """,
-      arguments: [quantity, sku])
+        """).execute(
+          arguments: [quantity, sku])
     return db.changesCount == 1
   }
 }

@@ -43,11 +43,15 @@ public final class Store: @unchecked Sendable {
         dbQueue = try DatabaseQueue(configuration: configuration)
       } else {
         configuration.journalMode = .wal
-        configuration.prepareDatabase { db in
-          try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+        // Every commit is fsync'ed before it is answered. This must come after opening: GRDB's
+        // WAL setup sets synchronous = NORMAL (commits not synced), which would override a
+        // prepareDatabase step.
+        try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
       }
+      // Statement and savepoint journals (a group commit's savepoints) stay in memory instead of
+      // temporary files: they only serve rollbacks within a transaction, never recovery.
+      try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
       let migrator = Store.migrator
       let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
       if superseded { throw StoreError.newerSchema(path: path) }

@@ -46,4 +46,15 @@ struct StoreFaultTests {
     #expect(handler.call("processOrder", order)["result"] == charged["result"])
     #expect(try context.store.stockLedger()["clock"]! == (9, 1))
   }
+
+  @Test("a store file commits durably: WAL with synchronous = FULL (GRDB's WAL setup would make it NORMAL)")
+  func durableSettings() throws {
+    let path = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
+    let store = try Store(path: path)
+    let (journal, synchronous) = try store.dbQueue.read { db in
+      (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
+    }
+    #expect(journal == "wal")
+    #expect(synchronous == 2)  // FULL
+  }
 }
