@@ -121,8 +121,8 @@ public enum AuthorizePayment: RPCMethod {
       couponCode: params.couponCode)
     let token = try context.store.issueChargeToken(
       merchant: merchant.identifier, binding: binding.canonical,
-      billingContact: params.billingContact.map { JSONWriter.string($0.json) },
-      paymentMethod: JSONWriter.string(params.paymentMethod.json), amountMinor: quote.totalMinor,
+      billingContact: params.billingContact.map { JSONWriter.string($0) },
+      paymentMethod: JSONWriter.string(params.paymentMethod), amountMinor: quote.totalMinor,
       currencyCode: config.currency.code, outcome: SandboxOutcome(paymentData: params.paymentData),
       issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds)
     return Output(

@@ -83,11 +83,11 @@ public enum ProcessOrder: RPCMethod {
     let binding = params.binding
     let region = pricer.region(of: binding.shippingContact)
     let method = config.shippingMethodsByIdentifier[binding.shippingMethod]
-    let requestedCard = params.paymentMethod.map { JSONWriter.string($0.json) }
+    let requestedCard = params.paymentMethod.map { JSONWriter.string($0) }
     let bindingText = binding.canonical
     let now = context.clock.now()
     let nowText = RFC3339.format(now)
-    let requestedBilling = params.billingContact.map { JSONWriter.string($0.json) }
+    let requestedBilling = params.billingContact.map { JSONWriter.string($0) }
 
     let json = try context.store.write { db -> JSONValue in
       guard let token = try Store.chargeToken(params.chargeToken, in: db) else {

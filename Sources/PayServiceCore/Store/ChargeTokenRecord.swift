@@ -44,16 +44,19 @@ extension Store {
   }
 
   static func chargeToken(_ token: String, in db: Database) throws -> ChargeTokenRecord? {
-    guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM chargeToken WHERE token = ?"), arguments: [token]) else {
-      return nil
-    }
+    // Columns by position (named lookups showed in order profiles), in the order selected.
+    let statement = try db.cachedStatement(
+      sql: """
+        SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
+          expiresAt, usedAt, requestFingerprint, result
+        FROM chargeToken WHERE token = ?
+        """)
+    guard let row = try Row.fetchOne(statement, arguments: [token]) else { return nil }
     return ChargeTokenRecord(
-      token: row["token"], binding: row["binding"], billingContact: row["billingContact"],
-      paymentMethod: row["paymentMethod"], issuedAt: RFC3339.parse(row["issuedAt"]) ?? 0,
-      amountMinor: row["amountMinor"], currencyCode: row["currencyCode"],
-      sandboxOutcome: SandboxOutcome(rawValue: row["sandboxOutcome"]) ?? .processingError,
-      expiresAt: row["expiresAt"], usedAt: row["usedAt"], requestFingerprint: row["requestFingerprint"],
-      result: row["result"])
+      token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
+      issuedAt: RFC3339.parse(row[4]) ?? 0, amountMinor: row[5], currencyCode: row[6],
+      sandboxOutcome: SandboxOutcome(rawValue: row[7]) ?? .processingError, expiresAt: row[8], usedAt: row[9],
+      requestFingerprint: row[10], result: row[11])
   }
 
   static func consume(_ token: String, at now: String, fingerprint: String, result: String, in db: Database) throws {
