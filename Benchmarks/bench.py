@@ -81,11 +81,12 @@ def run(binary, args, stdin_path, stdout_path=os.devnull):
 def interactive(binary, args, lines, warmup=50):
     """Round trips of one request at a time; returns the list of seconds per round trip."""
     process = subprocess.Popen([binary] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, bufsize=0)
+                               stderr=subprocess.DEVNULL)
     times = []
     for index, line in enumerate(lines):
         start = time.perf_counter()
         process.stdin.write(line.encode() + b"\n")
+        process.stdin.flush()
         answer = process.stdout.readline()
         if not answer:
             raise SystemExit("payservice closed its output")
