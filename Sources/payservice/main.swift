@@ -16,17 +16,22 @@ struct Serve: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).")
 
+  /// Defaults, shared with `parseDirectly`.
+  static let defaultConfig = "config.yaml"
+  static let defaultDatabase = "payservice.sqlite"
+  static let defaultMaxLineBytes = 1_048_576
+
   @Option(help: "The store configuration file.")
-  var config: String = "config.yaml"
+  var config: String = Serve.defaultConfig
 
   @Option(help: "The SQLite order store; :memory: for a throwaway store.")
-  var database: String = "payservice.sqlite"
+  var database: String = Serve.defaultDatabase
 
   @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
   var now: String?
 
   @Option(help: "Longest accepted request line in bytes.")
-  var maxLineBytes: Int = 1_048_576
+  var maxLineBytes: Int = Serve.defaultMaxLineBytes
 
   @Flag(help: "Log only warnings to stderr, not one line per request.")
   var quiet = false
@@ -113,14 +118,14 @@ extension Serve {
       values[name] = value
     }
     var serve = Serve()
-    serve.config = values["--config"] ?? "config.yaml"
-    serve.database = values["--database"] ?? "payservice.sqlite"
+    serve.config = values["--config"] ?? Serve.defaultConfig
+    serve.database = values["--database"] ?? Serve.defaultDatabase
     serve.now = values["--now"]
     serve.quiet = flags.contains("--quiet")
     // ArgumentParser takes the last of --group-commit and --no-group-commit; leave both to it.
     if flags.contains("--group-commit") && flags.contains("--no-group-commit") { return nil }
     serve.groupCommit = !flags.contains("--no-group-commit")
-    serve.maxLineBytes = 1_048_576
+    serve.maxLineBytes = Serve.defaultMaxLineBytes
     if let text = values["--max-line-bytes"] {
       guard let number = Int(text) else { return nil }
       serve.maxLineBytes = number
