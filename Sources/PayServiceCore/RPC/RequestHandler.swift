@@ -7,10 +7,14 @@ public final class RequestHandler: @unchecked Sendable {
   let registry: MethodRegistry
   let log: RequestLog
 
+  /// `"name"` of each method that commits in groups, to rule lines out without parsing them.
+  private let groupedMethodNames: [[UInt8]]
+
   public init(context: ServiceContext, registry: MethodRegistry = MethodRegistry(), log: RequestLog) {
     self.context = context
     self.registry = registry
     self.log = log
+    groupedMethodNames = registry.entries.filter { $0.value.commitsInGroups }.map { Array("\"\($0.key)\"".utf8) }
   }
 
   /// The response line for `line` (without the LF), or nil when nothing is to be answered.
@@ -52,8 +56,12 @@ public final class RequestHandler: @unchecked Sendable {
     return handle(value: request, into: &writer)
   }
 
-  /// Whether `line` is a request (with an id) of a method that commits in groups.
+  /// Whether `line` is a request (with an id) of a method that commits in groups. Asked of every
+  /// line answered on the server thread, so a line that does not hold such a method's name as
+  /// plain bytes is ruled out without parsing (a name spelled with escapes is then not grouped,
+  /// only answered alone).
   func commitsInGroups(line: UnsafeRawBufferPointer) -> Bool {
+    guard groupedMethodNames.contains(where: { Self.bytes(line, contain: $0) }) else { return false }
     guard case .object(let request)? = try? JSONParser.parse(line), request.contains("id"),
       case .string(let method)? = request["method"]
     else { return false }
@@ -167,5 +175,16 @@ public final class RequestHandler: @unchecked Sendable {
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     log.request(id: id, method: method, seconds: seconds, outcome: isNotification ? "\(outcome),notification" : outcome)
     return !isNotification
+  }
+
+  static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {
+    guard let first = needle.first, haystack.count >= needle.count else { return needle.isEmpty }
+    var start = 0
+    while let index = haystack[start...(haystack.count - needle.count)].firstIndex(of: first) {
+      if needle.indices.allSatisfy({ haystack[index + $0] == needle[$0] }) { return true }
+      start = index + 1
+      if start > haystack.count - needle.count { return false }
+    }
+    return false
   }
 }

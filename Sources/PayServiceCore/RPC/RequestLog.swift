@@ -16,7 +16,7 @@ public final class RequestLog: @unchecked Sendable {
     self.level = level
   }
 
-  /// A log that only collects lines, for a worker thread; `move(to:)` hands them on in order.
+  /// A log that only collects lines, for the helper thread; `copy(_:to:)` hands them on in order.
   init(collectingFor log: RequestLog) {
     self.fd = -1
     self.level = log.level
