@@ -16,22 +16,17 @@ struct Serve: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).")
 
-  /// Defaults, shared with `parseDirectly`.
-  static let defaultConfig = "config.yaml"
-  static let defaultDatabase = "payservice.sqlite"
-  static let defaultMaxLineBytes = 1_048_576
-
   @Option(help: "The store configuration file.")
-  var config: String = Serve.defaultConfig
+  var config: String = ServeSettings.defaultConfig
 
   @Option(help: "The SQLite order store; :memory: for a throwaway store.")
-  var database: String = Serve.defaultDatabase
+  var database: String = ServeSettings.defaultDatabase
 
   @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
   var now: String?
 
   @Option(help: "Longest accepted request line in bytes.")
-  var maxLineBytes: Int = Serve.defaultMaxLineBytes
+  var maxLineBytes: Int = ServeSettings.defaultMaxLineBytes
 
   @Flag(help: "Log only warnings to stderr, not one line per request.")
   var quiet = false
@@ -51,92 +46,133 @@ struct Serve: ParsableCommand {
       """)
   var groupCommit = true
 
+  var settings: ServeSettings {
+    ServeSettings(
+      config: config, database: database, now: now, maxLineBytes: maxLineBytes, quiet: quiet, threads: threads,
+      groupCommit: groupCommit)
+  }
+
   func validate() throws {
-    if let now, RFC3339.parse(now) == nil {
-      throw ValidationError("--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\"")
-    }
-    if maxLineBytes < 64 { throw ValidationError("--max-line-bytes must be at least 64") }
-    if let threads, !(1...2).contains(threads) { throw ValidationError("--threads must be 1 or 2, got \(threads)") }
+    if let problem = settings.problem { throw ValidationError(problem) }
   }
 
   func run() throws {
+    settings.run()
+  }
+}
+
+/// What `serve` runs with, as a plain value: `Serve` (ArgumentParser) produces it, and so does
+/// `ServeSettings.parse` for the common invocation without ArgumentParser's start-up cost.
+struct ServeSettings: Equatable {
+  static let defaultConfig = "config.yaml"
+  static let defaultDatabase = "payservice.sqlite"
+  static let defaultMaxLineBytes = 1_048_576
+
+  var config = ServeSettings.defaultConfig
+  var database = ServeSettings.defaultDatabase
+  var now: String?
+  var maxLineBytes = ServeSettings.defaultMaxLineBytes
+  var quiet = false
+  var threads: Int?
+  var groupCommit = true
+
+  /// What is wrong with these values, as ArgumentParser reports it; nil when they are valid.
+  var problem: String? {
+    if let now, RFC3339.parse(now) == nil {
+      return "--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\""
+    }
+    if maxLineBytes < 64 { return "--max-line-bytes must be at least 64" }
+    if let threads, !(1...2).contains(threads) { return "--threads must be 1 or 2, got \(threads)" }
+    return nil
+  }
+
+  /// Reads the plain form of a serve invocation: an optional leading `serve`, then `--name value`
+  /// pairs of this command's options and its flags, each at most once. Returns nil for anything
+  /// else (help, `--name=value`, another subcommand, a repeated or unknown option, a value that
+  /// does not convert or validate), so that ArgumentParser parses it and reports what is wrong.
+  static func parse(_ arguments: [String]) -> ServeSettings? {
+    var settings = ServeSettings()
+    var seen: [String] = []
+    var index = arguments.first == "serve" ? 1 : 0
+    while index < arguments.count {
+      let name = arguments[index]
+      index += 1
+      if seen.contains(name) { return nil }
+      seen.append(name)
+      switch name {
+      case "--quiet": settings.quiet = true
+      case "--group-commit": settings.groupCommit = true
+      case "--no-group-commit": settings.groupCommit = false
+      case "--config", "--database", "--now", "--max-line-bytes", "--threads":
+        guard index < arguments.count, !arguments[index].hasPrefix("-") else { return nil }
+        let value = arguments[index]
+        index += 1
+        switch name {
+        case "--config": settings.config = value
+        case "--database": settings.database = value
+        case "--now": settings.now = value
+        case "--max-line-bytes":
+          guard let number = Int(value) else { return nil }
+          settings.maxLineBytes = number
+        default:
+          guard let number = Int(value) else { return nil }
+          settings.threads = number
+        }
+      default: return nil
+      }
+    }
+    // ArgumentParser takes the last of --group-commit and --no-group-commit; leave both to it.
+    if seen.contains("--group-commit") && seen.contains("--no-group-commit") { return nil }
+    return settings.problem == nil ? settings : nil
+  }
+
+  /// Serves until EOF. Returns (closing the store) when the store was used; exits at once otherwise.
+  func run() {
     // From here on fd 1 is stderr: only the response writer holds the real stdout.
     let responses = StdoutGuard.install()
     signal(SIGPIPE, SIG_IGN)
     // An existing store (or a throwaway one) is opened while the config is read; a new store file
-    // is only created once the config is known to be valid.
-    let opening = database == ":memory:" || FileManager.default.fileExists(atPath: database)
-      ? StoreOpening(path: database) : nil
+    // is only created once the config is known to be valid. A throwaway store is only waited for
+    // when a request first needs it.
+    let opening = database == ":memory:" || access(database, F_OK) == 0 ? StoreOpening(path: database) : nil
     let loaded: Config
     do {
       loaded = try ConfigLoader.load(path: config)
     } catch {
       fail("invalid config:\n\(error)")
     }
-    let store: Store
-    do {
-      store = try opening?.wait() ?? Store(path: database)
-      try store.seedStock(loaded.catalog)
-    } catch {
-      fail("\(error)")
+    let storeSource: StoreSource
+    if database == ":memory:", let opening {
+      storeSource = StoreSource(opening: opening) { store in try store.seedStock(loaded.catalog) }
+    } else {
+      do {
+        let store = try opening?.wait() ?? Store(path: database)
+        try store.seedStock(loaded.catalog)
+        storeSource = StoreSource(store)
+      } catch {
+        fail("\(error)")
+      }
     }
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
     let log = RequestLog(level: quiet ? .warnings : .requests)
-    let handler = RequestHandler(context: ServiceContext(config: loaded, store: store, clock: clock), log: log)
+    let handler = RequestHandler(context: ServiceContext(config: loaded, storeSource: storeSource, clock: clock), log: log)
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
       stopSignal: StopSignal.install(), log: log,
-      threads: threads ?? (ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 1), groupCommits: groupCommit)
+      threads: threads ?? (Server.availableProcessors > 1 ? 2 : 1), groupCommits: groupCommit)
     _ = server.run()
     log.flush()
+    if !storeSource.wasUsed {
+      // The throwaway store was never needed and may still be opening on its thread: there is
+      // nothing to close, so end here rather than tear down under that thread's feet.
+      fflush(nil)
+      _exit(0)
+    }
   }
 
   func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("payservice: \(message)\n".utf8))
     Foundation.exit(2)
-  }
-}
-
-extension Serve {
-  /// Reads the plain form of a serve invocation: an optional leading `serve`, then `--name value`
-  /// pairs of this command's options and its flags, each at most once. Returns nil for anything
-  /// else (help, `--name=value`, another subcommand, a repeated or unknown option, a value that
-  /// does not convert or validate), so that ArgumentParser parses it and reports what is wrong.
-  static func parseDirectly(_ arguments: [String]) -> Serve? {
-    var rest = arguments[...]
-    if rest.first == "serve" { rest = rest.dropFirst() }
-    var values: [String: String] = [:]
-    var flags: Set<String> = []
-    while let name = rest.popFirst() {
-      if ["--quiet", "--group-commit", "--no-group-commit"].contains(name) {
-        if !flags.insert(name).inserted { return nil }
-        continue
-      }
-      guard ["--config", "--database", "--now", "--max-line-bytes", "--threads"].contains(name),
-        values[name] == nil, let value = rest.popFirst(), !value.hasPrefix("-")
-      else { return nil }
-      values[name] = value
-    }
-    var serve = Serve()
-    serve.config = values["--config"] ?? Serve.defaultConfig
-    serve.database = values["--database"] ?? Serve.defaultDatabase
-    serve.now = values["--now"]
-    serve.quiet = flags.contains("--quiet")
-    // ArgumentParser takes the last of --group-commit and --no-group-commit; leave both to it.
-    if flags.contains("--group-commit") && flags.contains("--no-group-commit") { return nil }
-    serve.groupCommit = !flags.contains("--no-group-commit")
-    serve.maxLineBytes = Serve.defaultMaxLineBytes
-    if let text = values["--max-line-bytes"] {
-      guard let number = Int(text) else { return nil }
-      serve.maxLineBytes = number
-    }
-    serve.threads = nil
-    if let text = values["--threads"] {
-      guard let number = Int(text) else { return nil }
-      serve.threads = number
-    }
-    guard (try? serve.validate()) != nil else { return nil }
-    return serve
   }
 }
 
@@ -160,12 +196,8 @@ struct CheckConfig: ParsableCommand {
 
 // The common start (`payservice --config … --database …`) skips ArgumentParser's reflection, which
 // is a seventh of a cold start; anything else, and any invalid value, goes through ArgumentParser.
-if let serve = Serve.parseDirectly(Array(CommandLine.arguments.dropFirst())) {
-  do {
-    try serve.run()
-  } catch {
-    Serve.exit(withError: error)
-  }
+if let settings = ServeSettings.parse(Array(CommandLine.arguments.dropFirst())) {
+  settings.run()
 } else {
   PayService.main()
 }

@@ -17,15 +17,9 @@ struct CommandLineTests {
 
   @Test("plain serve invocations read the same as through ArgumentParser", arguments: plain)
   func same(_ arguments: [String]) throws {
-    let direct = try #require(Serve.parseDirectly(arguments))
+    let direct = try #require(ServeSettings.parse(arguments))
     let parsed = try #require(try PayService.parseAsRoot(arguments) as? Serve)
-    #expect(direct.config == parsed.config)
-    #expect(direct.database == parsed.database)
-    #expect(direct.now == parsed.now)
-    #expect(direct.maxLineBytes == parsed.maxLineBytes)
-    #expect(direct.quiet == parsed.quiet)
-    #expect(direct.threads == parsed.threads)
-    #expect(direct.groupCommit == parsed.groupCommit)
+    #expect(direct == parsed.settings)
   }
 
   @Test(
@@ -37,6 +31,6 @@ struct CommandLineTests {
       ["serve", "extra"], ["--group-commit", "--no-group-commit"],
     ])
   func leftToArgumentParser(_ arguments: [String]) {
-    #expect(Serve.parseDirectly(arguments) == nil)
+    #expect(ServeSettings.parse(arguments) == nil)
   }
 }

@@ -68,6 +68,26 @@ struct ProcessTests {
     #expect(refused.stderr.contains("was written by a newer payservice"))
   }
 
+  @Test("a throwaway store is opened and seeded at the first request that needs it")
+  func throwawayStore() throws {
+    let input = Self.clockLine + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"listProducts"}"# + "\n"
+    let throwaway = try PayserviceProcess.run(["--config", Self.config, "--database", ":memory:"], stdin: Data(input.utf8))
+    let file = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
+    let stored = try PayserviceProcess.run(["--config", Self.config, "--database", file], stdin: Data(input.utf8))
+    #expect(throwaway.status == 0 && stored.status == 0)
+    #expect(throwaway.stdoutText == stored.stdoutText)
+    let lines = throwaway.stdoutText.split(separator: "\n")
+    #expect(lines.count == 2)
+    #expect(String(lines[0]) == Self.clockAnswer)
+    #expect(lines[1].hasPrefix(#"{"jsonrpc":"2.0","id":2,"result":{"products":[{"sku":"clock","name":"Clock","description":"Wooden wall clock","price":"50.00","quantityOnHand":10,"#))
+    // A session that never needs the store ends without waiting for it, with everything answered.
+    let pricingOnly = try PayserviceProcess.run(
+      ["--config", Self.config, "--database", ":memory:"], stdin: Data((Self.clockLine + "\n").utf8))
+    #expect(pricingOnly.status == 0)
+    #expect(pricingOnly.stdoutText == Self.clockAnswer + "\n")
+    #expect(pricingOnly.stderr.contains(#"id=1 method="computeSummaryItems""#))
+  }
+
   @Test("stdout holds only responses; logs go to stderr without request data")
   func stdoutDiscipline() throws {
     let input = Self.clockLine + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"selectShippingContact","params":{"items":[{"sku":"clock"}],"shippingContact":{"locality":"Secretville","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}}}"# + "\n"

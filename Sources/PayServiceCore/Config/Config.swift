@@ -135,7 +135,7 @@ public struct Coupon: Sendable {
 
   /// What a typed code is compared by: surrounding whitespace dropped, upper-cased.
   public static func normalize(_ code: String) -> String {
-    code.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+    code.trimmingWhitespaceAndNewlines().uppercased()
   }
 }
 

@@ -19,9 +19,11 @@ public enum ConfigLoader {
   public static func parse(yaml text: String, file: String = "config.yaml") throws(ConfigError) -> Config {
     let root: Node?
     do {
-      // Scalars are read from their text (YAMLFieldReader), never from resolved tags, so the basic
-      // resolver suffices; the default one compiles a dozen regular expressions at every start.
-      root = try Yams.compose(yaml: text, .basic)
+      // Scalars are read from their text (YAMLFieldReader), never from resolved tags or constructed
+      // values, so the basic resolver and an empty constructor suffice: the default resolver
+      // compiles a dozen regular expressions at every start, the default constructor builds maps,
+      // and the default encoding is looked up in a copy of the whole environment.
+      root = try Yams.compose(yaml: text, .basic, Constructor([:], [:], [:]), .utf8)
     } catch let error as YamlError {
       throw ConfigError(problems: [yamlProblem(error, file: file)])
     } catch {

@@ -56,7 +56,7 @@ final class YAMLFieldReader {
 
   func string(_ node: Node, _ path: String, nonEmpty: Bool = true) -> String? {
     guard let scalar = scalar(node, path, expected: "a string") else { return nil }
-    if nonEmpty && scalar.string.trimmingCharacters(in: .whitespaces).isEmpty {
+    if nonEmpty && scalar.string.isWhitespaceOnly {
       report(node, path, "must not be empty")
       return nil
     }

@@ -144,15 +144,3 @@ public struct Region: Equatable, Sendable {
     list.contains { $0 == countryCode || $0 == code }
   }
 }
-
-extension String {
-  func trimmingASCIIWhitespace() -> String {
-    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-    guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-      return ""
-    }
-    return String(self[first...last])
-  }
-
-  var isBlank: Bool { trimmingASCIIWhitespace().isEmpty }
-}

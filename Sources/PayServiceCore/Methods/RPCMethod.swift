@@ -29,15 +29,24 @@ public final class ServiceContext: Sendable {
   public let config: Config
   public let pricer: Pricer
   public let validator: ContactValidator
-  public let store: Store
+  public let storeSource: StoreSource
   public let clock: ServiceClock
 
-  public init(config: Config, store: Store, clock: ServiceClock) {
+  /// The store; a deferred one is waited for on first use (see `StoreSource`).
+  public var store: Store {
+    get throws(StoreError) { try storeSource.get() }
+  }
+
+  public init(config: Config, storeSource: StoreSource, clock: ServiceClock) {
     self.config = config
     self.pricer = Pricer(config: config)
     self.validator = ContactValidator(shipsTo: config.shipping.shipsTo)
-    self.store = store
+    self.storeSource = storeSource
     self.clock = clock
+  }
+
+  public convenience init(config: Config, store: Store, clock: ServiceClock) {
+    self.init(config: config, storeSource: StoreSource(store), clock: clock)
   }
 
   /// Reads an optional `shippingMethod` identifier, which must name a configured method.

@@ -122,8 +122,8 @@ public struct Rate: Equatable, Sendable {
   private init?(_ decimal: MoneyText.Decimal, extraScale: Int, text: String) {
     guard decimal.integerDigits.count <= 6 else { return nil }
     var value: Int64 = 0
-    for character in decimal.integerDigits + decimal.fractionDigits {
-      value = value * 10 + Int64(character.asciiDigitValue)
+    for digits in [decimal.integerDigits, decimal.fractionDigits] {
+      for character in digits { value = value * 10 + Int64(character.asciiDigitValue) }
     }
     self.numerator = decimal.negative ? -value : value
     self.scale = decimal.fractionDigits.count + extraScale

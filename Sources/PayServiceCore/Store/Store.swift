@@ -304,3 +304,57 @@ public final class StoreOpening: @unchecked Sendable {
     return try result!.get()
   }
 }
+
+/// Where a `ServiceContext` gets its store: one already open, or one being opened on another thread
+/// that is waited for (and prepared, e.g. seeded) only when a request first needs it.
+///
+/// A throwaway `:memory:` store is served this way, so a session that never touches the store
+/// (pricing and sheet events only, the common one-shot call) neither waits for the migrations nor
+/// pays for them. A store file is always opened before serving, so that a store that cannot be
+/// opened stops the start with exit 2 instead of failing requests.
+public final class StoreSource: @unchecked Sendable {
+  private let lock = NSLock()
+  private var opening: StoreOpening?
+  private var prepare: ((Store) throws -> Void)?
+  private var result: Result<Store, StoreError>?
+
+  /// A store that is already open and prepared.
+  public init(_ store: Store) {
+    result = .success(store)
+  }
+
+  /// A store being opened; `prepare` runs once on it, on the thread that first asks for it.
+  public init(opening: StoreOpening, prepare: @escaping (Store) throws -> Void) {
+    self.opening = opening
+    self.prepare = prepare
+  }
+
+  /// The store, waiting for it to be open the first time. A store that failed to open or prepare
+  /// keeps failing with the same error.
+  public func get() throws(StoreError) -> Store {
+    lock.lock()
+    defer { lock.unlock() }
+    if let result { return try result.get() }
+    let resolved: Result<Store, StoreError>
+    do {
+      let store = try opening!.wait()
+      try prepare!(store)
+      resolved = .success(store)
+    } catch let error as StoreError {
+      resolved = .failure(error)
+    } catch {
+      resolved = .failure(.unavailable(reason: "\(error)"))
+    }
+    result = resolved
+    opening = nil
+    prepare = nil
+    return try resolved.get()
+  }
+
+  /// Whether any request has asked for the store yet (a deferred store may still be opening).
+  public var wasUsed: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return result != nil
+  }
+}

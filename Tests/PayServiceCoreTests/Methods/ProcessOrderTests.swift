@@ -63,7 +63,7 @@ struct ProcessOrderTests {
     let directory = TestPaths.temporaryDirectory()
     let path = directory.appendingPathComponent("store.sqlite").path
     let context = try TestConfig.context(storePath: path, busyTimeout: 0.2)
-    let store = context.store
+    let store = try context.store
     let handler = TestConfig.handler(context)
     let (token, amount) = Self.authorize(handler)
 
