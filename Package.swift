@@ -21,10 +21,14 @@ let package = Package(
         "PayServiceCore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
-      // A release build links the Swift runtime and Foundation statically: the dynamic loader's
-      // symbol binding was a third of a cold start (issue 5).
-      swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
-      linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))]
+      // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
+      // glibc linked in; no dynamic loader at start) that exports no symbols: the dynamic loader's
+      // symbol binding was a third of a cold start, and dladdr at start scanned 14,000 exported
+      // symbols (issue 5). It needs the static libraries of libsqlite3-dev and libstdc++-dev;
+      // the linker's warnings about dlopen/getpwuid in static programs concern code payservice
+      // never calls (SQLite extensions, CoreFoundation bundles and home directories).
+      swiftSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))],
+      linkerSettings: [.unsafeFlags(["-static-executable", "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
     ),
     .target(
       name: "PayServiceCore",
