@@ -28,12 +28,13 @@ public enum ProcessOrder: RPCMethod {
     public var currencyCode: String
   }
 
-  /// The result, as JSON (a stored result is replayed byte for byte).
+  /// The result as compact JSON text: what is stored with the token and replayed for the same
+  /// request, written once and embedded in the response as is.
   public struct Output: JSONRepresentable {
-    public var value: JSONValue
+    public var text: String
 
     public func write(to writer: inout JSONWriter) {
-      writer.write(value)
+      writer.write(serialized: text)
     }
   }
 
@@ -63,10 +64,11 @@ public enum ProcessOrder: RPCMethod {
       billingContact: billing, paymentMethod: card, amountMinor: amount, currencyCode: currency)
   }
 
+  /// A failed result's text.
   static func failed(
     _ code: FailureCode, _ message: String, declineCode: String? = nil, chargeId: String? = nil,
     errors: [JSONValue]? = nil
-  ) -> JSONValue {
+  ) -> String {
     var object = JSONObjectBuilder()
     object.set("status", "failed")
     object.set("failureCode", code.rawValue)
@@ -74,7 +76,7 @@ public enum ProcessOrder: RPCMethod {
     object.set("chargeId", chargeId)
     object.set("message", message)
     object.set("errors", errors.map(JSONValue.array))
-    return object.value
+    return JSONWriter.string(object.value)
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Output {
@@ -89,26 +91,29 @@ public enum ProcessOrder: RPCMethod {
     let nowText = RFC3339.format(now)
     let requestedBilling = params.billingContact.map { JSONWriter.string($0) }
 
-    let json = try context.store.write { db -> JSONValue in
+    let text = try context.store.write { db -> String in
       guard let token = try Store.chargeToken(params.chargeToken, in: db) else {
         return failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again.")
       }
       // The identity of a request: what it asks for, with the billing contact it resolves to.
       let billing = requestedBilling ?? token.billingContact
       let card = requestedCard ?? token.paymentMethod
-      var fingerprint = JSONObjectBuilder()
-      fingerprint.set("binding", bindingText)
-      fingerprint.set("billingContact", billing)
-      fingerprint.set("paymentMethod", card)
-      fingerprint.set("amount", config.format(params.amountMinor))
-      fingerprint.set("currencyCode", params.currencyCode)
-      let fingerprintText = JSONWriter.string(fingerprint.value)
+      var fingerprint = JSONWriter(capacity: 1024)
+      fingerprint.beginObject()
+      fingerprint.member("binding", bindingText)
+      fingerprint.member("billingContact", billing)
+      fingerprint.member("paymentMethod", card)
+      fingerprint.member("amount", config.format(params.amountMinor))
+      fingerprint.member("currencyCode", params.currencyCode)
+      fingerprint.endObject()
+      let fingerprintText = fingerprint.string
 
       if token.usedAt != nil {
         guard token.requestFingerprint == fingerprintText, let result = token.result else {
           throw ServiceError.chargeTokenConflict
         }
-        return try JSONParser.parse(result)
+        // Checked and rewritten rather than trusted: it comes back from the store file.
+        return JSONWriter.string(try JSONParser.parse(result))
       }
       if now >= token.expiresAt {
         return failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again.")
@@ -146,7 +151,7 @@ public enum ProcessOrder: RPCMethod {
       }
 
       let chargeId = Identifiers.chargeId(token: token.token)
-      let result: JSONValue
+      let result: String
       if let failure = token.sandboxOutcome.failure {
         try db.cachedStatement(sql: """
             INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
@@ -178,55 +183,62 @@ public enum ProcessOrder: RPCMethod {
             INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
             VALUES (?, ?, ?, ?, ?, ?)
             """).execute(
-          arguments: [orderId, chargeId, nowText, quote.totalMinor, config.currency.code, JSONWriter.string(order)])
+          arguments: [orderId, chargeId, nowText, quote.totalMinor, config.currency.code, order])
         for line in quote.lines {
           try db.cachedStatement(sql: "INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor) VALUES (?, ?, ?, ?, ?)").execute(
           arguments: [orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor])
         }
-        var success = JSONObjectBuilder()
-        success.set("status", "succeeded")
-        success.set("orderId", orderId)
-        success.set("chargeId", chargeId)
-        success.set("amount", config.format(quote.totalMinor))
-        success.set("currencyCode", config.currency.code)
-        success.set("order", order)
-        result = success.value
+        var success = JSONWriter(capacity: order.utf8.count + 256)
+        success.beginObject()
+        success.member("status", "succeeded")
+        success.member("orderId", orderId)
+        success.member("chargeId", chargeId)
+        success.member("amount", config.format(quote.totalMinor))
+        success.member("currencyCode", config.currency.code)
+        success.key("order")
+        success.write(serialized: order)
+        success.endObject()
+        result = success.string
       }
-      try Store.consume(
-        token.token, at: nowText, fingerprint: fingerprintText, result: JSONWriter.string(result), in: db)
+      try Store.consume(token.token, at: nowText, fingerprint: fingerprintText, result: result, in: db)
       return result
     }
-    return Output(value: json)
+    return Output(text: text)
   }
 
+  /// The order document's text, as stored and as embedded in the result.
   static func orderDocument(
     orderId: String, createdAt: String, quote: Pricer.Quote, binding: OrderBinding, billing: String?,
     chargeId: String, config: Config
-  ) throws -> JSONValue {
-    var order = JSONObjectBuilder()
-    order.set("orderId", orderId)
-    order.set("createdAt", createdAt)
-    order.set(
-      "items",
-      .array(
-        quote.lines.map { line in
-          var item = JSONObjectBuilder()
-          item.set("sku", line.sku)
-          item.set("name", line.name)
-          item.set("quantity", line.quantity)
-          item.set("unitPrice", config.format(line.unitPriceMinor))
-          item.set("amount", config.format(line.amountMinor))
-          return item.value
-        }))
-    order.set("shippingMethod", binding.shippingMethod)
-    order.set("couponCode", quote.merchandise.coupon?.code)
-    order.set("summaryItems", quote.summaryItems.json)
-    order.set("shippingContact", binding.shippingContact?.json ?? .null)
-    order.set("billingContact", try billing.map { try JSONParser.parse($0) } ?? .null)
-    order.set("amount", config.format(quote.totalMinor))
-    order.set("currencyCode", config.currency.code)
-    order.set("chargeId", chargeId)
-    order.set("status", "paid")
-    return order.value
+  ) throws -> String {
+    var order = JSONWriter(capacity: 2048)
+    order.beginObject()
+    order.member("orderId", orderId)
+    order.member("createdAt", createdAt)
+    order.key("items")
+    order.beginArray()
+    for line in quote.lines {
+      order.beginObject()
+      order.member("sku", line.sku)
+      order.member("name", line.name)
+      order.member("quantity", line.quantity)
+      order.member("unitPrice", config.format(line.unitPriceMinor))
+      order.member("amount", config.format(line.amountMinor))
+      order.endObject()
+    }
+    order.endArray()
+    order.member("shippingMethod", binding.shippingMethod)
+    order.member("couponCode", quote.merchandise.coupon?.code)
+    order.member("summaryItems", quote.summaryItems)
+    order.member("shippingContact", orNull: binding.shippingContact)
+    order.key("billingContact")
+    // The token's billing contact comes back from the store file: checked and rewritten.
+    if let billing { order.write(try JSONParser.parse(billing)) } else { order.writeNull() }
+    order.member("amount", config.format(quote.totalMinor))
+    order.member("currencyCode", config.currency.code)
+    order.member("chargeId", chargeId)
+    order.member("status", "paid")
+    order.endObject()
+    return order.string
   }
 }

@@ -8,13 +8,16 @@ public final class RequestHandler: @unchecked Sendable {
   let log: RequestLog
 
   /// `"name"` of each method that commits in groups, to rule lines out without parsing them.
+  /// The names of methods that commit in groups, and of all store methods, as quoted bytes.
   private let groupedMethodNames: [[UInt8]]
+  private let storeMethodNames: [[UInt8]]
 
   public init(context: ServiceContext, registry: MethodRegistry = MethodRegistry(), log: RequestLog) {
     self.context = context
     self.registry = registry
     self.log = log
     groupedMethodNames = registry.entries.filter { $0.value.commitsInGroups }.map { Array("\"\($0.key)\"".utf8) }
+    storeMethodNames = registry.entries.filter { $0.value.usesStore }.map { Array("\"\($0.key)\"".utf8) }
   }
 
   /// The response line for `line` (without the LF), or nil when nothing is to be answered.
@@ -45,7 +48,12 @@ public final class RequestHandler: @unchecked Sendable {
   /// of a method that does not use it, or a line that is answered with an error. Returns nil, and
   /// writes and logs nothing, for any other line (a batch, or a store method), which the caller
   /// must then answer in order with `handle(line:into:)`.
+  ///
+  /// A line that holds a store method's name as plain bytes, or starts as a batch, is left without
+  /// being parsed: the caller parses it again anyway (deferring is always safe).
   func handleIfStoreFree(line: UnsafeRawBufferPointer, into writer: inout JSONWriter) -> Bool? {
+    if line.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "[") { return nil }
+    if storeMethodNames.contains(where: { Self.bytes(line, contain: $0) }) { return nil }
     guard let request = try? JSONParser.parse(line) else { return handle(line: line, into: &writer) }
     switch request {
     case .array: return nil
@@ -56,16 +64,17 @@ public final class RequestHandler: @unchecked Sendable {
     return handle(value: request, into: &writer)
   }
 
-  /// Whether `line` is a request (with an id) of a method that commits in groups. Asked of every
-  /// line answered on the server thread, so a line that does not hold such a method's name as
-  /// plain bytes is ruled out without parsing (a name spelled with escapes is then not grouped,
+  /// The request on `line` when it is a request (with an id) of a method that commits in groups;
+  /// the caller answers it with `handle(value:into:)`, as `handle(line:into:)` would. Asked of
+  /// every line answered on the server thread, so a line that does not hold such a method's name
+  /// as plain bytes is ruled out without parsing (a name spelled with escapes is then not grouped,
   /// only answered alone).
-  func commitsInGroups(line: UnsafeRawBufferPointer) -> Bool {
-    guard groupedMethodNames.contains(where: { Self.bytes(line, contain: $0) }) else { return false }
-    guard case .object(let request)? = try? JSONParser.parse(line), request.contains("id"),
-      case .string(let method)? = request["method"]
-    else { return false }
-    return registry.entries[method]?.commitsInGroups == true
+  func groupedRequest(line: UnsafeRawBufferPointer) -> JSONValue? {
+    guard groupedMethodNames.contains(where: { Self.bytes(line, contain: $0) }) else { return nil }
+    guard let parsed = try? JSONParser.parse(line), case .object(let request) = parsed, request.contains("id"),
+      case .string(let method)? = request["method"], registry.entries[method]?.commitsInGroups == true
+    else { return nil }
+    return parsed
   }
 
   func handle(value: JSONValue, into writer: inout JSONWriter) -> Bool {

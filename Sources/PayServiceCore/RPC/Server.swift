@@ -200,30 +200,42 @@ public final class Server {
     here: (Int) -> Bool
   ) -> Int {
     func line(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[lines[index]]) }
-    func groupable(_ index: Int) -> Bool {
-      line(index).count <= maxLineBytes && handler.commitsInGroups(line: line(index))
+    // A grouped line is parsed once: the request read to decide is the request answered.
+    func groupedRequest(_ index: Int) -> JSONValue? {
+      line(index).count <= maxLineBytes ? handler.groupedRequest(line: line(index)) : nil
     }
-    var end = first + 1
-    if groupCommits && groupable(first) {
-      while end < limit, here(end), groupable(end) { end += 1 }
-    }
-    guard end - first > 1 else {
+    guard groupCommits, let firstRequest = groupedRequest(first) else {
       answerComplete(line(first))
-      return end
+      return first + 1
+    }
+    var requests = [firstRequest]
+    while first + requests.count < limit, here(first + requests.count),
+      let request = groupedRequest(first + requests.count)
+    {
+      requests.append(request)
+    }
+    guard requests.count > 1 else {
+      answer(request: firstRequest)
+      return first + 1
     }
     let mark = pendingOutput.mark
     do {
       try handler.context.store.groupCommit {
-        for index in first..<end { answerComplete(line(index)) }
+        for request in requests { answer(request: request) }
       }
-      ordersCommittedInGroups += end - first
+      ordersCommittedInGroups += requests.count
     } catch {
       // Nothing of the group was kept: answer each order again, in its own transaction.
-      log.warning("the group commit of the \(end - first) orders above failed (\(error)); retrying them one by one")
+      log.warning("the group commit of the \(requests.count) orders above failed (\(error)); retrying them one by one")
       pendingOutput.rewind(to: mark)
-      for index in first..<end { answerComplete(line(index)) }
+      for request in requests { answer(request: request) }
     }
-    return end
+    return first + requests.count
+  }
+
+  /// Answers a request (with an id) already read from its line.
+  private func answer(request: JSONValue) {
+    if handler.handle(value: request, into: &pendingOutput) { pendingOutput.newline() }
   }
 
   private func answerComplete(_ line: UnsafeRawBufferPointer) {
