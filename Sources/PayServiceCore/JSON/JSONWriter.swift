@@ -214,19 +214,23 @@ public struct JSONWriter: ~Copyable {
 
   // MARK: Bytes
 
+  @inline(__always)
   private mutating func append(_ byte: UInt8) {
     buffer.append(byte)
   }
 
+  @inline(__always)
   private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
     buffer.append(bytes)
   }
 
+  @inline(__always)
   private mutating func separate() {
     if needsComma { append(UInt8(ascii: ",")) }
     needsComma = false
   }
 
+  @inline(__always)
   private mutating func appendRaw(_ text: StaticString) {
     buffer.append(text)
   }

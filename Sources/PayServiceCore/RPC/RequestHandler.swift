@@ -187,13 +187,21 @@ public final class RequestHandler: @unchecked Sendable {
   }
 
   static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {
-    guard let first = needle.first, haystack.count >= needle.count else { return needle.isEmpty }
-    var start = 0
-    while let index = haystack[start...(haystack.count - needle.count)].firstIndex(of: first) {
-      if needle.indices.allSatisfy({ haystack[index + $0] == needle[$0] }) { return true }
-      start = index + 1
-      if start > haystack.count - needle.count { return false }
+    guard needle.count > 1 else { return needle.isEmpty || haystack.contains(needle[0]) }
+    guard haystack.count >= needle.count, let base = haystack.baseAddress else { return false }
+    // Candidates are found by their second byte with memchr (the first of a quoted name is a quote,
+    // which JSON is full of), then compared whole.
+    let second = Int32(needle[1])
+    var position = 1
+    let end = haystack.count - needle.count + 2  // past the last position the second byte can have
+    return needle.withUnsafeBytes { needleBytes in
+      while position < end, let found = memchr(base + position, second, end - position) {
+        let candidate = base.distance(to: UnsafeRawPointer(found)) - 1
+        if memcmp(base + candidate, needleBytes.baseAddress!, needle.count) == 0 { return true }
+        position = candidate + 2
+      }
+      return false
     }
-    return false
   }
+
 }

@@ -97,7 +97,7 @@ public final class Server {
       var start = 0
       // 1. The end of a line begun in an earlier read.
       if skipping || !line.isEmpty {
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
+        guard let newline = Self.newline(in: bytes, from: 0) else {
           keepFragment(bytes, line: &line, skipping: &skipping)
           flush()
           continue
@@ -120,7 +120,7 @@ public final class Server {
       }
       // 2. The lines that begin and end in this read.
       lines.removeAll(keepingCapacity: true)
-      while start < count, let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+      while start < count, let newline = Self.newline(in: bytes, from: start) {
         lines.append(start..<newline)
         start = newline + 1
       }
@@ -141,6 +141,15 @@ public final class Server {
     }
     flush()
     return outputClosed ? .outputClosed : .finished
+  }
+
+  /// The index of the first LF in `bytes` at or after `start` (memchr: vectorised, unlike a
+  /// byte-by-byte `firstIndex(of:)`, which was a twentieth of the cost of a pricing request).
+  static func newline(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    guard start < bytes.count, let base = bytes.baseAddress,
+      let found = memchr(base + start, 0x0A, bytes.count - start)
+    else { return nil }
+    return base.distance(to: UnsafeRawPointer(found))
   }
 
   /// Keeps the start of an unfinished line, or starts skipping it once it is too long.
