@@ -8,16 +8,14 @@ public final class RequestHandler: @unchecked Sendable {
   let log: RequestLog
 
   /// `"name"` of each method that commits in groups, to rule lines out without parsing them.
-  /// The names of methods that commit in groups, and of all store methods, as quoted bytes.
+  /// The names of methods that commit in groups, as quoted bytes.
   private let groupedMethodNames: [[UInt8]]
-  private let storeMethodNames: [[UInt8]]
 
   public init(context: ServiceContext, registry: MethodRegistry = MethodRegistry(), log: RequestLog) {
     self.context = context
     self.registry = registry
     self.log = log
     groupedMethodNames = registry.entries.filter { $0.value.commitsInGroups }.map { Array("\"\($0.key)\"".utf8) }
-    storeMethodNames = registry.entries.filter { $0.value.usesStore }.map { Array("\"\($0.key)\"".utf8) }
   }
 
   /// The response line for `line` (without the LF), or nil when nothing is to be answered.
@@ -48,12 +46,7 @@ public final class RequestHandler: @unchecked Sendable {
   /// of a method that does not use it, or a line that is answered with an error. Returns nil, and
   /// writes and logs nothing, for any other line (a batch, or a store method), which the caller
   /// must then answer in order with `handle(line:into:)`.
-  ///
-  /// A line that holds a store method's name as plain bytes, or starts as a batch, is left without
-  /// being parsed: the caller parses it again anyway (deferring is always safe).
   func handleIfStoreFree(line: UnsafeRawBufferPointer, into writer: inout JSONWriter) -> Bool? {
-    if line.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "[") { return nil }
-    if storeMethodNames.contains(where: { Self.bytes(line, contain: $0) }) { return nil }
     guard let request = try? JSONParser.parse(line) else { return handle(line: line, into: &writer) }
     switch request {
     case .array: return nil
