@@ -51,12 +51,17 @@ extension Store {
           expiresAt, usedAt, requestFingerprint, result
         FROM chargeToken WHERE token = ?
         """)
-    guard let row = try Row.fetchOne(statement, arguments: [token]) else { return nil }
-    return ChargeTokenRecord(
-      token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
-      issuedAt: RFC3339.parse(row[4]) ?? 0, amountMinor: row[5], currencyCode: row[6],
-      sandboxOutcome: SandboxOutcome(rawValue: row[7]) ?? .processingError, expiresAt: row[8], usedAt: row[9],
-      requestFingerprint: row[10], result: row[11])
+    // A cursor's row reads the statement in place (fetchOne copies every column first); the row is
+    // only valid while its cursor lives.
+    let cursor = try Row.fetchCursor(statement, arguments: [token])
+    return try withExtendedLifetime(cursor) {
+      guard let row = try cursor.next() else { return nil }
+      return ChargeTokenRecord(
+        token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
+        issuedAt: RFC3339.parse(row[4]) ?? 0, amountMinor: row[5], currencyCode: row[6],
+        sandboxOutcome: SandboxOutcome(rawValue: row[7]) ?? .processingError, expiresAt: row[8], usedAt: row[9],
+        requestFingerprint: row[10], result: row[11])
+    }
   }
 
   static func consume(_ token: String, at now: String, fingerprint: String, result: String, in db: Database) throws {
