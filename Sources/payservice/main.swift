@@ -7,7 +7,7 @@ struct PayService: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "payservice",
     abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
-    subcommands: [Serve.self, CheckConfig.self],
+    subcommands: [Serve.self, CheckConfig.self, Call.self],
     defaultSubcommand: Serve.self
   )
 }
@@ -190,6 +190,99 @@ struct CheckConfig: ParsableCommand {
     } catch {
       FileHandle.standardError.write(Data("payservice: invalid config:\n\(error)\n".utf8))
       Foundation.exit(2)
+    }
+  }
+}
+
+struct Call: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "call",
+    abstract: "Send one request and print its result (exit 0), or its error object (exit 1).",
+    discussion: """
+      The result JSON goes to stdout. A JSON-RPC error prints its message on stderr and the error \
+      object on stdout, and exits 1; an invalid config or store exits 2.
+      """)
+
+  @Argument(help: "The method, e.g. computeSummaryItems (--list prints them all).")
+  var method: String?
+
+  @Argument(help: "The params as JSON text, or - to read them from stdin. None: the request has no params.")
+  var params: String?
+
+  @Option(help: "The store configuration file.")
+  var config: String = ServeSettings.defaultConfig
+
+  @Option(help: "The SQLite order store; :memory: for a throwaway store.")
+  var database: String = ServeSettings.defaultDatabase
+
+  @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
+  var now: String?
+
+  @Flag(help: "Indent the JSON printed.")
+  var pretty = false
+
+  @Flag(help: "Print the method names, one per line, and exit.")
+  var list = false
+
+  func validate() throws {
+    if !list && method == nil { throw ValidationError("give a METHOD (or --list to see them)") }
+    if let now, RFC3339.parse(now) == nil {
+      throw ValidationError("--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\"")
+    }
+  }
+
+  func run() throws {
+    let responses = StdoutGuard.install()
+    let code = answer(to: responses)
+    Foundation.exit(code)
+  }
+
+  /// Answers and returns the exit status; the store is closed when this returns.
+  private func answer(to responses: Int32) -> Int32 {
+    if list {
+      Call.write(MethodRegistry.methods.map { $0.name + "\n" }.joined(), to: responses)
+      return 0
+    }
+    var paramsText = params
+    if params == "-" {
+      paramsText = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    }
+    let loaded: Config
+    do {
+      loaded = try ConfigLoader.load(path: config)
+    } catch {
+      Call.write("payservice: invalid config:\n\(error)\n", to: STDERR_FILENO)
+      return 2
+    }
+    let store: Store
+    do {
+      store = try Store(path: database)
+      try store.seedStock(loaded.catalog)
+    } catch {
+      Call.write("payservice: \(error)\n", to: STDERR_FILENO)
+      return 2
+    }
+    let log = RequestLog(level: .warnings)
+    let handler = RequestHandler(
+      context: ServiceContext(config: loaded, store: store, clock: ServiceClock(pinned: now.flatMap(RFC3339.parse))),
+      log: log)
+    let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
+    log.flush()
+    Call.write(outcome.stdout, to: responses)
+    Call.write(outcome.stderr, to: STDERR_FILENO)
+    return outcome.exitCode
+  }
+
+  static func write(_ text: String, to fd: Int32) {
+    var text = text
+    text.withUTF8 { bytes in
+      var offset = 0
+      while offset < bytes.count {
+        let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        offset += written
+      }
     }
   }
 }
