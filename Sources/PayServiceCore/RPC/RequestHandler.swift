@@ -8,7 +8,6 @@ public final class RequestHandler: @unchecked Sendable {
   let log: RequestLog
 
   /// `"name"` of each method that commits in groups, to rule lines out without parsing them.
-  /// The names of methods that commit in groups, as quoted bytes.
   private let groupedMethodNames: [[UInt8]]
 
   public init(context: ServiceContext, registry: MethodRegistry = MethodRegistry(), log: RequestLog) {
