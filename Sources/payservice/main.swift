@@ -12,10 +12,8 @@ struct PayService: ParsableCommand {
   )
 }
 
-struct Serve: ParsableCommand {
-  static let configuration = CommandConfiguration(
-    commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).")
-
+/// The options every command that answers requests takes: config, store and clock.
+struct ServiceOptions: ParsableArguments {
   @Option(help: "The store configuration file.")
   var config: String = ServeSettings.defaultConfig
 
@@ -24,6 +22,17 @@ struct Serve: ParsableCommand {
 
   @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
   var now: String?
+
+  func validate() throws {
+    if let problem = ServeSettings.problem(now: now) { throw ValidationError(problem) }
+  }
+}
+
+struct Serve: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).")
+
+  @OptionGroup var service: ServiceOptions
 
   @Option(help: "Longest accepted request line in bytes.")
   var maxLineBytes: Int = ServeSettings.defaultMaxLineBytes
@@ -48,8 +57,8 @@ struct Serve: ParsableCommand {
 
   var settings: ServeSettings {
     ServeSettings(
-      config: config, database: database, now: now, maxLineBytes: maxLineBytes, quiet: quiet, threads: threads,
-      groupCommit: groupCommit)
+      config: service.config, database: service.database, now: service.now, maxLineBytes: maxLineBytes,
+      quiet: quiet, threads: threads, groupCommit: groupCommit)
   }
 
   func validate() throws {
@@ -78,12 +87,16 @@ struct ServeSettings: Equatable {
 
   /// What is wrong with these values, as ArgumentParser reports it; nil when they are valid.
   var problem: String? {
-    if let now, RFC3339.parse(now) == nil {
-      return "--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\""
-    }
+    if let problem = ServeSettings.problem(now: now) { return problem }
     if maxLineBytes < 64 { return "--max-line-bytes must be at least 64" }
     if let threads, !(1...2).contains(threads) { return "--threads must be 1 or 2, got \(threads)" }
     return nil
+  }
+
+  /// What is wrong with a `--now` value; nil when it is valid (or absent).
+  static func problem(now: String?) -> String? {
+    guard let now, RFC3339.parse(now) == nil else { return nil }
+    return "--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\""
   }
 
   /// Reads the plain form of a serve invocation: an optional leading `serve`, then `--name value`
@@ -139,7 +152,7 @@ struct ServeSettings: Equatable {
     do {
       loaded = try ConfigLoader.load(path: config)
     } catch {
-      fail("invalid config:\n\(error)")
+      ServeSettings.fail("invalid config:\n\(error)")
     }
     let storeSource: StoreSource
     if database == ":memory:", let opening {
@@ -150,7 +163,7 @@ struct ServeSettings: Equatable {
         try store.seedStock(loaded.catalog)
         storeSource = StoreSource(store)
       } catch {
-        fail("\(error)")
+        ServeSettings.fail("\(error)")
       }
     }
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
@@ -170,7 +183,8 @@ struct ServeSettings: Equatable {
     }
   }
 
-  func fail(_ message: String) -> Never {
+  /// A start that cannot go on (invalid config, store that cannot be opened): exit 2 with the reason.
+  static func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("payservice: \(message)\n".utf8))
     Foundation.exit(2)
   }
@@ -181,15 +195,14 @@ struct CheckConfig: ParsableCommand {
     commandName: "check-config", abstract: "Validate the configuration and print a summary; exit 2 when invalid.")
 
   @Option(help: "The store configuration file.")
-  var config: String = "config.yaml"
+  var config: String = ServeSettings.defaultConfig
 
   func run() throws {
     do {
       let loaded = try ConfigLoader.load(path: config)
       print(ConfigSummary.text(loaded, path: config), terminator: "")
     } catch {
-      FileHandle.standardError.write(Data("payservice: invalid config:\n\(error)\n".utf8))
-      Foundation.exit(2)
+      ServeSettings.fail("invalid config:\n\(error)")
     }
   }
 }
@@ -209,14 +222,7 @@ struct Call: ParsableCommand {
   @Argument(help: "The params as JSON text, or - to read them from stdin. None: the request has no params.")
   var params: String?
 
-  @Option(help: "The store configuration file.")
-  var config: String = ServeSettings.defaultConfig
-
-  @Option(help: "The SQLite order store; :memory: for a throwaway store.")
-  var database: String = ServeSettings.defaultDatabase
-
-  @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
-  var now: String?
+  @OptionGroup var service: ServiceOptions
 
   @Flag(help: "Indent the JSON printed.")
   var pretty = false
@@ -226,9 +232,6 @@ struct Call: ParsableCommand {
 
   func validate() throws {
     if !list && method == nil { throw ValidationError("give a METHOD (or --list to see them)") }
-    if let now, RFC3339.parse(now) == nil {
-      throw ValidationError("--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\"")
-    }
   }
 
   func run() throws {
@@ -237,7 +240,8 @@ struct Call: ParsableCommand {
     Foundation.exit(code)
   }
 
-  /// Answers and returns the exit status; the store is closed when this returns.
+  /// Answers and returns the exit status; the store is closed when this returns (a config or store
+  /// that fails exits 2 before anything is open).
   private func answer(to responses: Int32) -> Int32 {
     if list {
       Call.write(MethodRegistry.methods.map { $0.name + "\n" }.joined(), to: responses)
@@ -249,22 +253,20 @@ struct Call: ParsableCommand {
     }
     let loaded: Config
     do {
-      loaded = try ConfigLoader.load(path: config)
+      loaded = try ConfigLoader.load(path: service.config)
     } catch {
-      Call.write("payservice: invalid config:\n\(error)\n", to: STDERR_FILENO)
-      return 2
+      ServeSettings.fail("invalid config:\n\(error)")
     }
     let store: Store
     do {
-      store = try Store(path: database)
+      store = try Store(path: service.database)
       try store.seedStock(loaded.catalog)
     } catch {
-      Call.write("payservice: \(error)\n", to: STDERR_FILENO)
-      return 2
+      ServeSettings.fail("\(error)")
     }
     let log = RequestLog(level: .warnings)
     let handler = RequestHandler(
-      context: ServiceContext(config: loaded, store: store, clock: ServiceClock(pinned: now.flatMap(RFC3339.parse))),
+      context: ServiceContext(config: loaded, store: store, clock: ServiceClock(pinned: service.now.flatMap(RFC3339.parse))),
       log: log)
     let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
     log.flush()
