@@ -2,6 +2,58 @@
 /// the gateway issue a single-use charge token bound to this order. No money moves here.
 public enum AuthorizePayment: RPCMethod {
   public static let name = "authorizePayment"
+
+  public static let documentation = MethodDescription(
+    summary: "The sheet authorized a payment: check it and obtain a single-use charge token.",
+    description: """
+      Answers PKPaymentAuthorizationResult. Checks the shipping and billing contacts against the \
+      configured required fields, the card's network and type, reprices the cart from config (coupon \
+      and card adjustment included) and, when everything passes, returns status success with a \
+      chargeToken bound to exactly this order and its amount. No money moves: pass the token to \
+      processOrder with the same items, shipping method and contacts. Any other status lists the \
+      problems as ApplePayErrors. Every successful call issues a new token.
+      """,
+    params: [
+      MethodDescription.Param("items", required: true, Shapes.items),
+      MethodDescription.Param("shippingMethod", required: true, Shapes.shippingMethodIdentifier),
+      MethodDescription.Param(
+        "payment", required: true,
+        .object(
+          "The ApplePayPayment the sheet authorized. Other members are ignored.",
+          [
+            (
+              "token",
+              .object(
+                "The ApplePayPaymentToken.",
+                [
+                  (
+                    "paymentData",
+                    .anyOf(
+                      "The token's payment data; the sandbox gateway reads test names such as \"tok_visa\".",
+                      [.string(minLength: 1), .object([], closed: false)])
+                  ),
+                  ("paymentMethod", Shapes.paymentMethod(displayNameRequired: true)),
+                  ("transactionIdentifier", .string(minLength: 1)),
+                ], required: ["paymentData", "paymentMethod", "transactionIdentifier"], closed: false)
+            ),
+            ("shippingContact", Shapes.contact),
+            ("billingContact", Shapes.contact),
+          ], required: ["token"], closed: false)),
+      MethodDescription.Param("couponCode", required: false, Shapes.couponCode.allowingNull()),
+      MethodDescription.Param(
+        "paymentMethod", required: false, Shapes.paymentMethod(displayNameRequired: false).allowingNull()),
+    ],
+    result: .object(
+      [
+        ("status", .string(values: Status.allCases.map(\.rawValue))),
+        ("errors", Shapes.applePayErrors),
+        ("chargeToken", .string("Single-use; present only on success.")),
+        ("amount", Shapes.amount),
+        ("currencyCode", Shapes.currencyCode),
+        ("summaryItems", Shapes.summaryItems),
+      ], required: ["status", "errors", "currencyCode", "summaryItems"]),
+    errors: MethodDescription.paramErrors + [.storeUnavailable], readOnly: false, idempotent: false,
+    failureStatuses: Status.allCases.filter { $0 != .success }.map(\.rawValue))
   public static let runsAsNotification = false
   public static let usesStore = true
 

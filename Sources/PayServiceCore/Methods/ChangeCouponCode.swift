@@ -3,6 +3,23 @@
 public enum ChangeCouponCode: RPCMethod {
   public static let name = "changeCouponCode"
 
+  public static let documentation = MethodDescription(
+    summary: "The buyer typed a coupon code: apply it (or report why not) and reprice.",
+    description: """
+      Answers PKPaymentRequestCouponCodeUpdate. Applies the coupon (matched trimmed and \
+      case-insensitively; "" removes it) and reprices, offering the shipping methods again since a \
+      coupon can cross a free-shipping threshold. An unknown, expired or below-minimum code gives \
+      couponCodeInvalid or couponCodeExpired in errors and is left out of the totals. Changes nothing.
+      """,
+    params: MethodDescription.sheetParams(required: [.couponCode]),
+    result: .object(
+      [
+        ("errors", Shapes.applePayErrors), ("shippingMethods", Shapes.shippingMethodOffers),
+        ("shippingMethod", Shapes.pricedShippingMethod), ("summaryItems", Shapes.summaryItems),
+        ("currencyCode", Shapes.currencyCode),
+      ], required: ["errors", "shippingMethods", "shippingMethod", "summaryItems", "currencyCode"]),
+    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+
   public typealias Params = SheetState
 
   public struct Output: JSONRepresentable {

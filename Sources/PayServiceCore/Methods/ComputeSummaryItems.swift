@@ -2,6 +2,24 @@
 public enum ComputeSummaryItems: RPCMethod {
   public static let name = "computeSummaryItems"
 
+  public static let documentation = MethodDescription(
+    summary: "Price a cart: line items, discounts, shipping, tax and the total.",
+    description: """
+      Prices a cart for the payment sheet from the configured catalog, shipping and tax rules. Give the \
+      items, and optionally the selected shipping method, the (redacted) shipping contact, a coupon code \
+      and the card. The shipping method priced is the requested one when it is offered for the contact's \
+      region, else the first offered one (null and no Shipping line when none is). Does not validate the \
+      address or check stock and changes nothing. errors (coupon and card problems) is present exactly \
+      when couponCode or paymentMethod was given.
+      """,
+    params: MethodDescription.sheetParams(required: []),
+    result: .object(
+      [
+        ("currencyCode", Shapes.currencyCode), ("shippingMethod", Shapes.pricedShippingMethod),
+        ("summaryItems", Shapes.summaryItems), ("errors", Shapes.applePayErrors),
+      ], required: ["currencyCode", "shippingMethod", "summaryItems"]),
+    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+
   public typealias Params = SheetState
 
   public struct Output: JSONRepresentable {

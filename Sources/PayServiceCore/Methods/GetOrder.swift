@@ -1,6 +1,16 @@
 /// One recorded order by id.
 public enum GetOrder: RPCMethod {
   public static let name = "getOrder"
+
+  public static let documentation = MethodDescription(
+    summary: "Fetch a recorded order by its orderId.",
+    description: """
+      Returns the order processOrder recorded, exactly as processOrder returned it. An unknown orderId \
+      is error -32003. Changes nothing.
+      """,
+    params: [MethodDescription.Param("orderId", required: true, .string("From processOrder.", minLength: 1))],
+    result: .object([("order", Shapes.order)], required: ["order"]),
+    errors: MethodDescription.paramErrors + [.storeUnavailable, .orderNotFound], readOnly: true, idempotent: true)
   public static let usesStore = true
 
   public struct Output: JSONRepresentable {

@@ -1,6 +1,27 @@
 /// The catalog with live stock from the store.
 public enum ListProducts: RPCMethod {
   public static let name = "listProducts"
+
+  public static let documentation = MethodDescription(
+    summary: "List the catalog with live stock.",
+    description: """
+      Lists every product in catalog order: sku (what items[].sku takes), name, description, price and \
+      the quantity on hand now. Takes no params and changes nothing.
+      """,
+    params: [],
+    result: .object(
+      [
+        (
+          "products",
+          .array(
+            .object(
+              [
+                ("sku", .string()), ("name", .string()), ("description", .string()), ("price", Shapes.amount),
+                ("quantityOnHand", .integer(minimum: 0)), ("imageURI", .string()),
+              ], required: ["sku", "name", "description", "price", "quantityOnHand"]))
+        )
+      ], required: ["products"]),
+    errors: MethodDescription.paramErrors + [.storeUnavailable], readOnly: true, idempotent: true)
   public static let usesStore = true
 
   public struct Output: JSONRepresentable {

@@ -3,6 +3,31 @@
 public enum ListShippingMethods: RPCMethod {
   public static let name = "listShippingMethods"
 
+  public static let documentation = MethodDescription(
+    summary: "List every configured shipping method.",
+    description: """
+      Lists every configured shipping method in config order, whatever the region: identifier (what \
+      shippingMethod takes), label, detail, configured amount, free-shipping threshold, transit days, \
+      the delivery window from the service clock and the regions it serves. Takes no params and changes \
+      nothing.
+      """,
+    params: [],
+    result: .object(
+      [
+        (
+          "shippingMethods",
+          .array(
+            .object(
+              [
+                ("identifier", .string()), ("label", .string()), ("detail", .string()), ("amount", Shapes.amount),
+                ("freeOver", Shapes.amount), ("transitDays", .integer(minimum: 0)),
+                ("transitDaysMax", .integer(minimum: 0)), ("dateComponentsRange", Shapes.dateComponentsRange),
+                ("regions", .array(.string())), ("exceptRegions", .array(.string())),
+              ], required: ["identifier", "label", "detail", "amount", "transitDays", "dateComponentsRange"]))
+        )
+      ], required: ["shippingMethods"]),
+    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+
   public struct Output: JSONRepresentable {
     public var value: JSONValue
 

@@ -5,6 +5,57 @@ import GRDB
 /// the identical request again gets the stored answer, a different one gets -32002.
 public enum ProcessOrder: RPCMethod {
   public static let name = "processOrder"
+
+  public static let documentation = MethodDescription(
+    summary: "Charge an authorized payment, decrement stock and record the order.",
+    description: """
+      Charges the payment authorized by authorizePayment and records the order, in one durable \
+      transaction. Send the chargeToken with the same items, shippingMethod, shippingContact (and \
+      couponCode and card, when the authorization had them) and the authorized amount and currencyCode. \
+      status succeeded returns the order; status failed gives a failureCode: invalid_charge_token, \
+      amount_mismatch and out_of_stock leave the token unused (fix the request and send it again), \
+      card_declined, expired_card and processing_error consume it. Sending the identical request again \
+      returns the stored answer without charging twice; a different order with a used token is error \
+      -32002.
+      """,
+    params: [
+      MethodDescription.Param("chargeToken", required: true, .string("From authorizePayment.", minLength: 1)),
+      MethodDescription.Param("items", required: true, Shapes.items),
+      MethodDescription.Param("shippingMethod", required: true, Shapes.shippingMethodIdentifier),
+      MethodDescription.Param("shippingContact", required: true, Shapes.contact),
+      MethodDescription.Param("billingContact", required: false, Shapes.contact),
+      MethodDescription.Param("amount", required: true, Shapes.amount),
+      MethodDescription.Param("currencyCode", required: true, .string("The merchant currency.", minLength: 1)),
+      MethodDescription.Param("couponCode", required: false, Shapes.couponCode.allowingNull()),
+      MethodDescription.Param(
+        "paymentMethod", required: false, Shapes.paymentMethod(displayNameRequired: false).allowingNull()),
+    ],
+    result: JSONSchema.object(
+      [
+        ("status", .string(values: ["succeeded", "failed"])),
+        ("orderId", .string()),
+        ("chargeId", .string()),
+        ("amount", Shapes.amount),
+        ("currencyCode", Shapes.currencyCode),
+        ("order", Shapes.order),
+        ("failureCode", .string(values: FailureCode.allCases.map(\.rawValue))),
+        ("declineCode", .string(values: ["generic_decline", "insufficient_funds"])),
+        ("message", .string("Why the order failed, for people.")),
+        (
+          "errors",
+          .array(
+            .object(
+              [("sku", .string()), ("requested", .integer(minimum: 1)), ("available", .integer(minimum: 0))],
+              required: ["sku", "requested", "available"]), "The short lines of an out_of_stock failure.")
+        ),
+      ], required: ["status"]
+    ).requiring(
+      oneOf: [
+        ("status", "succeeded", ["orderId", "chargeId", "amount", "currencyCode", "order"]),
+        ("status", "failed", ["failureCode", "message"]),
+      ]),
+    errors: MethodDescription.paramErrors + [.storeUnavailable, .chargeTokenConflict], readOnly: false,
+    idempotent: true, failureStatuses: ["failed"])
   public static let runsAsNotification = false
   public static let usesStore = true
   public static let commitsInGroups = true

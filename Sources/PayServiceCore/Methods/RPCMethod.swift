@@ -4,6 +4,8 @@ public protocol RPCMethod {
   associatedtype Output: JSONRepresentable
 
   static var name: String { get }
+  /// Params, result, errors and hints, for `rpc.discover` and MCP's `tools/list`.
+  static var documentation: MethodDescription { get }
   /// Whether a notification (a request without `id`) runs at all. Payments need an answer, so
   /// `authorizePayment` and `processOrder` do not run as notifications.
   static var runsAsNotification: Bool { get }

@@ -3,6 +3,20 @@
 public enum SelectPaymentMethod: RPCMethod {
   public static let name = "selectPaymentMethod"
 
+  public static let documentation = MethodDescription(
+    summary: "The sheet's card changed: apply its surcharge or discount and reprice.",
+    description: """
+      Answers PKPaymentRequestPaymentMethodUpdate. Reprices the cart with the card's configured \
+      adjustment (a surcharge or a discount line). A network the merchant does not accept, or a card \
+      type its capabilities refuse, gives an ApplePayError with code unknown and no adjustment; coupon \
+      problems come first in errors. Changes nothing.
+      """,
+    params: MethodDescription.sheetParams(required: [.paymentMethod]),
+    result: .object(
+      [("errors", Shapes.applePayErrors), ("summaryItems", Shapes.summaryItems), ("currencyCode", Shapes.currencyCode)],
+      required: ["errors", "summaryItems", "currencyCode"]),
+    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+
   public typealias Params = SheetState
 
   public struct Output: JSONRepresentable {

@@ -3,6 +3,25 @@
 public enum SelectShippingContact: RPCMethod {
   public static let name = "selectShippingContact"
 
+  public static let documentation = MethodDescription(
+    summary: "The sheet's shipping contact changed: validate the address, offer shipping methods, reprice.",
+    description: """
+      Answers PKPaymentRequestShippingContactUpdate. Validates the redacted address (country in shipsTo; \
+      US and CA postal code and state or province), lists the shipping methods offered for its region \
+      (the requested shippingMethod first when still offered) and prices the cart with the first one. \
+      status is invalidShippingPostalAddress, with ApplePayErrors naming the field, when the address is \
+      invalid or nothing ships there; coupon and card problems are listed in errors without changing \
+      the status. Changes nothing.
+      """,
+    params: MethodDescription.sheetParams(required: [.shippingContact]),
+    result: .object(
+      [
+        ("status", .string(values: Status.allCases.map(\.rawValue))), ("errors", Shapes.applePayErrors),
+        ("shippingMethods", Shapes.shippingMethodOffers), ("shippingMethod", Shapes.pricedShippingMethod),
+        ("summaryItems", Shapes.summaryItems), ("currencyCode", Shapes.currencyCode),
+      ], required: ["status", "errors", "shippingMethods", "shippingMethod", "summaryItems", "currencyCode"]),
+    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+
   public enum Status: String, Sendable, CaseIterable {
     case success, invalidShippingPostalAddress
   }

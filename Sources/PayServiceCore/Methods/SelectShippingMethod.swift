@@ -2,6 +2,23 @@
 public enum SelectShippingMethod: RPCMethod {
   public static let name = "selectShippingMethod"
 
+  public static let documentation = MethodDescription(
+    summary: "The sheet's shipping method changed: reprice with it.",
+    description: """
+      Answers PKPaymentRequestShippingMethodUpdate. Prices the cart with the chosen shipping method. \
+      When that method is not offered for the contact's region (the merchant's country without a \
+      contact), status is invalidShippingPostalAddress with an addressUnserviceable error and the cart is \
+      priced with the first offered method instead. The address itself is not validated again. Changes \
+      nothing.
+      """,
+    params: MethodDescription.sheetParams(required: [.shippingMethod]),
+    result: .object(
+      [
+        ("status", .string(values: Status.allCases.map(\.rawValue))), ("errors", Shapes.applePayErrors),
+        ("summaryItems", Shapes.summaryItems), ("currencyCode", Shapes.currencyCode),
+      ], required: ["status", "errors", "summaryItems", "currencyCode"]),
+    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+
   public enum Status: String, Sendable, CaseIterable {
     case success, invalidShippingPostalAddress
   }

@@ -38,24 +38,7 @@ public enum OneShotCall {
   }
 
   private static func failure(_ error: JSONValue, pretty: Bool) -> Outcome {
-    var message = "payservice: "
-    if case .object(let object) = error, case .string(let text)? = object["message"] {
-      message += text
-    } else {
-      message += "the call failed"
-    }
-    if case .object(let object) = error {
-      if case .number(let code)? = object["code"] { message += " (\(code))" }
-      // Invalid params: each problem on its own line, with its field path.
-      if case .object(let data)? = object["data"], case .array(let problems)? = data["errors"] {
-        for case .object(let problem) in problems {
-          if case .string(let path)? = problem["path"], case .string(let text)? = problem["message"] {
-            message += "\n  \(path.isEmpty ? "params" : path): \(text)"
-          }
-        }
-      }
-    }
-    return Outcome(stdout: text(error, pretty: pretty), stderr: message + "\n", exitCode: 1)
+    Outcome(stdout: text(error, pretty: pretty), stderr: "payservice: \(RPCError.readableText(error))\n", exitCode: 1)
   }
 
   static func text(_ value: JSONValue, pretty: Bool) -> String {

@@ -64,6 +64,26 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
   }
 }
 
+extension RPCError {
+  /// An error object as text for people: the message and code, then each invalid field on its own
+  /// line with its path (`  items[0].quantity: must be …`).
+  public static func readableText(_ error: JSONValue) -> String {
+    guard case .object(let object) = error, case .string(let message)? = object["message"] else {
+      return "the call failed"
+    }
+    var text = message
+    if case .number(let code)? = object["code"] { text += " (\(code))" }
+    if case .object(let data)? = object["data"], case .array(let problems)? = data["errors"] {
+      for case .object(let problem) in problems {
+        if case .string(let path)? = problem["path"], case .string(let detail)? = problem["message"] {
+          text += "\n  \(path.isEmpty ? "params" : path): \(detail)"
+        }
+      }
+    }
+    return text
+  }
+}
+
 /// One problem with a request's params: where it is and what would be valid.
 public struct FieldError: Equatable, Sendable, JSONRepresentable {
   public var path: String

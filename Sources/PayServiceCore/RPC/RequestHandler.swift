@@ -5,15 +5,23 @@ import Foundation
 public final class RequestHandler: @unchecked Sendable {
   public let context: ServiceContext
   let registry: MethodRegistry
+  /// The methods around payservice's own: `rpc.discover` and MCP's (see `MCPEndpoint`).
+  let protocolEntries: [String: MethodRegistry.Entry]
   let log: RequestLog
 
   /// `"name"` of each method that commits in groups, to rule lines out without parsing them.
   private let groupedMethodNames: [[UInt8]]
 
+  /// Every method name answered (anything else is -32601): payservice's, then the protocol ones.
+  public var servedMethodNames: [String] { registry.names + protocolEntries.keys.sorted() }
+
   public init(context: ServiceContext, registry: MethodRegistry = MethodRegistry(), log: RequestLog) {
     self.context = context
     self.registry = registry
     self.log = log
+    var protocolEntries = MCPEndpoint.entries(registry: registry, log: log)
+    protocolEntries[OpenRPCDocument.discoverMethodName] = OpenRPCDocument.discoverEntry
+    self.protocolEntries = protocolEntries
     groupedMethodNames = registry.entries.filter { $0.value.commitsInGroups }.map { Array("\"\($0.key)\"".utf8) }
   }
 
@@ -51,6 +59,12 @@ public final class RequestHandler: @unchecked Sendable {
     case .array: return nil
     case .object(let object):
       if case .string(let method)? = object["method"], registry.entries[method]?.usesStore == true { return nil }
+      // An MCP tool call of a store method is kept in order like the method itself.
+      if case .string("tools/call")? = object["method"], case .object(let params)? = object["params"],
+        case .string(let tool)? = params["name"], registry.entries[tool]?.usesStore == true
+      {
+        return nil
+      }
     default: break
     }
     return handle(value: request, into: &writer)
@@ -136,7 +150,7 @@ public final class RequestHandler: @unchecked Sendable {
       return true
     }
     let method = methodName!
-    guard let entry = registry.entries[method] else {
+    guard let entry = registry.entries[method] ?? protocolEntries[method] else {
       log.request(id: id, method: method, seconds: 0, outcome: isNotification ? "ignored" : "error(-32601)")
       if isNotification { return false }
       Self.writeError(id: id, .methodNotFound(method), into: &writer)
