@@ -7,6 +7,7 @@ struct PayService: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "payservice",
     abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
+    version: PayServiceVersion.current,
     subcommands: [Serve.self, CheckConfig.self, Call.self],
     defaultSubcommand: Serve.self
   )

@@ -1,0 +1,150 @@
+import Foundation
+@testable import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+@Suite("MCP endpoint")
+struct MCPEndpointTests {
+  static func handler() throws -> RequestHandler { TestConfig.handler(try TestConfig.context()) }
+
+  static func result(_ response: JSONValue) -> JSONObject {
+    if case .object(let object) = response, case .object(let result)? = object["result"] { return result }
+    Issue.record("no result in \(JSONWriter.string(response))")
+    return JSONObject()
+  }
+
+  @Test("initialize answers the client's revision when payservice speaks it, else the newest")
+  func negotiation() throws {
+    #expect(MCPEndpoint.negotiate("2025-11-25") == "2025-11-25")
+    #expect(MCPEndpoint.negotiate("2025-06-18") == "2025-06-18")
+    #expect(MCPEndpoint.negotiate("2024-11-05") == "2025-11-25")
+    #expect(MCPEndpoint.negotiate("2026-07-28") == "2025-11-25")
+    let handler = try Self.handler()
+    let answer = handler.respond(
+      #"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+    #expect(
+      answer
+        == #"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"payservice","title":"payservice: Apple Pay checkout","version":"\#(PayServiceVersion.current)"},"instructions":"payservice prices Apple Pay carts, answers the payment sheet's events, authorizes payments and records orders for one configured shop. Start with listProducts and listShippingMethods to learn the skus and shipping method identifiers. Amounts are decimal strings in the merchant currency. To buy: authorizePayment gives a chargeToken, then processOrder with the same cart and the amount."}}"#)
+    #expect(
+      handler.respond(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":7}}"#)
+        == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"protocolVersion","message":"must be a string, got a number"}]}}}"#)
+  }
+
+  @Test("tools/list has one tool per method, with the OpenRPC schemas and the hints")
+  func toolsList() throws {
+    let handler = try Self.handler()
+    guard case .array(let tools)? = Self.result(handler.call("tools/list"))["tools"] else {
+      Issue.record("no tools")
+      return
+    }
+    #expect(tools.count == MethodRegistry.methods.count)
+    let readOnly: Set = [
+      "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
+      "listProducts", "listShippingMethods", "getOrder",
+    ]
+    let idempotent = readOnly.union(["processOrder"])
+    guard case .object(let document) = OpenRPCDocument.json, case .array(let methods)? = document["methods"] else {
+      Issue.record("no OpenRPC methods")
+      return
+    }
+    for (index, method) in MethodRegistry.methods.enumerated() {
+      guard case .object(let tool) = tools[index], case .object(let described) = methods[index] else { continue }
+      #expect(tool.keys == ["name", "description", "inputSchema", "outputSchema", "annotations"])
+      #expect(tool["name"] == .string(method.name))
+      #expect(tool["inputSchema"] == method.documentation.paramsSchema.json)
+      #expect(tool["outputSchema"] == method.documentation.result.json)
+      // The same schemas as OpenRPC: each param's schema and the result's.
+      if case .object(let input)? = tool["inputSchema"], case .object(let properties)? = input["properties"],
+        case .array(let params)? = described["params"]
+      {
+        #expect(properties.keys == params.compactMap { if case .object(let p) = $0, case .string(let n)? = p["name"] { n } else { nil } })
+        for case .object(let param) in params {
+          guard case .string(let name)? = param["name"] else { continue }
+          #expect(properties[name] == param["schema"], "\(method.name).\(name)")
+        }
+      }
+      if case .object(let result)? = described["result"] { #expect(tool["outputSchema"] == result["schema"]) }
+      #expect(
+        tool["annotations"]
+          == .object(
+            JSONObject([
+              ("readOnlyHint", .bool(readOnly.contains(method.name))), ("destructiveHint", .bool(false)),
+              ("idempotentHint", .bool(idempotent.contains(method.name))),
+            ])), "\(method.name)")
+      if case .string(let text)? = tool["description"] {
+        #expect(text.hasPrefix(method.documentation.summary + "\n\n"))
+        #expect(text.count > 150, "\(method.name)'s description says enough to act on")
+      }
+      for schema in [tool["inputSchema"], tool["outputSchema"]] {
+        #expect(JSONSchemaValidator.schemaProblems(schema ?? .null, at: method.name) == [])
+        if case .object(let object)? = schema { #expect(object["type"] == .string("object")) }
+      }
+    }
+  }
+
+  @Test("tools/call gives the method's result as structuredContent and as a text block")
+  func toolCall() throws {
+    let handler = try Self.handler()
+    let params = #"{"items":[{"sku":"clock","quantity":2}],"couponCode":"nope"}"#
+    let direct = Self.result(handler.call("computeSummaryItems", params))
+    let tool = Self.result(handler.call("tools/call", #"{"name":"computeSummaryItems","arguments":\#(params)}"#))
+    #expect(tool.keys == ["content", "structuredContent", "isError"])
+    #expect(tool["structuredContent"] == .object(direct))
+    #expect(tool["content"] == .array([.object(JSONObject([("type", .string("text")), ("text", .string(JSONWriter.string(JSONValue.object(direct))))]))]))
+    #expect(tool["isError"] == .bool(false))
+    // The result fits the tool's outputSchema.
+    let output = JSONSchemaValidator(schema: ComputeSummaryItems.documentation.result.json)
+    #expect(output.validate(.object(direct)) == [])
+  }
+
+  @Test("invalid arguments, method errors and failed payments are tool results with isError and a readable message")
+  func toolErrors() throws {
+    let handler = try Self.handler()
+    #expect(
+      handler.respond(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOrder","arguments":{"orderId":""}}}"#)
+        == #"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"getOrder: Invalid params (-32602)\n  orderId: must not be empty"}],"isError":true}}"#)
+    #expect(
+      handler.respond(#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getOrder","arguments":{"orderId":"ord_x"}}}"#)
+        == #"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"getOrder: Order not found: ord_x (-32003)"}],"isError":true}}"#)
+    let declined = Self.result(
+      handler.call(
+        "tools/call",
+        #"{"name":"processOrder","arguments":{"chargeToken":"ctok_none","items":[{"sku":"clock"}],"shippingMethod":"express","shippingContact":{},"amount":"1.00","currencyCode":"USD"}}"#
+      ))
+    #expect(declined["isError"] == .bool(true))
+    #expect(
+      declined["content"]
+        == .array([
+          .object(JSONObject([("type", .string("text")), ("text", .string("processOrder: status failed (invalid_charge_token): The charge token is unknown. Authorize the payment again."))])),
+          .object(JSONObject([("type", .string("text")), ("text", .string(#"{"status":"failed","failureCode":"invalid_charge_token","message":"The charge token is unknown. Authorize the payment again."}"#))])),
+        ]))
+    #expect(
+      handler.respond(#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"refund","arguments":{}}}"#)
+        == #"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"name","message":"unknown tool \"refund\"; tools/list lists the tools"}]}}}"#)
+  }
+
+  @Test("MCP notifications, and a tools/call sent as a notification, are not answered")
+  func notifications() throws {
+    let handler = try Self.handler()
+    #expect(handler.respond(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#) == nil)
+    #expect(handler.respond(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#) == nil)
+    #expect(handler.respond(#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"listProducts"}}"#) == nil)
+    #expect(handler.respond(#"{"jsonrpc":"2.0","id":"p","method":"ping","params":{"_meta":{"progressToken":1}}}"#) == #"{"jsonrpc":"2.0","id":"p","result":{}}"#)
+  }
+
+  @Test("a tools/call of a store method stays with the ordered lines; other tools may be answered by the helper thread")
+  func storeToolCallsKeepTheirPlace() throws {
+    let handler = try Self.handler()
+    func storeFree(_ line: String) -> Bool? {
+      var writer = JSONWriter()
+      return Array(line.utf8).withUnsafeBytes { handler.handleIfStoreFree(line: $0, into: &writer) }
+    }
+    for tool in ["authorizePayment", "processOrder", "listProducts", "getOrder"] {
+      #expect(storeFree(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#) == nil, "\(tool)")
+    }
+    for tool in ["computeSummaryItems", "listShippingMethods", "unknownTool"] {
+      #expect(storeFree(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#) == true, "\(tool)")
+    }
+    #expect(storeFree(#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#) == true)
+  }
+}
