@@ -157,7 +157,8 @@ public final class RequestHandler: @unchecked Sendable {
       return true
     }
     if isNotification && !entry.runsAsNotification {
-      log.warning("a notification of \(method) was not executed: a payment needs an answer, so send it with an id")
+      let reason = registry.entries[method] == nil ? "a tool call" : "a payment"
+      log.warning("a notification of \(method) was not executed: \(reason) needs an answer, so send it with an id")
       return false
     }
     let started = DispatchTime.now().uptimeNanoseconds
