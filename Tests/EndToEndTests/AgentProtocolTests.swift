@@ -39,7 +39,7 @@ struct AgentProtocolTests {
       #expect(JSONSchemaValidator(schema: method.documentation.result.json).validate(structured) == [], "id \(JSONWriter.string(id))")
       checked += 1
     }
-    #expect(checked == 11)
+    #expect(checked == 13)
   }
 
   @Test("--version prints the package version")

@@ -2,17 +2,29 @@
 /// newline-delimited JSON-RPC 2.0 like the service itself, so its methods are answered by the same
 /// handler next to the payservice methods, and every payservice method is one MCP tool.
 ///
-/// The endpoint keeps no session state: `initialize` negotiates a revision and answers; a request
-/// before it (or without it) is answered all the same, so plain JSON-RPC clients and agents can share
-/// one process.
+/// Two eras of MCP are spoken, both without session state. The handshake revisions (`initialize`,
+/// then plain requests) and the 2026-07-28 revision, where `server/discover` replaces the handshake
+/// and every request carries its revision and the client's capabilities in `params._meta`; such a
+/// request gets that revision's result members (`resultType`, and cache hints where it defines them).
+/// A request before `initialize`, or without it, is answered all the same, so plain JSON-RPC clients
+/// and agents can share one process.
 public enum MCPEndpoint {
   /// The handshake revisions payservice speaks, newest first. Both define tools with `outputSchema`
   /// and results with `structuredContent`.
   public static let supportedVersions = ["2025-11-25", "2025-06-18"]
+  /// The revision of the per-request envelope (`server/discover`).
+  public static let envelopeVersion = "2026-07-28"
+  /// Every revision, as `server/discover` and a -32022 error list them.
+  public static let allVersions = [envelopeVersion] + supportedVersions
+
+  static let protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+  static let clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+  static let serverInfoKey = "io.modelcontextprotocol/serverInfo"
 
   /// Names of the MCP methods and notifications answered here.
   public static let methodNames = [
-    "initialize", "ping", "tools/list", "tools/call", "notifications/initialized", "notifications/cancelled",
+    "initialize", "server/discover", "ping", "tools/list", "tools/call", "notifications/initialized",
+    "notifications/cancelled",
   ]
 
   static let instructions = """
@@ -29,17 +41,20 @@ public enum MCPEndpoint {
     entries["initialize"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
       params, _, writer in try initialize(params, into: &writer)
     }
+    entries["server/discover"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
+      params, _, writer in try discover(params, into: &writer)
+    }
     entries["ping"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) { _, _, writer in
       writer.write(serialized: "{}")
     }
     entries["tools/list"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
       params, _, writer in
-      try tools.list(params, into: &writer)
+      try tools.list(params, modern: try envelope(params), into: &writer)
     }
     // Runs a method, which may use the store; RequestHandler keeps such calls in order.
     entries["tools/call"] = .init(runsAsNotification: false, usesStore: false, commitsInGroups: false) {
       params, context, writer in
-      try tools.call(params, context: context, log: log, into: &writer)
+      try tools.call(params, modern: try envelope(params), context: context, log: log, into: &writer)
     }
     for notification in ["notifications/initialized", "notifications/cancelled"] {
       // Nothing to do: payservice answers every request before it reads the next line, so a
@@ -49,6 +64,77 @@ public enum MCPEndpoint {
       }
     }
     return entries
+  }
+
+  /// Whether `params` carries the 2026-07-28 envelope (`_meta` with the revision and the client's
+  /// capabilities). A revision payservice does not speak is -32022 naming the ones it does.
+  static func envelope(_ params: JSONValue?) throws -> Bool {
+    guard case .object(let object)? = params, case .object(let meta)? = object["_meta"],
+      let version = meta[protocolVersionKey]
+    else { return false }
+    guard case .string(let requested) = version else {
+      throw ServiceError.invalidParams([
+        FieldError(path: "_meta.\(protocolVersionKey)", message: "must be a string, got \(version.kindName)")
+      ])
+    }
+    guard allVersions.contains(requested) else {
+      throw RPCError.unsupportedProtocolVersion(requested: requested, supported: allVersions)
+    }
+    guard requested == envelopeVersion else { return false }
+    guard case .object? = meta[clientCapabilitiesKey] else {
+      throw ServiceError.invalidParams([
+        FieldError(path: "_meta.\(clientCapabilitiesKey)", message: "is required with protocol version \(requested)")
+      ])
+    }
+    return true
+  }
+
+  /// `server/discover` (2026-07-28): the revisions, capabilities and identity, in place of `initialize`.
+  static func discover(_ params: JSONValue?, into writer: inout JSONWriter) throws {
+    guard try envelope(params) else {
+      throw ServiceError.invalidParams([
+        FieldError(
+          path: "_meta",
+          message: "must carry \(protocolVersionKey) \"\(envelopeVersion)\" and \(clientCapabilitiesKey)")
+      ])
+    }
+    writer.beginObject()
+    writer.key("_meta")
+    writer.beginObject()
+    writer.key(serverInfoKey)
+    writeServerInfo(into: &writer)
+    writer.endObject()
+    writer.key("supportedVersions")
+    writer.write(JSONValue.array(allVersions.map(JSONValue.string)))
+    writer.key("capabilities")
+    writer.write(serialized: capabilities)
+    writer.member("instructions", instructions)
+    writeCompleteResult(cacheable: true, into: &writer)
+    writer.endObject()
+  }
+
+  static let capabilities = #"{"tools":{"listChanged":false}}"#
+
+  static func writeServerInfo(into writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("name", "payservice")
+    writer.member("title", "payservice: Apple Pay checkout")
+    writer.member("version", PayServiceVersion.current)
+    writer.endObject()
+  }
+
+  /// The members every 2026-07-28 result carries, and the cache hints of the cacheable ones: stale at
+  /// once and private, since a restarted payservice may be another release with other tools.
+  static func completeResultMembers(cacheable: Bool) -> [(key: String, value: JSONValue)] {
+    [(key: "resultType", value: .string("complete"))]
+      + (cacheable ? [(key: "ttlMs", value: .number("0")), (key: "cacheScope", value: .string("private"))] : [])
+  }
+
+  static func writeCompleteResult(cacheable: Bool, into writer: inout JSONWriter) {
+    for member in completeResultMembers(cacheable: cacheable) {
+      writer.key(member.key)
+      writer.write(member.value)
+    }
   }
 
   /// The revision to answer with: the client's when payservice speaks it, else the newest.
@@ -66,13 +152,9 @@ public enum MCPEndpoint {
     writer.beginObject()
     writer.member("protocolVersion", negotiate(requested))
     writer.key("capabilities")
-    writer.write(serialized: #"{"tools":{"listChanged":false}}"#)
+    writer.write(serialized: capabilities)
     writer.key("serverInfo")
-    writer.beginObject()
-    writer.member("name", "payservice")
-    writer.member("title", "payservice: Apple Pay checkout")
-    writer.member("version", PayServiceVersion.current)
-    writer.endObject()
+    writeServerInfo(into: &writer)
     writer.member("instructions", instructions)
     writer.endObject()
   }

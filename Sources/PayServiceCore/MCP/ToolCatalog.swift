@@ -2,23 +2,22 @@
 /// `MethodDescription` (the schemas `rpc.discover` shows), `tools/call` runs them.
 struct ToolCatalog: Sendable {
   let registry: MethodRegistry
-  /// `tools/list`'s result, written once.
-  let listText: String
-  /// Each tool's result statuses that mean the payment or order did not go through.
-  let failureStatuses: [String: [String]]
 
-  init(registry: MethodRegistry) {
-    self.registry = registry
-    listText = JSONWriter.string(Self.list(MethodRegistry.methods))
-    var failures: [String: [String]] = [:]
-    for method in MethodRegistry.methods { failures[method.name] = method.documentation.failureStatuses }
-    failureStatuses = failures
-  }
+  // Built at the first tools/list or tools/call (static lets are lazy), not at every start.
+  /// `tools/list`'s result, written once: in a handshake revision, and in 2026-07-28.
+  static let listText = JSONWriter.string(list(MethodRegistry.methods, envelope: false))
+  static let envelopeListText = JSONWriter.string(list(MethodRegistry.methods, envelope: true))
+  /// Each tool's result statuses that mean the payment or order did not go through.
+  static let failureStatuses: [String: [String]] = Dictionary(
+    uniqueKeysWithValues: MethodRegistry.methods.map { ($0.name, $0.documentation.failureStatuses) })
 
   /// The `tools/list` result: one tool per method, in registry order.
-  static func list(_ methods: [any RPCMethod.Type]) -> JSONValue {
+  static func list(_ methods: [any RPCMethod.Type], envelope: Bool) -> JSONValue {
     var result = JSONObjectBuilder()
     result.set("tools", .array(methods.map { tool(name: $0.name, $0.documentation) }))
+    if envelope {
+      for member in MCPEndpoint.completeResultMembers(cacheable: true) { result.set(member.key, member.value) }
+    }
     return result.value
   }
 
@@ -36,20 +35,22 @@ struct ToolCatalog: Sendable {
     return tool.value
   }
 
-  func list(_ params: JSONValue?, into writer: inout JSONWriter) throws {
+  func list(_ params: JSONValue?, modern: Bool, into writer: inout JSONWriter) throws {
     let reader = ParamReader()
     guard let object = reader.params(params) else { throw ServiceError.invalidParams(reader.errors) }
     // Every tool fits on the first page, so no cursor is ever handed out.
     if let cursor = object["cursor"], cursor != .null {
       throw ServiceError.invalidParams([FieldError(path: "cursor", message: "unknown cursor; tools/list has one page")])
     }
-    writer.write(serialized: listText)
+    writer.write(serialized: modern ? Self.envelopeListText : Self.listText)
   }
 
   /// Runs the named tool. Its answer is a tool result either way: a method's JSON-RPC error (invalid
   /// arguments, an unknown order, the store) and a result whose status is a failure come back with
   /// `isError: true` and a message for people, so a model can read what went wrong and retry.
-  func call(_ params: JSONValue?, context: ServiceContext, log: RequestLog, into writer: inout JSONWriter) throws {
+  func call(
+    _ params: JSONValue?, modern: Bool, context: ServiceContext, log: RequestLog, into writer: inout JSONWriter
+  ) throws {
     let reader = ParamReader()
     guard let object = reader.params(params), let name = reader.string(object["name"], "name") else {
       throw ServiceError.invalidParams(reader.errors)
@@ -74,18 +75,21 @@ struct ToolCatalog: Sendable {
       if rpcError.code == .internalError || rpcError.code == .storeUnavailable {
         log.warning("tools/call \(name) failed: \(error is StoreError ? "\(error)" : String(describing: type(of: error)))")
       }
-      Self.writeToolResult(texts: ["\(name): \(RPCError.readableText(rpcError.json))"], structured: nil, isError: true, into: &writer)
+      Self.writeToolResult(texts: ["\(name): \(RPCError.readableText(rpcError.json))"], structured: nil, isError: true,
+        modern: modern, into: &writer)
       return
     }
     let text = output.string
     var failure: String?
-    if let statuses = failureStatuses[name], !statuses.isEmpty,
+    if let statuses = Self.failureStatuses[name], !statuses.isEmpty,
       case .object(let result)? = try? JSONParser.parse(text),
       case .string(let status)? = result["status"], statuses.contains(status)
     {
       failure = Self.failureText(tool: name, status: status, result: result)
     }
-    Self.writeToolResult(texts: (failure.map { [$0] } ?? []) + [text], structured: text, isError: failure != nil, into: &writer)
+    Self.writeToolResult(
+      texts: (failure.map { [$0] } ?? []) + [text], structured: text, isError: failure != nil, modern: modern,
+      into: &writer)
   }
 
   /// A failed payment or order in words: the status, the failure's message and each sheet error.
@@ -109,7 +113,9 @@ struct ToolCatalog: Sendable {
     return text
   }
 
-  static func writeToolResult(texts: [String], structured: String?, isError: Bool, into writer: inout JSONWriter) {
+  static func writeToolResult(
+    texts: [String], structured: String?, isError: Bool, modern: Bool, into writer: inout JSONWriter
+  ) {
     writer.beginObject()
     writer.key("content")
     writer.beginArray()
@@ -125,6 +131,7 @@ struct ToolCatalog: Sendable {
       writer.write(serialized: structured)
     }
     writer.member("isError", isError)
+    if modern { MCPEndpoint.writeCompleteResult(cacheable: false, into: &writer) }
     writer.endObject()
   }
 }

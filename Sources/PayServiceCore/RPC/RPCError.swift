@@ -13,6 +13,8 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     public static let storeUnavailable = Code(rawValue: -32001)
     public static let chargeTokenConflict = Code(rawValue: -32002)
     public static let orderNotFound = Code(rawValue: -32003)
+    /// MCP 2026-07-28: the request's `_meta` names a protocol revision payservice does not speak.
+    public static let unsupportedProtocolVersion = Code(rawValue: -32022)
   }
 
   public var code: Code
@@ -61,6 +63,14 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
 
   public static func orderNotFound(_ orderId: String) -> RPCError {
     RPCError(code: .orderNotFound, message: "Order not found: \(orderId)")
+  }
+
+  /// MCP's answer to a request in a revision payservice does not speak: the ones it does, to retry with.
+  public static func unsupportedProtocolVersion(requested: String, supported: [String]) -> RPCError {
+    var data = JSONObjectBuilder()
+    data.set("supported", .array(supported.map(JSONValue.string)))
+    data.set("requested", requested)
+    return RPCError(code: .unsupportedProtocolVersion, message: "Unsupported protocol version", data: data.value)
   }
 }
 
