@@ -264,6 +264,24 @@ run(P, "v2_dates_ca", rq(2, "selectShippingContact", {"items": [{"sku": "clock"}
 P.close()
 fresh()
 
+# Agents: MCP on the same stdio (handshake revision, then the 2026-07-28 envelope).
+P = Proc()
+run(P, "mcp_init", rq(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1.0"}}))
+run(P, "mcp_initialized", {"jsonrpc": "2.0", "method": "notifications/initialized"}, expect=False)
+run(P, "mcp_init_old", rq(2, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "0.1"}}))
+run(P, "mcp_ping", rq(3, "ping"))
+run(P, "mcp_call", rq(4, "tools/call", {"name": "computeSummaryItems", "arguments": {"items": [{"sku": "clock"}]}}))
+run(P, "mcp_call_invalid", rq(5, "tools/call", {"name": "computeSummaryItems", "arguments": {"items": [{"sku": "clock", "quantity": 0}]}}))
+run(P, "mcp_call_declined", rq(6, "tools/call", {"name": "authorizePayment", "arguments": auth_params(network="jcb")}))
+run(P, "mcp_unknown_tool", rq(7, "tools/call", {"name": "refund", "arguments": {}}))
+run(P, "mcp_cancelled", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}, expect=False)
+ENV = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+run(P, "mcp_discover", rq(8, "server/discover", {"_meta": ENV}))
+run(P, "mcp_call_modern", rq(9, "tools/call", {"name": "getOrder", "arguments": {"orderId": "ord_0"}, "_meta": ENV}))
+run(P, "mcp_unsupported", rq(10, "tools/call", {"name": "listProducts", "_meta": {**ENV, "io.modelcontextprotocol/protocolVersion": "2027-01-01"}}))
+P.close()
+fresh()
+
 out = {k: [v[0].decode("utf-8", "replace") if v[0] is not None else None, v[1].decode("utf-8") if v[1] is not None else None] for k, v in EX.items()}
 json.dump(out, open(sys.argv[2], "w"), ensure_ascii=False, indent=1)
 print("ok", len(out))

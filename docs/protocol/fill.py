@@ -49,6 +49,15 @@ def cmd(which):
         p = subprocess.run([BIN, '--config', 'config.yaml', '--database', '/nonexistent/dir/orders.sqlite'], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         assert p.returncode == 2
         return '```\n$ payservice --database /nonexistent/dir/orders.sqlite < requests.jsonl\n' + p.stderr.rstrip('\n') + '\n$ echo $?\n2\n```'
+    if which in ('discover', 'tools'):
+        # Through jq, as a reader would run them; the document and the list are too long to print whole.
+        line = {'discover': "payservice call rpc.discover | jq -c '.methods[] | {name, params: [.params[].name], errors: [.errors[].code], examples: [.examples[].name]}'",
+                'tools': "payservice call tools/list | jq -c '.tools[] | {name, annotations}'"}[which]
+        method = {'discover': 'rpc.discover', 'tools': 'tools/list'}[which]
+        shell = f"{BIN} call {method} --config config.yaml | jq -c {line.split('jq -c ', 1)[1]}"
+        p = subprocess.run(['bash', '-c', 'set -o pipefail; ' + shell], cwd=ROOT, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return '```\n$ ' + line + '\n' + p.stdout.rstrip('\n') + '\n```'
     raise KeyError(which)
 
 def repl(m):
