@@ -58,12 +58,14 @@ public final class RequestHandler: @unchecked Sendable {
     switch request {
     case .array: return nil
     case .object(let object):
-      if case .string(let method)? = object["method"], registry.entries[method]?.usesStore == true { return nil }
-      // An MCP tool call of a store method is kept in order like the method itself.
-      if case .string("tools/call")? = object["method"], case .object(let params)? = object["params"],
-        case .string(let tool)? = params["name"], registry.entries[tool]?.usesStore == true
-      {
-        return nil
+      if case .string(let method)? = object["method"] {
+        if registry.entries[method]?.usesStore == true { return nil }
+        // An MCP tool call of a store method is kept in order like the method itself.
+        if method == "tools/call", case .object(let params)? = object["params"], case .string(let tool)? = params["name"],
+          registry.entries[tool]?.usesStore == true
+        {
+          return nil
+        }
       }
     default: break
     }
