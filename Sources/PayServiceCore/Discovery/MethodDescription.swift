@@ -86,6 +86,7 @@ extension RPCError.Code {
     case .storeUnavailable: return "Store unavailable: the order store could not be read or written; nothing was changed"
     case .chargeTokenConflict: return "Charge token conflict: the charge token was already used for a different order"
     case .orderNotFound: return "Order not found: no order has this orderId"
+    case .unsupportedProtocolVersion: return "Unsupported protocol version: data.supported lists the ones to retry with"
     default: return "Internal error"
     }
   }
