@@ -8,13 +8,36 @@ import Testing
 struct AgentProtocolTests {
   static let golden = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Golden")
 
-  @Test("the MCP transcript is answered the same with one thread and with two", arguments: ["1", "2"])
+  @Test("the MCP transcript is answered as recorded with one thread and with two", arguments: ["1", "2"])
   func mcpTranscriptAnyThreads(threads: String) throws {
     let (result, output) = try GoldenTranscriptTests.transcript(
       requests: Self.golden.appendingPathComponent("mcp/requests.jsonl"),
       config: Self.golden.appendingPathComponent("config.yaml").path, extraArguments: ["--threads", threads])
     #expect(result.status == 0)
     #expect(output == (try Data(contentsOf: Self.golden.appendingPathComponent("mcp/responses.jsonl"))))
+  }
+
+  /// The transcript is shorter than the 64 lines at which a read is split between two threads; three
+  /// copies in one read are not, so the helper thread answers store-free tool calls of the later half
+  /// while store tool calls (authorize, process, get, list products) keep their places.
+  @Test("three MCP transcripts in one read are answered the same by one thread and by two")
+  func mcpTranscriptSplitBetweenThreads() throws {
+    let once = try Data(contentsOf: Self.golden.appendingPathComponent("mcp/requests.jsonl"))
+    let input = once + once + once
+    #expect(input.split(separator: UInt8(ascii: "\n")).count >= 64)
+    let config = Self.golden.appendingPathComponent("config.yaml").path
+    func run(_ threads: String) throws -> Data {
+      let store = TestPaths.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(at: store) }
+      let result = try PayserviceProcess.run(
+        ["--config", config, "--database", store.appendingPathComponent("s.sqlite").path, "--now",
+         "2026-11-21T12:00:00Z", "--quiet", "--threads", threads], stdin: input)
+      #expect(result.status == 0)
+      return result.stdout
+    }
+    let alone = try run("1")
+    #expect(alone.split(separator: UInt8(ascii: "\n")).count == 3 * 34)
+    #expect(try run("2") == alone)
   }
 
   @Test("every structuredContent in the MCP transcript fits its tool's outputSchema")

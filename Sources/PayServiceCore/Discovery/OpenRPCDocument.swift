@@ -15,8 +15,7 @@ public enum OpenRPCDocument {
   /// OpenRPC's service discovery method: the document, for params absent, `[]` or `{}`.
   public static let discoverMethodName = "rpc.discover"
 
-  static let discoverEntry = MethodRegistry.Entry(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
-    params, _, writer in
+  static let discoverEntry = MethodRegistry.Entry.protocolMethod { params, _, writer in
     switch params {
     case nil: break
     case .array(let elements)? where elements.isEmpty: break

@@ -37,33 +37,25 @@ public enum MCPEndpoint {
   /// The entries that answer MCP's methods, for `RequestHandler`.
   static func entries(registry: MethodRegistry, log: RequestLog) -> [String: MethodRegistry.Entry] {
     let tools = ToolCatalog(registry: registry)
-    var entries: [String: MethodRegistry.Entry] = [:]
-    entries["initialize"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
-      params, _, writer in try initialize(params, into: &writer)
-    }
-    entries["server/discover"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
-      params, _, writer in try discover(params, into: &writer)
-    }
-    entries["ping"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) { _, _, writer in
-      writer.write(serialized: "{}")
-    }
-    entries["tools/list"] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
-      params, _, writer in
-      try tools.list(params, modern: try envelope(params), into: &writer)
-    }
-    // Runs a method, which may use the store; RequestHandler keeps such calls in order.
-    entries["tools/call"] = .init(runsAsNotification: false, usesStore: false, commitsInGroups: false) {
-      params, context, writer in
-      try tools.call(params, modern: try envelope(params), context: context, log: log, into: &writer)
-    }
-    for notification in ["notifications/initialized", "notifications/cancelled"] {
-      // Nothing to do: payservice answers every request before it reads the next line, so a
-      // cancellation always names a finished request.
-      entries[notification] = .init(runsAsNotification: true, usesStore: false, commitsInGroups: false) {
-        _, _, writer in writer.write(serialized: "{}")
-      }
-    }
-    return entries
+    // Nothing to answer for these: payservice answers every request before it reads the next line,
+    // so a cancellation always names a finished request.
+    let nothing = MethodRegistry.Entry.protocolMethod { _, _, writer in writer.write(serialized: "{}") }
+    return [
+      "initialize": .protocolMethod { params, _, writer in try initialize(params, into: &writer) },
+      "server/discover": .protocolMethod { params, _, writer in try discover(params, into: &writer) },
+      "ping": nothing,
+      "tools/list": .protocolMethod { params, _, writer in
+        try tools.list(params, modern: try envelope(params), into: &writer)
+      },
+      // A call of a store method is answered in order, like the method itself; as a notification it
+      // does not run (a payment needs an answer).
+      "tools/call": .protocolMethod(runsAsNotification: false, usesStore: tools.callUsesStore) {
+        params, context, writer in
+        try tools.call(params, modern: try envelope(params), context: context, log: log, into: &writer)
+      },
+      "notifications/initialized": nothing,
+      "notifications/cancelled": nothing,
+    ]
   }
 
   /// Whether `params` carries the 2026-07-28 envelope (`_meta` with the revision and the client's

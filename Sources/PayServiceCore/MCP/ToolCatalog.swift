@@ -45,6 +45,12 @@ struct ToolCatalog: Sendable {
     writer.write(serialized: modern ? Self.envelopeListText : Self.listText)
   }
 
+  /// Whether a `tools/call` with these params runs a method that uses the store.
+  func callUsesStore(_ params: JSONValue?) -> Bool {
+    guard case .object(let object)? = params, case .string(let name)? = object["name"] else { return false }
+    return registry.entries[name]?.usesStore(object["arguments"]) == true
+  }
+
   /// Runs the named tool. Its answer is a tool result either way: a method's JSON-RPC error (invalid
   /// arguments, an unknown order, the store) and a result whose status is a failure come back with
   /// `isError: true` and a message for people, so a model can read what went wrong and retry.
@@ -57,8 +63,7 @@ struct ToolCatalog: Sendable {
     }
     let arguments = object["arguments"]
     switch arguments {
-    case nil, .object?: break
-    case .null?: break
+    case nil, .null?, .object?: break
     case let other?: reader.fail("arguments", "must be an object, got \(other.kindName)")
     }
     guard let entry = registry.entries[name] else {
@@ -71,10 +76,7 @@ struct ToolCatalog: Sendable {
     do {
       try entry.handle(arguments == .null ? nil : arguments, context, &output)
     } catch {
-      let rpcError = RPCError(mapping: error)
-      if rpcError.code == .internalError || rpcError.code == .storeUnavailable {
-        log.warning("tools/call \(name) failed: \(error is StoreError ? "\(error)" : String(describing: type(of: error)))")
-      }
+      let rpcError = log.wireError(for: error, method: "tools/call \(name)")
       Self.writeToolResult(texts: ["\(name): \(RPCError.readableText(rpcError.json))"], structured: nil, isError: true,
         modern: modern, into: &writer)
       return

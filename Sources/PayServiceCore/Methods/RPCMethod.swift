@@ -81,10 +81,21 @@ public struct MethodRegistry: Sendable {
 
   struct Entry: @unchecked Sendable {
     let runsAsNotification: Bool
-    let usesStore: Bool
+    /// Whether a request with these params reads or writes the store (then it is answered in order
+    /// on the main thread, see `RequestHandler.handleIfStoreFree`).
+    let usesStore: (JSONValue?) -> Bool
     let commitsInGroups: Bool
     /// Reads the params, runs the method and writes its result; throws before writing anything.
     let handle: (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
+
+    /// A method of a protocol around payservice's own (`rpc.discover`, MCP): runs as a notification
+    /// too, and is answered from config alone unless `usesStore` says otherwise.
+    static func protocolMethod(
+      runsAsNotification: Bool = true, usesStore: @escaping (JSONValue?) -> Bool = { _ in false },
+      _ handle: @escaping (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
+    ) -> Entry {
+      Entry(runsAsNotification: runsAsNotification, usesStore: usesStore, commitsInGroups: false, handle: handle)
+    }
   }
 
   let entries: [String: Entry]
@@ -100,8 +111,9 @@ public struct MethodRegistry: Sendable {
   public var names: [String] { MethodRegistry.methods.map { $0.name } }
 
   static func entry<M: RPCMethod>(for method: M.Type) -> Entry {
-    Entry(runsAsNotification: M.runsAsNotification, usesStore: M.usesStore, commitsInGroups: M.commitsInGroups) {
-      value, context, writer in
+    Entry(
+      runsAsNotification: M.runsAsNotification, usesStore: { _ in M.usesStore }, commitsInGroups: M.commitsInGroups
+    ) { value, context, writer in
       let reader = ParamReader()
       guard let object = reader.params(value),
         let params = M.readParams(object, reader: reader, context: context), reader.errors.isEmpty

@@ -58,14 +58,10 @@ public final class RequestHandler: @unchecked Sendable {
     switch request {
     case .array: return nil
     case .object(let object):
-      if case .string(let method)? = object["method"] {
-        if registry.entries[method]?.usesStore == true { return nil }
-        // An MCP tool call of a store method is kept in order like the method itself.
-        if method == "tools/call", case .object(let params)? = object["params"], case .string(let tool)? = params["name"],
-          registry.entries[tool]?.usesStore == true
-        {
-          return nil
-        }
+      if case .string(let method)? = object["method"], let entry = entry(for: method),
+        entry.usesStore(object["params"])
+      {
+        return nil
       }
     default: break
     }
@@ -152,7 +148,7 @@ public final class RequestHandler: @unchecked Sendable {
       return true
     }
     let method = methodName!
-    guard let entry = registry.entries[method] ?? protocolEntries[method] else {
+    guard let entry = entry(for: method) else {
       log.request(id: id, method: method, seconds: 0, outcome: isNotification ? "ignored" : "error(-32601)")
       if isNotification { return false }
       Self.writeError(id: id, .methodNotFound(method), into: &writer)
@@ -181,11 +177,7 @@ public final class RequestHandler: @unchecked Sendable {
       }
       outcome = "ok"
     } catch {
-      let rpcError = RPCError(mapping: error)
-      if rpcError.code == .internalError || rpcError.code == .storeUnavailable {
-        // The reason goes to the operator's log only; it holds no request data.
-        log.warning("\(method) failed: \(error is StoreError ? "\(error)" : String(describing: type(of: error)))")
-      }
+      let rpcError = log.wireError(for: error, method: method)
       writer.rewind(to: start)
       if !isNotification { Self.writeError(id: id, rpcError, into: &writer) }
       outcome = "error(\(rpcError.code.rawValue))"
@@ -193,6 +185,11 @@ public final class RequestHandler: @unchecked Sendable {
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     log.request(id: id, method: method, seconds: seconds, outcome: isNotification ? "\(outcome),notification" : outcome)
     return !isNotification
+  }
+
+  /// The entry answering `method`: a payservice method, else a protocol method.
+  private func entry(for method: String) -> MethodRegistry.Entry? {
+    registry.entries[method] ?? protocolEntries[method]
   }
 
   static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {

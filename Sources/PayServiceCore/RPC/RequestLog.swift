@@ -68,6 +68,16 @@ public final class RequestLog: @unchecked Sendable {
     }
   }
 
+  /// The wire error for a method's failure. Internal and store failures are also logged as a
+  /// warning with their reason, which holds no request data (a store error's text or a type name).
+  func wireError(for error: any Error, method: String) -> RPCError {
+    let rpcError = RPCError(mapping: error)
+    if rpcError.code == .internalError || rpcError.code == .storeUnavailable {
+      warning("\(method) failed: \(error is StoreError ? "\(error)" : String(describing: type(of: error)))")
+    }
+    return rpcError
+  }
+
   public func warning(_ message: String) {
     guard level.rawValue >= Level.warnings.rawValue else { return }
     buffer.append("payservice: warning: \(message)\n")

@@ -119,8 +119,9 @@ struct OpenRPCDocumentTests {
     for name in MethodRegistry().names {
       #expect(MethodExample.all.contains { $0.method == name }, "\(name) has an example")
     }
+    let pairs = try Self.goldenPairs()
     for example in MethodExample.all {
-      let (request, response) = try Self.goldenPair(case: example.golden, id: example.requestId)
+      let (request, response) = try Self.goldenPair(case: example.golden, id: example.requestId, in: pairs)
       #expect(Self.string(request["method"]) == example.method, "\(example.name)")
       #expect(JSONSchemaValidator.equal(request["params"] ?? .object(JSONObject()), try JSONParser.parse(example.params)), "\(example.name) params")
       #expect(JSONSchemaValidator.equal(response["result"] ?? .null, try JSONParser.parse(example.result)), "\(example.name) result")
@@ -154,20 +155,23 @@ struct OpenRPCDocumentTests {
     }
   }
 
-  static func goldenPair(case name: String, id: Int) throws -> (JSONObject, JSONObject) {
-    let pair = try goldenPairs().first { $0.case == name && $0.request["id"] == .number("\(id)") }
+  static func goldenPair(
+    case name: String, id: Int, in pairs: [(case: String, request: JSONObject, response: JSONObject)]
+  ) throws -> (JSONObject, JSONObject) {
+    let pair = pairs.first { $0.case == name && $0.request["id"] == .number("\(id)") }
     return try #require(pair.map { ($0.request, $0.response) })
   }
 
   @Test("every golden request and result of a payservice method fits the method's schemas and listed errors")
   func goldenFitsSchemas() throws {
     var checked = 0
+    let pairs = try Self.goldenPairs()
     for method in MethodRegistry.methods {
       let description = method.documentation
       let params = JSONSchemaValidator(schema: description.paramsSchema.json)
       let result = JSONSchemaValidator(schema: description.result.json)
       let codes = (description.errors + [.internalError]).map { JSONValue.number("\($0.rawValue)") }
-      for pair in try Self.goldenPairs() where pair.request["method"] == .string(method.name) {
+      for pair in pairs where pair.request["method"] == .string(method.name) {
         let place = "\(pair.case) id \(JSONWriter.string(pair.request["id"]!))"
         if let value = pair.response["result"] {
           #expect(params.validate(pair.request["params"] ?? .object(JSONObject())) == [], "\(place) params")

@@ -30,40 +30,42 @@ struct MCPEndpointTests {
         == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"protocolVersion","message":"must be a string, got a number"}]}}}"#)
   }
 
+  static func object(_ value: JSONValue?, _ what: String) throws -> JSONObject {
+    try #require(value.flatMap { if case .object(let object) = $0 { object } else { nil } }, "\(what) is an object")
+  }
+
+  static func array(_ value: JSONValue?, _ what: String) throws -> [JSONValue] {
+    try #require(value.flatMap { if case .array(let elements) = $0 { elements } else { nil } }, "\(what) is an array")
+  }
+
   @Test("tools/list has one tool per method, with the OpenRPC schemas and the hints")
   func toolsList() throws {
     let handler = try Self.handler()
-    guard case .array(let tools)? = Self.result(handler.call("tools/list"))["tools"] else {
-      Issue.record("no tools")
-      return
-    }
+    let tools = try Self.array(Self.result(handler.call("tools/list"))["tools"], "tools")
+    let methods = try Self.array(try Self.object(OpenRPCDocument.json, "the document")["methods"], "methods")
     #expect(tools.count == MethodRegistry.methods.count)
+    #expect(methods.count == MethodRegistry.methods.count)
     let readOnly: Set = [
       "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "getOrder",
     ]
     let idempotent = readOnly.union(["processOrder"])
-    guard case .object(let document) = OpenRPCDocument.json, case .array(let methods)? = document["methods"] else {
-      Issue.record("no OpenRPC methods")
-      return
-    }
     for (index, method) in MethodRegistry.methods.enumerated() {
-      guard case .object(let tool) = tools[index], case .object(let described) = methods[index] else { continue }
+      let tool = try Self.object(tools[index], "tool \(index)")
+      let described = try Self.object(methods[index], "method \(index)")
       #expect(tool.keys == ["name", "description", "inputSchema", "outputSchema", "annotations"])
       #expect(tool["name"] == .string(method.name))
       #expect(tool["inputSchema"] == method.documentation.paramsSchema.json)
       #expect(tool["outputSchema"] == method.documentation.result.json)
       // The same schemas as OpenRPC: each param's schema and the result's.
-      if case .object(let input)? = tool["inputSchema"], case .object(let properties)? = input["properties"],
-        case .array(let params)? = described["params"]
-      {
-        #expect(properties.keys == params.compactMap { if case .object(let p) = $0, case .string(let n)? = p["name"] { n } else { nil } })
-        for case .object(let param) in params {
-          guard case .string(let name)? = param["name"] else { continue }
-          #expect(properties[name] == param["schema"], "\(method.name).\(name)")
-        }
+      let properties = try Self.object(try Self.object(tool["inputSchema"], "inputSchema")["properties"], "properties")
+      let params = try Self.array(described["params"], "params").map { try Self.object($0, "param") }
+      #expect(properties.keys == params.map { $0["name"] }.map { if case .string(let name)? = $0 { name } else { "?" } })
+      for param in params {
+        let name = try #require(param["name"].flatMap { if case .string(let name) = $0 { name } else { nil } })
+        #expect(properties[name] == param["schema"], "\(method.name).\(name)")
       }
-      if case .object(let result)? = described["result"] { #expect(tool["outputSchema"] == result["schema"]) }
+      #expect(tool["outputSchema"] == (try Self.object(described["result"], "result"))["schema"])
       #expect(
         tool["annotations"]
           == .object(
@@ -71,13 +73,12 @@ struct MCPEndpointTests {
               ("readOnlyHint", .bool(readOnly.contains(method.name))), ("destructiveHint", .bool(false)),
               ("idempotentHint", .bool(idempotent.contains(method.name))),
             ])), "\(method.name)")
-      if case .string(let text)? = tool["description"] {
-        #expect(text.hasPrefix(method.documentation.summary + "\n\n"))
-        #expect(text.count > 150, "\(method.name)'s description says enough to act on")
-      }
-      for schema in [tool["inputSchema"], tool["outputSchema"]] {
+      let text = try #require(tool["description"].flatMap { if case .string(let text) = $0 { text } else { nil } })
+      #expect(text.hasPrefix(method.documentation.summary + "\n\n"))
+      #expect(text.count > 150, "\(method.name)'s description says enough to act on")
+      for (name, schema) in [("inputSchema", tool["inputSchema"]), ("outputSchema", tool["outputSchema"])] {
         #expect(JSONSchemaValidator.schemaProblems(schema ?? .null, at: method.name) == [])
-        if case .object(let object)? = schema { #expect(object["type"] == .string("object")) }
+        #expect(try Self.object(schema, name)["type"] == .string("object"))
       }
     }
   }
