@@ -11,6 +11,8 @@ public struct Config: Sendable {
   public var gateway: Gateway
   public var coupons: [Coupon]
   public var paymentMethodAdjustments: [PaymentMethodAdjustment]
+  /// The merchant's Apple Pay payment processing identity; nil: only test tokens are accepted.
+  public var applePay: ApplePayMerchant?
 
   public let productsBySKU: [String: Product]
   /// Each product's position in `catalog`.
@@ -21,7 +23,7 @@ public struct Config: Sendable {
 
   public init(
     merchant: Merchant, catalog: [Product], shipping: Shipping, tax: Tax, gateway: Gateway, coupons: [Coupon] = [],
-    paymentMethodAdjustments: [PaymentMethodAdjustment] = []
+    paymentMethodAdjustments: [PaymentMethodAdjustment] = [], applePay: ApplePayMerchant? = nil
   ) {
     self.merchant = merchant
     self.catalog = catalog
@@ -30,6 +32,7 @@ public struct Config: Sendable {
     self.gateway = gateway
     self.coupons = coupons
     self.paymentMethodAdjustments = paymentMethodAdjustments
+    self.applePay = applePay
     self.couponsByCode = Dictionary(
       coupons.map { (Coupon.normalize($0.code), $0) }, uniquingKeysWith: { first, _ in first })
     self.productsBySKU = Dictionary(catalog.map { ($0.sku, $0) }, uniquingKeysWith: { first, _ in first })

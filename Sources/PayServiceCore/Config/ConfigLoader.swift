@@ -84,7 +84,9 @@ struct ConfigDecoder {
   }
 
   func decode(_ root: Node) -> Config? {
-    let keys = ["merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments"]
+    let keys = [
+      "merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments", "applePay",
+    ]
     guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
     let merchantNode = reader.require(top, "merchant", in: root, "")
     let merchant = merchantNode.flatMap { decodeMerchant($0) }
@@ -99,10 +101,13 @@ struct ConfigDecoder {
     let gateway = reader.require(top, "gateway", in: root, "").flatMap { decodeGateway($0) }
     let coupons = top["coupons"].map { decodeCoupons($0, merchant: merchant) } ?? []
     let adjustments = top["paymentMethodAdjustments"].map { decodeAdjustments($0, merchant: merchant) } ?? []
-    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments else { return nil }
+    let applePay = top["applePay"].map { decodeApplePay($0, merchant: merchant) } ?? .some(nil)
+    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay else {
+      return nil
+    }
     return Config(
       merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway, coupons: coupons,
-      paymentMethodAdjustments: adjustments)
+      paymentMethodAdjustments: adjustments, applePay: applePay)
   }
 
   /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.

@@ -122,6 +122,15 @@ public enum Shapes {
       ("amount", amount),
       ("currencyCode", currencyCode),
       ("chargeId", .string()),
+      (
+        "payment",
+        .object(
+          "Present when paid with a real Apple Pay token: the card as network, type and last four digits, and Apple's transaction id.",
+          [
+            ("network", .string()), ("type", .string()), ("lastFour", .string(pattern: "^[0-9]{4}$")),
+            ("transactionId", .string(pattern: "^[0-9a-f]+$")),
+          ], required: ["network", "type", "lastFour", "transactionId"])
+      ),
       ("status", .constant("paid")),
     ],
     required: [

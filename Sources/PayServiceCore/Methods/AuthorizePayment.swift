@@ -1,3 +1,5 @@
+import Foundation
+
 /// The payment sheet authorized a payment: check contacts and card, reprice from config, and have
 /// the gateway issue a single-use charge token bound to this order. No money moves here.
 public enum AuthorizePayment: RPCMethod {
@@ -11,7 +13,11 @@ public enum AuthorizePayment: RPCMethod {
       and card adjustment included) and, when everything passes, returns status success with a \
       chargeToken bound to exactly this order and its amount. No money moves: pass the token to \
       processOrder with the same items, shipping method and contacts. Any other status lists the \
-      problems as ApplePayErrors. Every successful call issues a new token.
+      problems as ApplePayErrors. Every successful call issues a new token. A real Apple Pay EC_v1 \
+      token (with the applePay config) is verified (signature, certificate chain to the Apple root, \
+      signing time), decrypted with the merchant key and checked against the order total and currency; \
+      the sandbox network then places an authorization hold that processOrder captures. A token is \
+      accepted once; any failed check is status failure with an unknown ApplePayError naming the check.
       """,
     params: [
       MethodDescription.Param("items", required: true, Shapes.items),
@@ -29,7 +35,11 @@ public enum AuthorizePayment: RPCMethod {
                   (
                     "paymentData",
                     .anyOf(
-                      "The token's payment data; the sandbox gateway reads test names such as \"tok_visa\".",
+                      """
+                      The token's payment data: a sandbox test name such as "tok_visa", or a real Apple Pay \
+                      EC_v1 token (its JSON object, or that object's JSON text), verified and decrypted with \
+                      the applePay config.
+                      """,
                       [.string(minLength: 1), .object([], closed: false)])
                   ),
                   ("paymentMethod", Shapes.paymentMethod(displayNameRequired: true)),
@@ -42,6 +52,12 @@ public enum AuthorizePayment: RPCMethod {
       MethodDescription.Param("couponCode", required: false, Shapes.couponCode.allowingNull()),
       MethodDescription.Param(
         "paymentMethod", required: false, Shapes.paymentMethod(displayNameRequired: false).allowingNull()),
+      MethodDescription.Param(
+        "applicationData", required: false,
+        .string(
+          "The payment request's applicationData (base64); an Apple Pay token's header must carry its SHA-256.",
+          pattern: "^[A-Za-z0-9+/]*={0,2}$"
+        ).allowingNull()),
     ],
     result: .object(
       [
@@ -70,6 +86,9 @@ public enum AuthorizePayment: RPCMethod {
     public var shippingContact: Contact?
     public var billingContact: Contact?
     public var couponCode: String?
+    /// The payment request's `applicationData` (decoded from base64), which an Apple Pay token's
+    /// header hashes.
+    public var applicationData: [UInt8]?
   }
 
   public struct Output: JSONRepresentable {
@@ -93,7 +112,8 @@ public enum AuthorizePayment: RPCMethod {
   }
 
   public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    reader.rejectUnknown(params, "", allowed: ["items", "shippingMethod", "payment", "couponCode", "paymentMethod"])
+    reader.rejectUnknown(
+      params, "", allowed: ["items", "shippingMethod", "payment", "couponCode", "paymentMethod", "applicationData"])
     let items = CartItem.read(params["items"], "items", reader: reader, config: context.config)
     let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: true)
     let couponCode = context.readCouponCode(params["couponCode"], "couponCode", reader: reader, required: false)
@@ -105,6 +125,13 @@ public enum AuthorizePayment: RPCMethod {
     var paymentData: JSONValue?
     switch token["paymentData"] {
     case nil: reader.fail("payment.token.paymentData", "is required")
+    case .string(let text)? where text.first == "{":
+      // An Apple Pay token passed on as the JSON text of its paymentData.
+      if case .object(let object)? = try? JSONParser.parse(text) {
+        paymentData = .object(object)
+      } else {
+        reader.fail("payment.token.paymentData", "starts with \"{\" but is not the JSON text of an object")
+      }
     case .string(let text)? where !text.isEmpty: paymentData = .string(text)
     case .object(let object)?: paymentData = .object(object)
     case let other?: reader.fail("payment.token.paymentData", "must be a non-empty string or an object, got \(other.kindName)")
@@ -116,10 +143,18 @@ public enum AuthorizePayment: RPCMethod {
         "paymentMethod",
         "must match payment.token.paymentMethod (the card that was authorized): network \"\(card.network)\", type \"\(card.type.rawValue)\"")
     }
+    var applicationData: [UInt8]?
+    if let value = params["applicationData"], value != .null {
+      if case .string(let text) = value, let data = Data(base64Encoded: text) {
+        applicationData = Array(data)
+      } else {
+        reader.fail("applicationData", "must be base64 text (the payment request's applicationData), got \(value.kindName)")
+      }
+    }
     guard let items, let method = method ?? nil, let paymentData, let card, reader.errors.isEmpty else { return nil }
     return Params(
       items: items, shippingMethod: method, paymentData: paymentData, paymentMethod: card,
-      shippingContact: shipping, billingContact: billing, couponCode: couponCode)
+      shippingContact: shipping, billingContact: billing, couponCode: couponCode, applicationData: applicationData)
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Output {
@@ -167,19 +202,75 @@ public enum AuthorizePayment: RPCMethod {
     // 2. Card network and type.
     if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
 
-    // 4. A single-use charge token bound to this order and card.
+    // 4. A real Apple Pay token: verified, decrypted and submitted to the network for a hold.
+    var hold: (authorization: PaymentAuthorization, declineReason: String?)?
+    if case .object(let tokenData) = params.paymentData {
+      do throws(ApplePayTokenFailure) {
+        hold = try applePayHold(tokenData, params: params, totalMinor: quote.totalMinor, context: context, now: now)
+      } catch {
+        return answer(.failure, [ApplePayError(.unknown, nil, error.message)])
+      }
+    }
+
+    // 5. A single-use charge token bound to this order and card (and to the hold).
     let binding = OrderBinding(
       items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact,
       couponCode: params.couponCode)
-    let token = try context.store.issueChargeToken(
-      merchant: merchant.identifier, binding: binding.canonical,
-      billingContact: params.billingContact.map { JSONWriter.string($0) },
-      paymentMethod: JSONWriter.string(params.paymentMethod), amountMinor: quote.totalMinor,
-      currencyCode: config.currency.code, outcome: SandboxOutcome(paymentData: params.paymentData),
-      issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds)
+    let token: String?
+    do {
+      token = try context.store.write { db -> String? in
+        if let hold {
+          try Store.record(hold.authorization, at: RFC3339.format(now), in: db)
+          if hold.declineReason != nil { return nil }
+        }
+        return try Store.insertChargeToken(
+          merchant: merchant.identifier, binding: binding.canonical,
+          billingContact: params.billingContact.map { JSONWriter.string($0) },
+          paymentMethod: JSONWriter.string(params.paymentMethod), amountMinor: quote.totalMinor,
+          currencyCode: config.currency.code, outcome: SandboxOutcome(paymentData: params.paymentData),
+          issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
+          authorizationId: hold?.authorization.authorizationId, in: db)
+      }
+    } catch let replay as ApplePayTokenFailure {
+      return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])
+    }
+    guard let token else {
+      let reason = hold?.declineReason ?? "the card network declined the authorization"
+      return answer(.failure, [ApplePayError(.unknown, nil, "the card network declined the authorization: \(reason)")])
+    }
     return Output(
       status: .success, errors: couponErrors, chargeToken: token, amount: config.format(quote.totalMinor),
       currencyCode: config.currency.code, summaryItems: quote.summaryItems)
+  }
+}
+
+extension AuthorizePayment {
+  /// Verifies and decrypts an Apple Pay token for this order and has the sandbox network place an
+  /// authorization hold. The decrypted card data does not outlive this call: only the hold's
+  /// network, type, last four digits and Apple's transaction id are kept.
+  static func applePayHold(
+    _ tokenData: JSONObject, params: Params, totalMinor: Int64, context: ServiceContext, now: Int64
+  ) throws(ApplePayTokenFailure) -> (authorization: PaymentAuthorization, declineReason: String?) {
+    let config = context.config
+    guard let merchant = config.applePay else {
+      try ApplePayTokenVerifier.requireVersion(tokenData)
+      throw ApplePayTokenFailure(
+        .notConfigured,
+        """
+        this payservice cannot verify Apple Pay tokens: its config has no applePay section (test tokens are \
+        strings such as "tok_visa")
+        """)
+    }
+    let payment = try ApplePayTokenVerifier(merchant: merchant).verify(
+      tokenData, now: now, totalMinor: totalMinor, currency: config.currency,
+      applicationData: params.applicationData)
+    let declineReason = SandboxNetwork.declineReason(payment, now: now)
+    let authorization = PaymentAuthorization(
+      authorizationId: Identifiers.authorizationId(transactionId: payment.transactionId),
+      transactionId: payment.transactionId, network: params.paymentMethod.network,
+      cardType: params.paymentMethod.type.rawValue, lastFour: payment.lastFour, amountMinor: totalMinor,
+      currencyCode: config.currency.code, status: declineReason == nil ? .held : .declined)
+    return (authorization, declineReason)
   }
 }
 

@@ -226,10 +226,19 @@ public enum ProcessOrder: RPCMethod {
             VALUES (?, ?, 'succeeded', ?, ?, ?)
             """).execute(
           arguments: [chargeId, token.token, quote.totalMinor, config.currency.code, nowText])
+        // An Apple Pay token's authorization hold is captured: the settlement phase.
+        var payment: JSONValue?
+        if let authorizationId = token.authorizationId {
+          guard let authorization = try Store.authorization(authorizationId, in: db) else {
+            throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
+          }
+          try Store.capture(authorizationId, chargeId: chargeId, at: nowText, in: db)
+          payment = authorization.orderPayment
+        }
         let orderId = Identifiers.orderId(token: token.token)
         let order = try orderDocument(
           orderId: orderId, createdAt: nowText, quote: quote, binding: binding, billing: billing, chargeId: chargeId,
-          config: config)
+          payment: payment, config: config)
         try db.cachedStatement(sql: """
             INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
             VALUES (?, ?, ?, ?, ?, ?)
@@ -260,7 +269,7 @@ public enum ProcessOrder: RPCMethod {
   /// The order document's text, as stored and as embedded in the result.
   static func orderDocument(
     orderId: String, createdAt: String, quote: Pricer.Quote, binding: OrderBinding, billing: String?,
-    chargeId: String, config: Config
+    chargeId: String, payment: JSONValue? = nil, config: Config
   ) throws -> String {
     var order = JSONWriter(capacity: 2048)
     order.beginObject()
@@ -288,6 +297,11 @@ public enum ProcessOrder: RPCMethod {
     order.member("amount", config.format(quote.totalMinor))
     order.member("currencyCode", config.currency.code)
     order.member("chargeId", chargeId)
+    if let payment {
+      // Paid with an Apple Pay token: the card as network, type and last four digits only.
+      order.key("payment")
+      order.write(payment)
+    }
     order.member("status", "paid")
     order.endObject()
     return order.string

@@ -64,6 +64,11 @@ public enum Identifiers {
     "ch_" + digest(["charge", token]).prefix(24)
   }
 
+  /// An Apple Pay authorization hold's id: one per token (Apple's transaction id).
+  public static func authorizationId(transactionId: String) -> String {
+    "auth_" + digest(["authorization", transactionId]).prefix(24)
+  }
+
   public static func orderId(token: String) -> String {
     "ord_" + digest(["order", token]).prefix(20)
   }

@@ -16,6 +16,8 @@ public struct ChargeTokenRecord: Sendable {
   public var usedAt: String?
   public var requestFingerprint: String?
   public var result: String?
+  /// The Apple Pay authorization hold the token charges; nil for sandbox test tokens.
+  public var authorizationId: String?
 }
 
 extension Store {
@@ -27,20 +29,33 @@ extension Store {
     outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int
   ) throws -> String {
     try write { db in
-      let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken")) ?? 1
-      let token = Identifiers.chargeToken(merchant: merchant, sequence: sequence, binding: binding, issuedAt: issuedAt)
-      try db.cachedStatement(sql: """
-          INSERT INTO chargeToken
-            (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
-             issuedAt, expiresAt)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-          """).execute(
-          arguments: [
-          token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, outcome.rawValue,
-          RFC3339.format(issuedAt), issuedAt + Int64(ttlSeconds),
-        ])
-      return token
+      try Store.insertChargeToken(
+        merchant: merchant, binding: binding, billingContact: billingContact, paymentMethod: paymentMethod,
+        amountMinor: amountMinor, currencyCode: currencyCode, outcome: outcome, issuedAt: issuedAt,
+        ttlSeconds: ttlSeconds, authorizationId: nil, in: db)
     }
+  }
+
+  /// Inserts a new charge token in the caller's transaction; `authorizationId` names the Apple Pay
+  /// authorization hold it charges.
+  static func insertChargeToken(
+    merchant: String, binding: String, billingContact: String?, paymentMethod: String?, amountMinor: Int64,
+    currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int, authorizationId: String?,
+    in db: Database
+  ) throws -> String {
+    let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken")) ?? 1
+    let token = Identifiers.chargeToken(merchant: merchant, sequence: sequence, binding: binding, issuedAt: issuedAt)
+    try db.cachedStatement(sql: """
+        INSERT INTO chargeToken
+          (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
+           issuedAt, expiresAt, authorizationId)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """).execute(
+        arguments: [
+        token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, outcome.rawValue,
+        RFC3339.format(issuedAt), issuedAt + Int64(ttlSeconds), authorizationId,
+      ])
+    return token
   }
 
   static func chargeToken(_ token: String, in db: Database) throws -> ChargeTokenRecord? {
@@ -48,7 +63,7 @@ extension Store {
     let statement = try db.cachedStatement(
       sql: """
         SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
-          expiresAt, usedAt, requestFingerprint, result
+          expiresAt, usedAt, requestFingerprint, result, authorizationId
         FROM chargeToken WHERE token = ?
         """)
     // A cursor's row reads the statement in place (fetchOne copies every column first); the row is
@@ -60,7 +75,7 @@ extension Store {
         token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
         issuedAt: RFC3339.parse(row[4]) ?? 0, amountMinor: row[5], currencyCode: row[6],
         sandboxOutcome: SandboxOutcome(rawValue: row[7]) ?? .processingError, expiresAt: row[8], usedAt: row[9],
-        requestFingerprint: row[10], result: row[11])
+        requestFingerprint: row[10], result: row[11], authorizationId: row[12])
     }
   }
 

@@ -150,6 +150,27 @@ public final class Store: @unchecked Sendable {
     migrator.registerMigration("v2: the authorized card on charge tokens", foreignKeyChecks: .immediate) { db in
       try db.execute(sql: "ALTER TABLE chargeToken ADD COLUMN paymentMethod TEXT")
     }
+    migrator.registerMigration("v3: Apple Pay authorization holds", foreignKeyChecks: .immediate) { db in
+      // One row per Apple Pay token that passed verification: its transactionId is accepted once.
+      // The card is kept as network, type and last four digits only.
+      try db.execute(
+        sql: """
+          CREATE TABLE paymentAuthorization (
+            authorizationId TEXT PRIMARY KEY NOT NULL,
+            transactionId TEXT NOT NULL UNIQUE,
+            network TEXT NOT NULL,
+            cardType TEXT NOT NULL,
+            lastFour TEXT NOT NULL CHECK (length(lastFour) = 4),
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('held', 'declined', 'captured')),
+            createdAt TEXT NOT NULL,
+            chargeId TEXT,
+            capturedAt TEXT
+          );
+          ALTER TABLE chargeToken ADD COLUMN authorizationId TEXT REFERENCES paymentAuthorization(authorizationId);
+          """)
+    }
     return migrator
   }
 
