@@ -50,7 +50,12 @@ let package = Package(
     ),
     .target(
       name: "PayServiceTestSupport",
-      dependencies: ["PayServiceCore"],
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+      ],
       path: "Tests/PayServiceTestSupport"
     ),
     .testTarget(

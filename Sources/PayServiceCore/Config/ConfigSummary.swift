@@ -1,3 +1,4 @@
+import Foundation
 /// The one-screen summary `payservice check-config` prints for a valid config.
 public enum ConfigSummary {
   public static func text(_ config: Config, path: String) -> String {
@@ -49,6 +50,16 @@ public enum ConfigSummary {
       }
     }
     lines.append("gateway    \(config.gateway.kind.rawValue), charge tokens valid \(config.gateway.chargeTokenTTLSeconds) s")
+    if let applePay = config.applePay {
+      let certificate = applePay.certificate
+      let day = { (date: Date) in String(RFC3339.format(Int64(date.timeIntervalSince1970)).prefix(10)) }
+      lines.append(
+        "applePay   EC_v1 tokens, certificate valid \(day(certificate.notValidBefore)) to \(day(certificate.notValidAfter)), "
+          + "signed up to \(applePay.maxTokenAgeSeconds) s from the clock")
+      lines.append("  root     \(applePay.rootCertificate.subject)")
+    } else {
+      lines.append("applePay   not configured: test tokens only")
+    }
     return lines.joined(separator: "\n") + "\n"
   }
 

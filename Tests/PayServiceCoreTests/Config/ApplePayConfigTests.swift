@@ -102,4 +102,16 @@ struct ApplePayConfigTests {
               merchantPrivateKey: merchant_private_key.pem
             """)).first?.contains("applePay.merchantCertificate: holds a") == true)
   }
+
+  @Test("check-config's summary shows the certificate's validity, the token age and the root")
+  func summary() throws {
+    #expect(
+      ConfigSummary.text(try ApplePayVector.config(), path: "config.yaml").hasSuffix(
+        """
+        applePay   EC_v1 tokens, certificate valid 2014-10-26 to 2016-11-24, signed up to 300 s from the clock
+          root     C=US,O=Apple Inc.,OU=Apple Certification Authority,CN=Apple Root CA - G3
+
+        """))
+    #expect(ConfigSummary.text(TestConfig.load(), path: "config.yaml").hasSuffix("\napplePay   not configured: test tokens only\n"))
+  }
 }
