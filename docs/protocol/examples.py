@@ -264,6 +264,27 @@ run(P, "v2_dates_ca", rq(2, "selectShippingContact", {"items": [{"sku": "clock"}
 P.close()
 fresh()
 
+# ---------------- Apple Pay EC_v1: the real test vector, the clock a minute after its signing time
+APCFG = "Tests/EndToEndTests/Golden/applepay/config.yaml"
+TOKEN = json.load(open(os.path.join(CWD, "Tests/PayServiceCoreTests/Fixtures/applepay-ec-v1/token.json")))
+def ap_params(pd=TOKEN, qty=1):
+    card = {"displayName": "Visa 4320", "network": "Visa", "type": "debit"}
+    return {"items": [{"sku": "ticket", "quantity": qty}], "shippingMethod": "mobile",
+            "payment": {"token": {"paymentData": pd, "paymentMethod": card, "transactionIdentifier": TOKEN["header"]["transactionId"].upper()},
+                        "shippingContact": {"emailAddress": "fan@example.com"}}}
+fresh(); P = Proc(config=APCFG, now="2014-10-27T19:52:00Z")
+run(P, "ap_amount", rq(1, "authorizePayment", ap_params(qty=2)))
+run(P, "ap_rsa", rq(2, "authorizePayment", ap_params(pd=dict(TOKEN, version="RSA_v1"))))
+r = run(P, "ap_ok", rq(3, "authorizePayment", ap_params()))
+VARS["APT"] = r["result"]["chargeToken"]
+run(P, "ap_order", rq(4, "processOrder", {"chargeToken": "$APT", "items": [{"sku": "ticket"}], "shippingMethod": "mobile", "shippingContact": {"emailAddress": "fan@example.com"}, "amount": "1.00", "currencyCode": "USD"}))
+run(P, "ap_replay", rq(5, "authorizePayment", ap_params()))
+P.close()
+fresh(); P = Proc(config=APCFG)
+run(P, "ap_old", rq(1, "authorizePayment", ap_params()))
+P.close()
+fresh()
+
 # Agents: MCP on the same stdio (handshake revision, then the 2026-07-28 envelope).
 P = Proc()
 run(P, "mcp_init", rq(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1.0"}}))
