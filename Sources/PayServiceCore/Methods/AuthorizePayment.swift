@@ -125,7 +125,7 @@ public enum AuthorizePayment: RPCMethod {
     var paymentData: JSONValue?
     switch token["paymentData"] {
     case nil: reader.fail("payment.token.paymentData", "is required")
-    case .string(let text)? where text.first == "{":
+    case .string(let text)? where text.trimmingWhitespaceAndNewlines().first == "{":
       // An Apple Pay token passed on as the JSON text of its paymentData.
       if case .object(let object)? = try? JSONParser.parse(text) {
         paymentData = .object(object)
@@ -234,8 +234,8 @@ public enum AuthorizePayment: RPCMethod {
     } catch let replay as ApplePayTokenFailure {
       return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])
     }
-    guard let token else {
-      let reason = hold?.declineReason ?? "the card network declined the authorization"
+    guard let token else {  // only a declined hold issues none
+      let reason = hold?.declineReason ?? "declined"
       return answer(.failure, [ApplePayError(.unknown, nil, "the card network declined the authorization: \(reason)")])
     }
     return Output(

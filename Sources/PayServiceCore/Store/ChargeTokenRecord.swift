@@ -21,23 +21,9 @@ public struct ChargeTokenRecord: Sendable {
 }
 
 extension Store {
-  /// Stores a new charge token and returns it. The token is derived from the next sequence number,
+  /// Inserts a new charge token in the caller's transaction and returns it; `authorizationId` names
+  /// the Apple Pay authorization hold it charges. The token is derived from the next sequence number,
   /// so the same store state and clock issue the same token.
-  public func issueChargeToken(
-    merchant: String, binding: String, billingContact: String?, paymentMethod: String?, amountMinor: Int64,
-    currencyCode: String,
-    outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int
-  ) throws -> String {
-    try write { db in
-      try Store.insertChargeToken(
-        merchant: merchant, binding: binding, billingContact: billingContact, paymentMethod: paymentMethod,
-        amountMinor: amountMinor, currencyCode: currencyCode, outcome: outcome, issuedAt: issuedAt,
-        ttlSeconds: ttlSeconds, authorizationId: nil, in: db)
-    }
-  }
-
-  /// Inserts a new charge token in the caller's transaction; `authorizationId` names the Apple Pay
-  /// authorization hold it charges.
   static func insertChargeToken(
     merchant: String, binding: String, billingContact: String?, paymentMethod: String?, amountMinor: Int64,
     currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int, authorizationId: String?,

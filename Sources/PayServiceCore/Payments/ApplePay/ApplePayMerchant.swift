@@ -8,8 +8,7 @@ import X509
 ///
 /// Built only by `load`, which checks at start-up that the certificate is this merchant's and that
 /// key and certificate match, so a token is never checked against credentials that cannot work.
-public struct ApplePayMerchant: @unchecked Sendable {
-  // @unchecked: swift-crypto's private key is an immutable value without a Sendable conformance.
+public struct ApplePayMerchant: Sendable {
   public let certificate: Certificate
   let privateKey: P256.KeyAgreement.PrivateKey
   public let rootCertificate: Certificate
@@ -52,7 +51,7 @@ public struct ApplePayMerchant: @unchecked Sendable {
         message: "holds a \(certificate.publicKey) key; an Apple Pay Payment Processing Certificate holds a P-256 key")
     }
     let expected = Array(SHA256.hash(data: Array(merchantIdentifier.utf8)))
-    guard let hash = try? merchantIdentifierHash(of: certificate) else {
+    guard let hash = merchantIdentifierHash(of: certificate) else {
       throw Problem(
         key: "merchantCertificate",
         message: """
@@ -96,15 +95,14 @@ public struct ApplePayMerchant: @unchecked Sendable {
       publicKeyHash: Array(SHA256.hash(data: certificateKey.derRepresentation)))
   }
 
-  /// The 32 bytes the merchant identifier extension names (hex text in a UTF8String or IA5String).
-  static func merchantIdentifierHash(of certificate: Certificate) throws -> [UInt8] {
-    guard let value = certificate.extensions[oid: merchantIdentifierExtension]?.value else {
-      throw CMSSignedData.ReadError("no merchant identifier extension")
-    }
-    let node = try DER.parse(Array(value))
-    guard case .primitive(let text) = node.content, node.identifier == .utf8String || node.identifier == .ia5String,
+  /// The 32 bytes the merchant identifier extension names (hex text in a UTF8String or IA5String);
+  /// nil when the extension is absent or holds something else.
+  static func merchantIdentifierHash(of certificate: Certificate) -> [UInt8]? {
+    guard let value = certificate.extensions[oid: merchantIdentifierExtension]?.value,
+      let node = try? DER.parse(Array(value)), case .primitive(let text) = node.content,
+      node.identifier == .utf8String || node.identifier == .ia5String,
       let bytes = Hex.decode(String(decoding: text, as: UTF8.self)), bytes.count == 32
-    else { throw CMSSignedData.ReadError("the merchant identifier extension is not 64 hex digits") }
+    else { return nil }
     return bytes
   }
 
