@@ -270,7 +270,9 @@ struct ApplePayTokenVerifier {
       let box = try AES.GCM.SealedBox(
         nonce: AES.GCM.Nonce(data: [UInt8](repeating: 0, count: 16)), ciphertext: token.data.dropLast(16),
         tag: token.data.suffix(16))
-      return Array(try AES.GCM.open(box, using: key))
+      var opened = try AES.GCM.open(box, using: key)
+      defer { opened.resetBytes(in: 0..<opened.count) }  // the caller zeroes its copy too
+      return Array(opened)
     } catch {
       throw failure
     }
