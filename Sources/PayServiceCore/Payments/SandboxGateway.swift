@@ -43,17 +43,7 @@ public enum SandboxOutcome: String, Sendable, CaseIterable {
 public enum Identifiers {
   /// SHA-256 of the parts joined with U+001F, as 64 lowercase hex digits.
   static func digest(_ parts: [String]) -> String {
-    let hash = SHA256.hash(data: Array(parts.joined(separator: "\u{1F}").utf8))
-    let hex: StaticString = "0123456789abcdef"
-    return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { buffer in
-      var index = 0
-      for byte in hash {
-        buffer[index] = hex.utf8Start[Int(byte >> 4)]
-        buffer[index + 1] = hex.utf8Start[Int(byte & 0xF)]
-        index += 2
-      }
-      return index
-    }
+    SHA256.hash(data: Array(parts.joined(separator: "\u{1F}").utf8)).withUnsafeBytes { Hex.encode($0) }
   }
 
   public static func chargeToken(merchant: String, sequence: Int64, binding: String, issuedAt: Int64) -> String {

@@ -54,15 +54,20 @@ extension Store {
     }
   }
 
-  static func authorization(_ authorizationId: String, in db: Database) throws -> PaymentAuthorization? {
-    let statement = try db.cachedStatement(sql: """
-        SELECT authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status
-        FROM paymentAuthorization WHERE authorizationId = ?
-        """)
-    guard let row = try Row.fetchOne(statement, arguments: [authorizationId]) else { return nil }
-    return PaymentAuthorization(
+  private static let authorizationColumns =
+    "authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status"
+
+  /// A row selected with `authorizationColumns`.
+  private static func authorization(_ row: Row) -> PaymentAuthorization {
+    PaymentAuthorization(
       authorizationId: row[0], transactionId: row[1], network: row[2], cardType: row[3], lastFour: row[4],
       amountMinor: row[5], currencyCode: row[6], status: PaymentAuthorization.Status(rawValue: row[7]) ?? .declined)
+  }
+
+  static func authorization(_ authorizationId: String, in db: Database) throws -> PaymentAuthorization? {
+    let statement = try db.cachedStatement(
+      sql: "SELECT \(authorizationColumns) FROM paymentAuthorization WHERE authorizationId = ?")
+    return try Row.fetchOne(statement, arguments: [authorizationId]).map(authorization)
   }
 
   /// Settles a held authorization; anything but exactly one held row is a store failure.
@@ -79,9 +84,7 @@ extension Store {
   /// Every stored authorization, oldest first (for tests and audits).
   public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
     try read { db in
-      try String.fetchAll(db, sql: "SELECT authorizationId FROM paymentAuthorization ORDER BY rowid").compactMap {
-        try Store.authorization($0, in: db)
-      }
+      try Row.fetchAll(db, sql: "SELECT \(Store.authorizationColumns) FROM paymentAuthorization ORDER BY rowid").map(Store.authorization)
     }
   }
 }

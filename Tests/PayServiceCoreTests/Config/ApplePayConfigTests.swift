@@ -23,7 +23,6 @@ struct ApplePayConfigTests {
     let merchant = try #require(try ApplePayVector.config().applePay)
     #expect(merchant.maxTokenAgeSeconds == 300)
     #expect(merchant.rootCertificate.subject.description == "C=US,O=Apple Inc.,OU=Apple Certification Authority,CN=Apple Root CA - G3")
-    #expect(try ApplePayVector.config().applePay != nil)
     // A PKCS#8 key loads as well as SEC1.
     let pkcs8 = try ApplePayVector.config(
       applePay: """

@@ -262,7 +262,7 @@ struct ApplePayTokenTests {
     #expect(shipped == vector)
     let der = try AppleRootCertificate.g3PEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }
       .joined().data(using: .utf8).flatMap { Data(base64Encoded: $0) }
-    let fingerprint = Hex.encode(SHA256.hash(data: try #require(der))).uppercased()
+    let fingerprint = Hex.encode(Array(SHA256.hash(data: try #require(der)))).uppercased()
     #expect(fingerprint == "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179")
   }
 

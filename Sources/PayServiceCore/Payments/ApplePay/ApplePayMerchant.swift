@@ -60,7 +60,7 @@ public struct ApplePayMerchant: Sendable {
           """)
     }
     guard hash == expected else {
-      let owner = userID(of: certificate).map { "merchant identifier \($0)" } ?? "another merchant identifier"
+      let owner = subjectAttribute(userIDAttribute, of: certificate).map { "merchant identifier \($0)" } ?? "another merchant identifier"
       throw Problem(
         key: "merchantCertificate",
         message: """
@@ -106,49 +106,14 @@ public struct ApplePayMerchant: Sendable {
     return bytes
   }
 
-  /// The certificate subject's UID (Apple puts the merchant identifier there), if any.
-  static func userID(of certificate: Certificate) -> String? {
+  /// The first value of a subject attribute (the UID, where Apple puts the merchant identifier, or
+  /// the common name), if any.
+  static func subjectAttribute(_ type: ASN1ObjectIdentifier, of certificate: Certificate) -> String? {
     for relativeName in certificate.subject {
-      for attribute in relativeName where attribute.type == userIDAttribute {
+      for attribute in relativeName where attribute.type == type {
         return attribute.value.description
       }
     }
     return nil
-  }
-}
-
-/// Lower-case hexadecimal text of bytes, and back.
-enum Hex {
-  static func encode(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0xF)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  /// nil unless `text` is an even number of hex digits (either case).
-  static func decode(_ text: String) -> [UInt8]? {
-    let utf8 = Array(text.utf8)
-    guard utf8.count % 2 == 0 else { return nil }
-    func nibble(_ c: UInt8) -> UInt8? {
-      switch c {
-      case 0x30...0x39: return c - 0x30
-      case 0x41...0x46: return c - 0x41 + 10
-      case 0x61...0x66: return c - 0x61 + 10
-      default: return nil
-      }
-    }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(utf8.count / 2)
-    var index = 0
-    while index < utf8.count {
-      guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-      bytes.append(high << 4 | low)
-      index += 2
-    }
-    return bytes
   }
 }

@@ -9,7 +9,7 @@ public struct ApplePayTokenFailure: Error, Equatable, Sendable {
   /// The checks, in the order they run (protocol.md, "Apple Pay tokens").
   public enum Check: String, Sendable, CaseIterable {
     case notConfigured, version, format, signatureFormat, certificates, chain, signature, messageDigest, signingTime
-    case publicKeyHash, decryption, paymentData, currency, amount, applicationData, replay, declined
+    case publicKeyHash, decryption, paymentData, currency, amount, applicationData, replay
   }
 
   public var check: Check
@@ -218,7 +218,8 @@ struct ApplePayTokenVerifier {
     throws(ApplePayTokenFailure)
   {
     let root = merchant.rootCertificate
-    let rootName = Self.commonName(root) ?? "the root certificate"
+    let rootName =
+      ApplePayMerchant.subjectAttribute(.RDNAttributeType.commonName, of: root) ?? "the root certificate"
     guard intermediate.issuer == root.subject, root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
     else {
       throw ApplePayTokenFailure(
@@ -240,15 +241,6 @@ struct ApplePayTokenVerifier {
           "the \(role) certificate was not valid at the signing time \(RFC3339.format(signingTime)) (valid \(from) to \(to))")
       }
     }
-  }
-
-  private static func commonName(_ certificate: Certificate) -> String? {
-    for relativeName in certificate.subject {
-      for attribute in relativeName where attribute.type == .RDNAttributeType.commonName {
-        return attribute.value.description
-      }
-    }
-    return nil
   }
 
   /// ECDH with the ephemeral key, the concatenation KDF (SHA-256; "id-aes256-GCM", "Apple", SHA-256
