@@ -15,12 +15,14 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
     .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
   ],
   targets: [
     .executableTarget(
       name: "payservice",
       dependencies: [
-        "PayServiceCore",
+        "PayServiceCore", "PayServicePostgres",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
@@ -42,6 +44,16 @@ let package = Package(
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]
     ),
+    // The store on a PostgreSQL server (`--database postgres://…`): its own module, so that the
+    // core builds and fuzzes without SwiftNIO.
+    .target(
+      name: "PayServicePostgres",
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(
       name: "payservice-fuzz",
@@ -51,7 +63,7 @@ let package = Package(
     .target(
       name: "PayServiceTestSupport",
       dependencies: [
-        "PayServiceCore",
+        "PayServiceCore", "PayServicePostgres",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PayServiceCore
+import PayServicePostgres
 
 /// `payservice`: the merchant side of an Apple Pay checkout, as JSON-RPC 2.0 over stdio.
 struct PayService: ParsableCommand {
@@ -18,7 +19,11 @@ struct ServiceOptions: ParsableArguments {
   @Option(help: "The store configuration file.")
   var config: String = ServeSettings.defaultConfig
 
-  @Option(help: "The SQLite order store; :memory: for a throwaway store.")
+  @Option(
+    help: """
+      The order store: a SQLite file (:memory: for a throwaway store), or a PostgreSQL server as \
+      postgres://user:password@host:port/dbname (the password may come from PGPASSWORD instead).
+      """)
   var database: String = ServeSettings.defaultDatabase
 
   @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
@@ -145,10 +150,15 @@ struct ServeSettings: Equatable {
     // From here on fd 1 is stderr: only the response writer holds the real stdout.
     let responses = StdoutGuard.install()
     signal(SIGPIPE, SIG_IGN)
-    // An existing store (or a throwaway one) is opened while the config is read; a new store file
-    // is only created once the config is known to be valid. A throwaway store is only waited for
-    // when a request first needs it.
-    let opening = database == ":memory:" || access(database, F_OK) == 0 ? StoreOpening(path: database) : nil
+    // An existing store (or a throwaway one, or a server) is opened while the config is read; a new
+    // store file is only created once the config is known to be valid. A throwaway store is only
+    // waited for when a request first needs it.
+    let location = ServeSettings.location(database)
+    let opening: StoreOpening?
+    switch location {
+    case .postgres(let url): opening = StoreOpening { () throws(StoreError) -> any Store in try PostgresStore(url: url) }
+    case .sqlite(let path): opening = path == ":memory:" || access(path, F_OK) == 0 ? StoreOpening(path: path) : nil
+    }
     let loaded: Config
     do {
       loaded = try ConfigLoader.load(path: config)
@@ -160,7 +170,7 @@ struct ServeSettings: Equatable {
       storeSource = StoreSource(opening: opening) { store in try store.seedStock(loaded.catalog) }
     } else {
       do {
-        let store = try opening?.wait() ?? Store(path: database)
+        let store = try opening?.wait() ?? SQLiteStore(path: database)
         try store.seedStock(loaded.catalog)
         storeSource = StoreSource(store)
       } catch {
@@ -181,6 +191,27 @@ struct ServeSettings: Equatable {
       // nothing to close, so end here rather than tear down under that thread's feet.
       fflush(nil)
       _exit(0)
+    }
+  }
+
+  /// Where `--database` points; a malformed PostgreSQL URL stops the start (exit 2).
+  static func location(_ database: String) -> StoreLocation {
+    do {
+      return try StoreLocation.parse(database)
+    } catch {
+      fail("invalid PostgreSQL URL for --database: \(error)")
+    }
+  }
+
+  /// Opens the store `--database` names, or stops the start (exit 2) with the reason.
+  static func openStore(_ database: String) -> any Store {
+    do throws(StoreError) {
+      switch location(database) {
+      case .sqlite(let path): return try SQLiteStore(path: path)
+      case .postgres(let url): return try PostgresStore(url: url)
+      }
+    } catch {
+      fail("\(error)")
     }
   }
 
@@ -258,9 +289,8 @@ struct Call: ParsableCommand {
     } catch {
       ServeSettings.fail("invalid config:\n\(error)")
     }
-    let store: Store
+    let store = ServeSettings.openStore(service.database)
     do {
-      store = try Store(path: service.database)
       try store.seedStock(loaded.catalog)
     } catch {
       ServeSettings.fail("\(error)")

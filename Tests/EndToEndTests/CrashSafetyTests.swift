@@ -96,8 +96,8 @@ struct CrashSafetyTests {
       #expect(replay == expected[id])
     }
 
-    let ledger = try Store(path: store).stockLedger()
-    let totals = try Store(path: store).orderTotals()
+    let ledger = try SQLiteStore(path: store).stockLedger()
+    let totals = try SQLiteStore(path: store).orderTotals()
     #expect(ledger["pen"]!.onHand + ledger["pen"]!.sold == 1000)
     #expect(ledger["pen"]!.sold == totals.unitsBySKU["pen"] ?? 0)
     #expect(totals.charges == totals.orders)
@@ -121,9 +121,9 @@ struct CrashSafetyTests {
     let succeeded = try answers.filter { try JSONParser.parse($0)["result"]?["status"] == .string("succeeded") }
     #expect(succeeded.count == answers.count)
     #expect(answers.count >= 50 && answers.count <= 200)
-    let totals = try Store(path: store).orderTotals()
+    let totals = try SQLiteStore(path: store).orderTotals()
     #expect(totals.orders == answers.count)
-    #expect(try Store(path: store).stockLedger()["pen"]!.sold == answers.count)
+    #expect(try SQLiteStore(path: store).stockLedger()["pen"]!.sold == answers.count)
   }
 
   @Test("8 processes opening one fresh store at the same moment all start (10 rounds)")
@@ -187,7 +187,7 @@ struct CrashSafetyTests {
     #expect(statuses.count == processes * perProcess)
     #expect(statuses.filter { $0 == "succeeded" }.count == 10)
     #expect(statuses.filter { $0 == "out_of_stock" }.count == processes * perProcess - 10, "\(statuses)")
-    let ledger = try Store(path: store).stockLedger()
+    let ledger = try SQLiteStore(path: store).stockLedger()
     #expect(ledger["clock"]!.onHand == 0 && ledger["clock"]!.sold == 10)
   }
 }

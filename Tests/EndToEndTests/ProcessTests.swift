@@ -58,7 +58,7 @@ struct ProcessTests {
     #expect(isDirectory.stderr.contains("cannot open the store \(directory.path)"))
     // A store from a newer release: refused before any input is read.
     let newer = directory.appendingPathComponent("newer.sqlite").path
-    try Store(path: newer).write { db in
+    try SQLiteStore(path: newer).dbQueue.write { db in
       try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
     }
     let refused = try PayserviceProcess.run(

@@ -29,7 +29,7 @@ public final class FuzzOracle {
     }
     let context: ServiceContext
     do {
-      let store = try Store(path: ":memory:")
+      let store = try SQLiteStore(path: ":memory:")
       try store.seedStock(config.catalog)
       context = ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now))
     } catch {

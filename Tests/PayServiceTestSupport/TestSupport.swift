@@ -56,9 +56,9 @@ public enum TestConfig {
 
   public static func context(
     config: Config = load(), storePath: String = ":memory:", now: Int64 = now,
-    busyTimeout: TimeInterval = Store.busyTimeout
+    busyTimeout: TimeInterval = SQLiteStore.busyTimeout
   ) throws -> ServiceContext {
-    let store = try Store(path: storePath, busyTimeout: busyTimeout)
+    let store = try SQLiteStore(path: storePath, busyTimeout: busyTimeout)
     try store.seedStock(config.catalog)
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
   }

@@ -218,12 +218,12 @@ public enum AuthorizePayment: RPCMethod {
       couponCode: params.couponCode)
     let token: String?
     do {
-      token = try context.store.write { db -> String? in
+      token = try context.store.write { transaction -> String? in
         if let hold {
-          try Store.record(hold.authorization, at: RFC3339.format(now), in: db)
+          try transaction.record(hold.authorization, at: RFC3339.format(now))
           if hold.declineReason != nil { return nil }
         }
-        return try Store.insertChargeToken(
+        return try transaction.issueChargeToken(
           merchant: merchant.identifier, binding: binding.canonical,
           billingContact: params.billingContact.map { JSONWriter.string($0) },
           paymentMethod: JSONWriter.string(params.paymentMethod), amountMinor: quote.totalMinor,
@@ -231,7 +231,7 @@ public enum AuthorizePayment: RPCMethod {
           // A placed hold is approved by the network; otherwise the test name decides the outcome.
           outcome: hold == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
           issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
-          authorizationId: hold?.authorization.authorizationId, in: db)
+          authorizationId: hold?.authorization.authorizationId)
       }
     } catch let replay as ApplePayTokenFailure {
       return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])

@@ -1,5 +1,3 @@
-import GRDB
-
 /// Charges an authorized payment, decrements stock and records the order, all in one store
 /// transaction; the answer is written only after the commit. A charge token is used at most once:
 /// the identical request again gets the stored answer, a different one gets -32002.
@@ -142,8 +140,8 @@ public enum ProcessOrder: RPCMethod {
     let nowText = RFC3339.format(now)
     let requestedBilling = params.billingContact.map { JSONWriter.string($0) }
 
-    let text = try context.store.write { db -> String in
-      guard let token = try Store.chargeToken(params.chargeToken, in: db) else {
+    let text = try context.store.write { transaction -> String in
+      guard let token = try transaction.chargeToken(params.chargeToken) else {
         return failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again.")
       }
       // The identity of a request: what it asks for, with the billing contact it resolves to.
@@ -187,8 +185,8 @@ public enum ProcessOrder: RPCMethod {
           "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code).")
       }
       var shortages: [JSONValue] = []
-      for line in quote.lines {
-        let available = try Store.quantityOnHand(line.sku, in: db)
+      let quantities = try transaction.quantitiesOnHand(quote.lines.map(\.sku))
+      for (line, available) in zip(quote.lines, quantities) {
         if available < line.quantity {
           var shortage = JSONObjectBuilder()
           shortage.set("sku", line.sku)
@@ -204,50 +202,45 @@ public enum ProcessOrder: RPCMethod {
       let chargeId = Identifiers.chargeId(token: token.token)
       let result: String
       if let failure = token.sandboxOutcome.failure {
-        try db.cachedStatement(sql: """
-            INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
-            VALUES (?, ?, 'failed', ?, ?, ?, ?, ?)
-            """).execute(
-          arguments: [
-            chargeId, token.token, failure.failureCode, failure.declineCode, quote.totalMinor, config.currency.code,
-            nowText,
-          ])
+        try transaction.insert(
+          ChargeRow(
+            chargeId: chargeId, token: token.token, succeeded: false, failureCode: failure.failureCode,
+            declineCode: failure.declineCode, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
+            createdAt: nowText))
         result = failed(
           FailureCode(rawValue: failure.failureCode)!, failure.message, declineCode: failure.declineCode,
           chargeId: chargeId)
       } else {
         for line in quote.lines {
-          guard try Store.decrementStock(line.sku, by: line.quantity, in: db) else {
+          guard try transaction.decrementStock(line.sku, by: line.quantity) else {
             throw StoreError.unavailable(reason: "stock changed during the transaction")
           }
         }
-        try db.cachedStatement(sql: """
-            INSERT INTO charge (chargeId, token, status, amountMinor, currencyCode, createdAt)
-            VALUES (?, ?, 'succeeded', ?, ?, ?)
-            """).execute(
-          arguments: [chargeId, token.token, quote.totalMinor, config.currency.code, nowText])
+        try transaction.insert(
+          ChargeRow(
+            chargeId: chargeId, token: token.token, succeeded: true, amountMinor: quote.totalMinor,
+            currencyCode: config.currency.code, createdAt: nowText))
         // An Apple Pay token's authorization hold is captured: the settlement phase.
         var payment: JSONValue?
         if let authorizationId = token.authorizationId {
-          guard let authorization = try Store.authorization(authorizationId, in: db) else {
+          guard let authorization = try transaction.authorization(authorizationId) else {
             throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
           }
-          try Store.capture(authorizationId, chargeId: chargeId, at: nowText, in: db)
+          try transaction.capture(authorizationId, chargeId: chargeId, at: nowText)
           payment = authorization.orderPayment
         }
         let orderId = Identifiers.orderId(token: token.token)
         let order = try orderDocument(
           orderId: orderId, createdAt: nowText, quote: quote, binding: binding, billing: billing, chargeId: chargeId,
           payment: payment, config: config)
-        try db.cachedStatement(sql: """
-            INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """).execute(
-          arguments: [orderId, chargeId, nowText, quote.totalMinor, config.currency.code, order])
-        for line in quote.lines {
-          try db.cachedStatement(sql: "INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor) VALUES (?, ?, ?, ?, ?)").execute(
-          arguments: [orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor])
-        }
+        try transaction.insert(
+          OrderRow(
+            orderId: orderId, chargeId: chargeId, createdAt: nowText, amountMinor: quote.totalMinor,
+            currencyCode: config.currency.code, document: order,
+            items: quote.lines.map {
+              OrderRow.Item(
+                sku: $0.sku, quantity: $0.quantity, unitPriceMinor: $0.unitPriceMinor, amountMinor: $0.amountMinor)
+            }))
         var success = JSONWriter(capacity: order.utf8.count + 256)
         success.beginObject()
         success.member("status", "succeeded")
@@ -260,7 +253,7 @@ public enum ProcessOrder: RPCMethod {
         success.endObject()
         result = success.string
       }
-      try Store.consume(token.token, at: nowText, fingerprint: fingerprintText, result: result, in: db)
+      try transaction.consume(token.token, at: nowText, fingerprint: fingerprintText, result: result)
       return result
     }
     return Output(text: text)

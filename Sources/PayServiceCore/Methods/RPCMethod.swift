@@ -35,7 +35,7 @@ public final class ServiceContext: Sendable {
   public let clock: ServiceClock
 
   /// The store; a deferred one is waited for on first use (see `StoreSource`).
-  public var store: Store {
+  public var store: any Store {
     get throws(StoreError) { try storeSource.get() }
   }
 
@@ -47,7 +47,7 @@ public final class ServiceContext: Sendable {
     self.clock = clock
   }
 
-  public convenience init(config: Config, store: Store, clock: ServiceClock) {
+  public convenience init(config: Config, store: any Store, clock: ServiceClock) {
     self.init(config: config, storeSource: StoreSource(store), clock: clock)
   }
 

@@ -54,7 +54,7 @@ struct DiscountedOrderTests {
     let first = Self.authorize(handler, coupon: "", card: Self.visaDebit)
     let second = Self.authorize(handler, coupon: "", card: Self.visaDebit)
     // What a version 1 store holds: no card on the token (the column migration v2 added is NULL).
-    try context.store.write { db in try db.execute(sql: "UPDATE chargeToken SET paymentMethod = NULL") }
+    try (context.store as! SQLiteStore).dbQueue.write { db in try db.execute(sql: "UPDATE chargeToken SET paymentMethod = NULL") }
 
     let withCard = handler.call("processOrder", Self.order(first, coupon: "", extra: #","paymentMethod":\#(Self.visaDebit)"#))
     #expect(withCard["result"]?["failureCode"] == .string("invalid_charge_token"))

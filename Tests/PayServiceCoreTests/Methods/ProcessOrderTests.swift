@@ -68,7 +68,7 @@ struct ProcessOrderTests {
     let (token, amount) = Self.authorize(handler)
 
     // Another process holds the write lock.
-    let blocker = try Store(path: path)
+    let blocker = try SQLiteStore(path: path)
     let locked = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let thread = Thread {
@@ -106,12 +106,12 @@ struct ProcessOrderTests {
   func newerSchema() throws {
     let directory = TestPaths.temporaryDirectory()
     let path = directory.appendingPathComponent("store.sqlite").path
-    let store = try Store(path: path)
-    try store.write { db in
+    let store = try SQLiteStore(path: path)
+    try store.dbQueue.write { db in
       try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
     }
     #expect {
-      _ = try Store(path: path)
+      _ = try SQLiteStore(path: path)
     } throws: { error in
       "\(error)".contains("was written by a newer payservice")
     }

@@ -6,7 +6,7 @@ import Testing
 /// authorizePayment and processOrder with the real Apple Pay token: the hold, its capture, replays.
 @Suite("Apple Pay authorization holds")
 struct ApplePayAuthorizationTests {
-  static func handler(config: Config? = nil, now: Int64 = ApplePayVector.now) throws -> (RequestHandler, Store) {
+  static func handler(config: Config? = nil, now: Int64 = ApplePayVector.now) throws -> (RequestHandler, any Store) {
     let context = try TestConfig.context(config: config ?? ApplePayVector.config(), now: now)
     return (TestConfig.handler(context), try context.store)
   }

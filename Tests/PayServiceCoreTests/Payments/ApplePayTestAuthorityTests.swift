@@ -9,7 +9,7 @@ import Testing
 struct ApplePayTestAuthorityTests {
   static let signingTime = ApplePayVector.signingTime
 
-  static func handler(_ factory: TestTokenFactory) throws -> (RequestHandler, Store) {
+  static func handler(_ factory: TestTokenFactory) throws -> (RequestHandler, any Store) {
     let directory = TestPaths.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }  // read once, while parsing
     let config = try ConfigLoader.parse(

@@ -99,7 +99,7 @@ struct GroupCommitTests {
     let path = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
     let (context, lines) = try Self.orders(count: 30, storePath: path, contact: contact)
     let ledger = try context.store.stockLedger().mapValues { [$0.onHand, $0.sold] }
-    try context.store.dbQueue.writeWithoutTransaction { db in
+    try (context.store as! SQLiteStore).dbQueue.writeWithoutTransaction { db in
       let pages = try Int.fetchOne(db, sql: "PRAGMA page_count")!
       try db.execute(sql: "PRAGMA max_page_count = \(pages)")
     }
@@ -117,7 +117,7 @@ struct GroupCommitTests {
     #expect(try context.store.stockLedger().mapValues { [$0.onHand, $0.sold] } == ledger)
     #expect(try context.store.orderTotals().orders == 0)
 
-    try context.store.dbQueue.writeWithoutTransaction { db in
+    try (context.store as! SQLiteStore).dbQueue.writeWithoutTransaction { db in
       try db.execute(sql: "PRAGMA max_page_count = 1073741823")
     }
     let (aloneContext, _) = try Self.orders(count: 30, contact: contact)

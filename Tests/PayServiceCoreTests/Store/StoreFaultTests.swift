@@ -23,7 +23,7 @@ struct StoreFaultTests {
       #"{"chargeToken":"\#(authorized["chargeToken"]!.stringValue!)","items":[{"sku":"clock"}],"shippingMethod":"free","shippingContact":\#(contact),"amount":"\#(authorized["amount"]!.stringValue!)","currencyCode":"USD"}"#
 
     // The disk is full: SQLite may not add a page (SQLITE_FULL, as on ENOSPC).
-    try context.store.dbQueue.writeWithoutTransaction { db in
+    try (context.store as! SQLiteStore).dbQueue.writeWithoutTransaction { db in
       let pages = try Int.fetchOne(db, sql: "PRAGMA page_count")!
       try db.execute(sql: "PRAGMA max_page_count = \(pages)")
     }
@@ -38,7 +38,7 @@ struct StoreFaultTests {
     #expect(handler.call("getOrder", #"{"orderId":"ord_x"}"#)["error"]?["code"] == .number("-32003"))
 
     // Space again: the same request goes through, once.
-    try context.store.dbQueue.writeWithoutTransaction { db in
+    try (context.store as! SQLiteStore).dbQueue.writeWithoutTransaction { db in
       try db.execute(sql: "PRAGMA max_page_count = 1073741823")
     }
     let charged = handler.call("processOrder", order)
@@ -50,7 +50,7 @@ struct StoreFaultTests {
   @Test("a store file commits durably: WAL with synchronous = FULL (GRDB's WAL setup would make it NORMAL)")
   func durableSettings() throws {
     let path = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
-    let store = try Store(path: path)
+    let store = try SQLiteStore(path: path)
     let (journal, synchronous) = try store.dbQueue.read { db in
       (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
     }

@@ -1,0 +1,291 @@
+import Foundation
+import GRDB
+
+/// The order store in one SQLite database (the default backend).
+///
+/// One `SQLiteStore` owns one `DatabaseQueue`. Files use WAL with `synchronous = FULL`, so a commit is
+/// durable before anyone is answered; several processes may share a file, waiting up to
+/// `busyTimeout` for each other's write transactions.
+public final class SQLiteStore: Store, @unchecked Sendable {
+  public static let busyTimeout: TimeInterval = 5
+
+  /// The database itself, for tests and maintenance tools; the service goes through the `Store` methods.
+  public let dbQueue: DatabaseQueue
+
+  /// Opens (creating if needed) the store at `path`; `:memory:` is a private throwaway store.
+  ///
+  /// Several processes may open the same fresh file at once (plugins each start their own
+  /// payservice): opening — the switch to WAL and the migrations — is serialized by `OpeningLock`.
+  public init(path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout) throws(StoreError) {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(busyTimeout)
+    configuration.label = "payservice.store"
+    let openingLock = path == ":memory:" ? nil : OpeningLock(storePath: path, timeout: busyTimeout)
+    defer { openingLock?.release() }
+    do {
+      if path == ":memory:" {
+        dbQueue = try DatabaseQueue(configuration: configuration)
+      } else {
+        configuration.journalMode = .wal
+        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+        // Every commit is fsync'ed before it is answered. This must come after opening: GRDB's
+        // WAL setup sets synchronous = NORMAL (commits not synced), which would override a
+        // prepareDatabase step.
+        try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+      }
+      // Statement and savepoint journals (a group commit's savepoints) stay in memory instead of
+      // temporary files: they only serve rollbacks within a transaction, never recovery.
+      try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
+      let migrator = SQLiteStore.migrator
+      let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
+      if superseded { throw StoreError.newerSchema(location: path) }
+      try migrator.migrate(dbQueue)
+    } catch let error as StoreError {
+      throw error
+    } catch let error as DatabaseError {
+      throw StoreError.cannotOpen(location: path, reason: error.message ?? "SQLite error \(error.resultCode)")
+    } catch {
+      throw StoreError.cannotOpen(location: path, reason: "\(error)")
+    }
+  }
+
+  /// Serializes opening a store file (journal mode switch, migrations) among processes: an exclusive
+  /// `flock` on the store's directory, which SQLite never locks itself, so its own locks are
+  /// untouched. Waits at most `timeout` (the busy timeout); past it, or where flock is unavailable,
+  /// opening goes on unserialized.
+  final class OpeningLock {
+    private var fd: Int32
+
+    init(storePath: String, timeout: TimeInterval) {
+      let deadline = Date().addingTimeInterval(timeout)
+      let directory = (storePath as NSString).deletingLastPathComponent
+      fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      guard fd >= 0 else { return }
+      while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline else { return }
+        usleep(5_000)
+      }
+    }
+
+    func release() {
+      guard fd >= 0 else { return }
+      flock(fd, LOCK_UN)
+      close(fd)
+      fd = -1
+    }
+  }
+
+  /// `StoreSchema.migrations` in SQLite's SQL. Never edit one that has shipped: add a new one.
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    // Both migrations only create tables and add a column, so foreign keys are checked as each
+    // statement runs (`.immediate`) instead of by a whole-database check after each migration:
+    // the same guarantee, and a fifth of a cold start's store opening saved.
+    migrator.registerMigration(StoreSchema.migrations[0], foreignKeyChecks: .immediate) { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE stock (
+            sku TEXT PRIMARY KEY NOT NULL,
+            quantityOnHand INTEGER NOT NULL CHECK (quantityOnHand >= 0),
+            sold INTEGER NOT NULL DEFAULT 0 CHECK (sold >= 0)
+          );
+          CREATE TABLE chargeToken (
+            token TEXT PRIMARY KEY NOT NULL,
+            sequence INTEGER NOT NULL UNIQUE,
+            binding TEXT NOT NULL,
+            billingContact TEXT,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            sandboxOutcome TEXT NOT NULL,
+            issuedAt TEXT NOT NULL,
+            expiresAt INTEGER NOT NULL,
+            usedAt TEXT,
+            requestFingerprint TEXT,
+            result TEXT
+          );
+          CREATE TABLE charge (
+            chargeId TEXT PRIMARY KEY NOT NULL,
+            token TEXT NOT NULL UNIQUE REFERENCES chargeToken(token),
+            status TEXT NOT NULL CHECK (status IN ('succeeded', 'failed')),
+            failureCode TEXT,
+            declineCode TEXT,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            createdAt TEXT NOT NULL
+          );
+          CREATE TABLE "order" (
+            orderId TEXT PRIMARY KEY NOT NULL,
+            chargeId TEXT NOT NULL UNIQUE REFERENCES charge(chargeId),
+            createdAt TEXT NOT NULL,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            document TEXT NOT NULL
+          );
+          CREATE TABLE orderItem (
+            orderId TEXT NOT NULL REFERENCES "order"(orderId),
+            sku TEXT NOT NULL,
+            quantity INTEGER NOT NULL CHECK (quantity > 0),
+            unitPriceMinor INTEGER NOT NULL,
+            amountMinor INTEGER NOT NULL,
+            PRIMARY KEY (orderId, sku)
+          );
+          """)
+    }
+    migrator.registerMigration(StoreSchema.migrations[1], foreignKeyChecks: .immediate) { db in
+      try db.execute(sql: "ALTER TABLE chargeToken ADD COLUMN paymentMethod TEXT")
+    }
+    migrator.registerMigration(StoreSchema.migrations[2], foreignKeyChecks: .immediate) { db in
+      // One row per Apple Pay token that passed verification: its transactionId is accepted once.
+      // The card is kept as network, type and last four digits only.
+      try db.execute(
+        sql: """
+          CREATE TABLE paymentAuthorization (
+            authorizationId TEXT PRIMARY KEY NOT NULL,
+            transactionId TEXT NOT NULL UNIQUE,
+            network TEXT NOT NULL,
+            cardType TEXT NOT NULL,
+            lastFour TEXT NOT NULL CHECK (length(lastFour) = 4),
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('held', 'declined', 'captured')),
+            createdAt TEXT NOT NULL,
+            chargeId TEXT,
+            capturedAt TEXT
+          );
+          ALTER TABLE chargeToken ADD COLUMN authorizationId TEXT REFERENCES paymentAuthorization(authorizationId);
+          """)
+    }
+    return migrator
+  }
+
+  public func seedStock(_ catalog: [Product]) throws(StoreError) {
+    do {
+      try dbQueue.write { db in
+        for product in catalog {
+          try db.execute(
+            sql: "INSERT INTO stock (sku, quantityOnHand) VALUES (?, ?) ON CONFLICT(sku) DO NOTHING",
+            arguments: [product.sku, product.quantityOnHand])
+        }
+      }
+    } catch {
+      throw SQLiteStore.unavailable(error)
+    }
+  }
+
+  /// An IMMEDIATE transaction: the write lock is taken up front, so concurrent processes queue on
+  /// the busy timeout instead of failing on a lock upgrade.
+  public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+    if let db = groupTransaction {
+      // SQLite rolls a whole transaction back on some errors (a full disk): then nothing may run
+      // outside it, in autocommit.
+      guard db.isInsideTransaction else {
+        throw StoreError.unavailable(reason: "the group's transaction was rolled back")
+      }
+      do {
+        var result: T?
+        try db.inSavepoint {
+          result = try body(SQLiteTransaction(db: db))
+          return .commit
+        }
+        return result!
+      } catch let error as DatabaseError {
+        throw SQLiteStore.unavailable(error)
+      }
+    }
+    do {
+      return try dbQueue.writeWithoutTransaction { db in
+        var result: T?
+        try db.inTransaction(.immediate) {
+          result = try body(SQLiteTransaction(db: db))
+          return .commit
+        }
+        return result!
+      }
+    } catch let error as DatabaseError {
+      throw SQLiteStore.unavailable(error)
+    }
+  }
+
+  /// The open transaction of `groupCommit`, while `body` runs.
+  private var groupTransaction: Database?
+
+  /// One IMMEDIATE transaction: many orders cost one fsync.
+  public func groupCommit(_ body: () -> Void) throws(StoreError) {
+    do {
+      try dbQueue.writeWithoutTransaction { db in
+        try db.inTransaction(.immediate) {
+          groupTransaction = db
+          defer { groupTransaction = nil }
+          body()
+          return .commit
+        }
+      }
+    } catch {
+      throw SQLiteStore.unavailable(error)
+    }
+  }
+
+  /// Errors of SQLite (or GRDB) as the store's.
+  static func unavailable(_ error: any Error) -> StoreError {
+    if let error = error as? StoreError { return error }
+    if let error = error as? DatabaseError {
+      return .unavailable(reason: error.message ?? "SQLite error \(error.resultCode)")
+    }
+    return .unavailable(reason: "\(error)")
+  }
+
+  public func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    do {
+      return try dbQueue.read(body)
+    } catch {
+      throw SQLiteStore.unavailable(error)
+    }
+  }
+
+  public func stock() throws(StoreError) -> [String: Int] {
+    try read { db in
+      var result: [String: Int] = [:]
+      for row in try Row.fetchAll(db, sql: "SELECT sku, quantityOnHand FROM stock") {
+        result[row["sku"]] = row["quantityOnHand"]
+      }
+      return result
+    }
+  }
+
+  public func stockLedger() throws(StoreError) -> [String: (onHand: Int, sold: Int)] {
+    try read { db in
+      var result: [String: (onHand: Int, sold: Int)] = [:]
+      for row in try Row.fetchAll(db, sql: "SELECT sku, quantityOnHand, sold FROM stock") {
+        result[row["sku"]] = (row["quantityOnHand"], row["sold"])
+      }
+      return result
+    }
+  }
+
+  public func orderTotals() throws(StoreError) -> (charges: Int, orders: Int, unitsBySKU: [String: Int]) {
+    try read { db in
+      let charges = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM charge WHERE status = 'succeeded'") ?? 0
+      let orders = try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "order""#) ?? 0
+      var units: [String: Int] = [:]
+      for row in try Row.fetchAll(db, sql: "SELECT sku, SUM(quantity) AS units FROM orderItem GROUP BY sku") {
+        units[row["sku"]] = row["units"]
+      }
+      return (charges, orders, units)
+    }
+  }
+
+  public func orderDocument(id: String) throws(StoreError) -> String? {
+    try read { db in
+      try String.fetchOne(db, sql: #"SELECT document FROM "order" WHERE orderId = ?"#, arguments: [id])
+    }
+  }
+
+  public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
+    try read { db in
+      try Row.fetchAll(
+        db, sql: "SELECT \(SQLiteTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY rowid"
+      ).map(SQLiteTransaction.authorization)
+    }
+  }
+}
+

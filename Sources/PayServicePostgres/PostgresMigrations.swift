@@ -1,0 +1,134 @@
+import PayServiceCore
+import PostgresNIO
+
+/// `StoreSchema.migrations` in PostgreSQL's SQL, applied in one transaction under an advisory lock
+/// (so processes starting together against a new database take turns) and recorded by name in
+/// `payservice_migrations`. Never edit one that has shipped: add a new one.
+enum PostgresMigrations {
+  /// The advisory lock key that serializes migrating (ASCII "paysvc.m").
+  static let lockKey: Int64 = 0x7061_7973_7663_2E6D
+
+  /// Each migration's statements, in `StoreSchema.migrations` order.
+  static let statements: [[String]] = [
+    [
+      """
+      CREATE TABLE stock (
+        sku TEXT PRIMARY KEY NOT NULL,
+        quantityOnHand BIGINT NOT NULL CHECK (quantityOnHand >= 0),
+        sold BIGINT NOT NULL DEFAULT 0 CHECK (sold >= 0)
+      )
+      """,
+      """
+      CREATE TABLE chargeToken (
+        token TEXT PRIMARY KEY NOT NULL,
+        sequence BIGINT NOT NULL UNIQUE,
+        binding TEXT NOT NULL,
+        billingContact TEXT,
+        amountMinor BIGINT NOT NULL,
+        currencyCode TEXT NOT NULL,
+        sandboxOutcome TEXT NOT NULL,
+        issuedAt TEXT NOT NULL,
+        expiresAt BIGINT NOT NULL,
+        usedAt TEXT,
+        requestFingerprint TEXT,
+        result TEXT
+      )
+      """,
+      """
+      CREATE TABLE charge (
+        chargeId TEXT PRIMARY KEY NOT NULL,
+        token TEXT NOT NULL UNIQUE REFERENCES chargeToken(token),
+        status TEXT NOT NULL CHECK (status IN ('succeeded', 'failed')),
+        failureCode TEXT,
+        declineCode TEXT,
+        amountMinor BIGINT NOT NULL,
+        currencyCode TEXT NOT NULL,
+        createdAt TEXT NOT NULL
+      )
+      """,
+      """
+      CREATE TABLE "order" (
+        orderId TEXT PRIMARY KEY NOT NULL,
+        chargeId TEXT NOT NULL UNIQUE REFERENCES charge(chargeId),
+        createdAt TEXT NOT NULL,
+        amountMinor BIGINT NOT NULL,
+        currencyCode TEXT NOT NULL,
+        document TEXT NOT NULL
+      )
+      """,
+      """
+      CREATE TABLE orderItem (
+        orderId TEXT NOT NULL REFERENCES "order"(orderId),
+        sku TEXT NOT NULL,
+        quantity BIGINT NOT NULL CHECK (quantity > 0),
+        unitPriceMinor BIGINT NOT NULL,
+        amountMinor BIGINT NOT NULL,
+        PRIMARY KEY (orderId, sku)
+      )
+      """,
+    ],
+    ["ALTER TABLE chargeToken ADD COLUMN paymentMethod TEXT"],
+    [
+      // `position` keeps insertion order (SQLite's rowid) for `authorizations()`.
+      """
+      CREATE TABLE paymentAuthorization (
+        authorizationId TEXT PRIMARY KEY NOT NULL,
+        transactionId TEXT NOT NULL UNIQUE,
+        network TEXT NOT NULL,
+        cardType TEXT NOT NULL,
+        lastFour TEXT NOT NULL CHECK (length(lastFour) = 4),
+        amountMinor BIGINT NOT NULL,
+        currencyCode TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('held', 'declined', 'captured')),
+        createdAt TEXT NOT NULL,
+        chargeId TEXT,
+        capturedAt TEXT,
+        position BIGINT GENERATED ALWAYS AS IDENTITY
+      )
+      """,
+      "ALTER TABLE chargeToken ADD COLUMN authorizationId TEXT REFERENCES paymentAuthorization(authorizationId)",
+    ],
+  ]
+
+  /// Applies the missing migrations; false (and nothing changed) when the database has a migration
+  /// this release does not know, i.e. it was written by a newer payservice.
+  static func migrate(_ session: PostgresSession) throws(PostgresFailure) -> Bool {
+    precondition(statements.count == StoreSchema.migrations.count)
+    try session.run("BEGIN")
+    do throws(PostgresFailure) {
+      var key = PostgresBindings()
+      key.append(lockKey)
+      try session.run("SELECT pg_advisory_xact_lock($1)", key)
+      try session.run(
+        """
+        CREATE TABLE IF NOT EXISTS payservice_migrations (
+          identifier TEXT PRIMARY KEY NOT NULL,
+          appliedAt TIMESTAMPTZ NOT NULL DEFAULT now()
+        )
+        """)
+      var applied: Set<String> = []
+      for row in try session.run("SELECT identifier FROM payservice_migrations").rows {
+        do {
+          applied.insert(try row.decode(String.self))
+        } catch {
+          throw PostgresFailure(reason: "unreadable payservice_migrations", connectionLost: false, retryable: false)
+        }
+      }
+      guard applied.isSubset(of: StoreSchema.migrations) else {
+        try session.run("ROLLBACK")
+        return false
+      }
+      for (name, sql) in zip(StoreSchema.migrations, statements) where !applied.contains(name) {
+        for statement in sql { try session.run(statement) }
+        var binds = PostgresBindings()
+        binds.append(name)
+        try session.run("INSERT INTO payservice_migrations (identifier) VALUES ($1)", binds)
+      }
+      try session.run("COMMIT")
+      return true
+    } catch {
+      _ = try? session.run("ROLLBACK")
+      throw error
+    }
+  }
+}

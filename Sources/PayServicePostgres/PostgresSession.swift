@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import PayServiceCore
+import PostgresNIO
+
+/// A failed statement or connection, as the store sees it. `reason` is for the operator's log: the
+/// server's SQLSTATE and message, or what happened to the connection; never bound values.
+struct PostgresFailure: Error, CustomStringConvertible {
+  var reason: String
+  /// The connection is gone (closed, reset, timed out): whatever was open on it was rolled back.
+  var connectionLost: Bool
+  /// A deadlock or a lock wait past `lock_timeout`: the transaction may succeed when run again.
+  var retryable: Bool
+
+  var description: String { reason }
+}
+
+/// One connection to the server, used synchronously from the store's thread: every statement is
+/// sent and then waited for (the event loop runs on its own thread). A statement that takes longer
+/// than `statementDeadline` closes the connection, so a server that stops answering cannot hang
+/// the service.
+final class PostgresSession {
+  static let logger = Logger(label: "payservice.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  static let statementDeadline: TimeAmount = .seconds(30)
+
+  let connection: PostgresConnection
+
+  private init(connection: PostgresConnection) {
+    self.connection = connection
+  }
+
+  /// Connects and authenticates. The session commits synchronously (`synchronous_commit = on`,
+  /// whatever the server's default: a commit is on the server's disk before it is answered) and
+  /// waits at most `lockTimeout` for another transaction's locks, like SQLite's busy timeout.
+  static func connect(
+    to url: PostgresURL, on eventLoop: any EventLoop, id: Int, lockTimeout: TimeInterval
+  ) throws(PostgresFailure) -> PostgresSession {
+    do {
+      let tls: PostgresConnection.Configuration.TLS
+      switch url.tls {
+      case .disable: tls = .disable
+      case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+      }
+      var configuration = PostgresConnection.Configuration(
+        host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: tls)
+      configuration.options.connectTimeout = .seconds(5)
+      configuration.options.additionalStartupParameters = [
+        ("application_name", "payservice"),
+        ("synchronous_commit", "on"),
+        ("lock_timeout", "\(Int(lockTimeout * 1000))"),
+        ("statement_timeout", "0"),
+        ("TimeZone", "UTC"),
+      ]
+      let connection = try PostgresConnection.connect(
+        on: eventLoop, configuration: configuration, id: id, logger: logger
+      ).wait()
+      return PostgresSession(connection: connection)
+    } catch {
+      throw failure(error)
+    }
+  }
+
+  var isClosed: Bool { connection.isClosed }
+
+  func close() {
+    try? connection.close().wait()
+  }
+
+  /// Runs one statement and returns its rows and row count.
+  @discardableResult
+  func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(PostgresFailure) -> PostgresQueryResult {
+    let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger)
+    let connection = self.connection
+    let deadline = connection.eventLoop.scheduleTask(in: Self.statementDeadline) { let _: EventLoopFuture<Void> = connection.close() }
+    defer { deadline.cancel() }
+    do {
+      return try future.wait()
+    } catch {
+      throw Self.failure(error)
+    }
+  }
+
+  /// The number of rows a statement changed.
+  func changes(_ sql: String, _ binds: PostgresBindings) throws(PostgresFailure) -> Int {
+    try run(sql, binds).metadata.rows ?? 0
+  }
+
+  /// What went wrong, without the statement's bound values.
+  static func failure(_ error: any Error) -> PostgresFailure {
+    guard let error = error as? PSQLError else {
+      return PostgresFailure(reason: "\(error)", connectionLost: true, retryable: false)
+    }
+    if let info = error.serverInfo {
+      let state = info[.sqlState] ?? "?????"
+      let message = info[.message] ?? "server error"
+      // 40P01 deadlock, 55P03 lock timeout, 40001 serialization failure; 57P0x: the server is
+      // shutting down or terminated this session, 08xxx: connection exceptions.
+      let lost = state.hasPrefix("57P") || state.hasPrefix("08")
+      return PostgresFailure(
+        reason: "\(message) (SQLSTATE \(state))", connectionLost: lost || error.code == .serverClosedConnection,
+        retryable: ["40P01", "55P03", "40001"].contains(state))
+    }
+    var reason: String
+    switch error.code {
+    case .serverClosedConnection, .uncleanShutdown: reason = "the server closed the connection"
+    case .clientClosedConnection: reason = "the connection was closed (no answer within the deadline, or shut down)"
+    case .connectionError: reason = "cannot connect"
+    case .sslUnsupported: reason = "the server does not support TLS (sslmode=require)"
+    case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+      reason = "authentication failed (\(error.code)); give the password in the URL or PGPASSWORD"
+    default: reason = "\(error.code)"
+    }
+    if let underlying = error.underlying { reason += ": \(Self.describe(underlying))" }
+    return PostgresFailure(reason: reason, connectionLost: true, retryable: false)
+  }
+
+  /// An underlying NIO error in words (connection refused, host not found, timed out).
+  private static func describe(_ error: any Error) -> String {
+    if let error = error as? IOError { return error.description }
+    return "\(error)"
+  }
+}

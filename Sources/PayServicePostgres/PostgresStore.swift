@@ -1,0 +1,262 @@
+import Foundation
+import PayServiceCore
+import PostgresNIO
+
+/// The order store on a PostgreSQL server: the same tables, migrations and semantics as
+/// `SQLiteStore`, for services on several hosts that must share one stock and one order book.
+///
+/// One connection, used from whichever thread calls (one at a time, under a lock). A write is one
+/// transaction (READ COMMITTED with explicit row locks: a charge token and the stock rows an order
+/// decides on are locked `FOR UPDATE`, the stock rows in sku order so two orders never deadlock on
+/// them; issuing a charge token takes a transaction-scoped advisory lock so the sequence stays
+/// gapless). The session commits synchronously, so a commit is durable on the server before
+/// anyone is answered. A lost connection fails the statement in flight (the server rolls back its
+/// transaction); the next call connects again.
+public final class PostgresStore: Store, @unchecked Sendable {
+  /// How long a statement waits for another transaction's locks (`lock_timeout`), like SQLite's
+  /// busy timeout.
+  public static let lockTimeout: TimeInterval = 5
+  /// A deadlock or lock timeout is retried this many times in all, each time in a new transaction.
+  static let attempts = 3
+
+  public let url: PostgresURL
+  private let lockTimeout: TimeInterval
+  private let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+  private let lock = NSRecursiveLock()  // `groupCommit`'s body calls `write`
+  private var session: PostgresSession?
+  private var sessionsOpened = 0
+  /// The session of an open `groupCommit`, and the failure that dooms it, if any.
+  private var group: (session: PostgresSession, failure: PostgresFailure?)?
+
+  /// Connects, applies the migrations this release knows (refusing a store with others) and keeps
+  /// the connection. Throws `cannotOpen` naming the server (never the password) and the reason.
+  public init(url: PostgresURL, lockTimeout: TimeInterval = PostgresStore.lockTimeout) throws(StoreError) {
+    self.url = url
+    self.lockTimeout = lockTimeout
+    let migrated: Bool
+    do throws(PostgresFailure) {
+      let session = try connect()
+      self.session = session
+      migrated = try PostgresMigrations.migrate(session)
+    } catch {
+      session?.close()
+      try? eventLoopGroup.syncShutdownGracefully()
+      throw StoreError.cannotOpen(location: url.description, reason: error.reason)
+    }
+    if !migrated {
+      session?.close()
+      try? eventLoopGroup.syncShutdownGracefully()
+      throw StoreError.newerSchema(location: url.description)
+    }
+  }
+
+  deinit {
+    session?.close()
+    try? eventLoopGroup.syncShutdownGracefully()
+  }
+
+  private func connect() throws(PostgresFailure) -> PostgresSession {
+    sessionsOpened += 1
+    return try PostgresSession.connect(
+      to: url, on: eventLoopGroup.next(), id: sessionsOpened, lockTimeout: lockTimeout)
+  }
+
+  /// The open session, connecting again when the last one was lost.
+  private func liveSession() throws(StoreError) -> PostgresSession {
+    if let session, !session.isClosed { return session }
+    session?.close()
+    session = nil
+    do {
+      let fresh = try connect()
+      session = fresh
+      return fresh
+    } catch {
+      throw StoreError.unavailable(reason: "cannot reach the PostgreSQL server \(url.host):\(url.port): \(error.reason)")
+    }
+  }
+
+  /// Forgets a session whose connection failed.
+  private func drop(_ failed: PostgresSession) {
+    failed.close()
+    if session === failed { session = nil }
+  }
+
+  private func unavailable(_ failure: PostgresFailure, _ session: PostgresSession) -> StoreError {
+    if failure.connectionLost { drop(session) }
+    return .unavailable(reason: failure.reason)
+  }
+
+  public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+    lock.lock()
+    defer { lock.unlock() }
+    if let group { return try writeInGroup(group.session, body) }
+    var attempt = 1
+    while true {
+      let session = try liveSession()
+      do {
+        try session.run("BEGIN")
+        let result: T
+        do {
+          result = try body(PostgresTransaction(session: session))
+        } catch {
+          rollback(session)
+          throw error
+        }
+        try session.run("COMMIT")
+        return result
+      } catch let failure as PostgresFailure {
+        // A lost COMMIT may or may not have committed: the caller is told the store failed, and a
+        // processOrder sent again finds its token used and replays the stored answer.
+        if failure.retryable && !failure.connectionLost && attempt < Self.attempts {
+          attempt += 1
+          continue
+        }
+        throw unavailable(failure, session)
+      }
+    }
+  }
+
+  /// Runs `body` in a savepoint of the group's transaction. A lost connection or a lock conflict
+  /// dooms the whole group (its transaction cannot commit as it stands): every later write fails
+  /// at once, and `groupCommit` rolls back and throws, so that each order is answered again in a
+  /// transaction of its own.
+  private func writeInGroup<T>(_ session: PostgresSession, _ body: (any StoreTransaction) throws -> T) throws -> T {
+    if let failure = group?.failure { throw StoreError.unavailable(reason: failure.reason) }
+    do {
+      try session.run("SAVEPOINT member")
+      let result: T
+      do {
+        result = try body(PostgresTransaction(session: session))
+      } catch {
+        try session.run("ROLLBACK TO SAVEPOINT member")
+        try session.run("RELEASE SAVEPOINT member")
+        throw error
+      }
+      try session.run("RELEASE SAVEPOINT member")
+      return result
+    } catch let failure as PostgresFailure {
+      if failure.connectionLost || failure.retryable {
+        group?.failure = failure
+      } else {
+        do {
+          try session.run("ROLLBACK TO SAVEPOINT member")
+          try session.run("RELEASE SAVEPOINT member")
+        } catch {
+          group?.failure = error
+        }
+      }
+      throw StoreError.unavailable(reason: failure.reason)
+    }
+  }
+
+  public func groupCommit(_ body: () -> Void) throws(StoreError) {
+    lock.lock()
+    defer { lock.unlock() }
+    let session = try liveSession()
+    do throws(PostgresFailure) {
+      try session.run("BEGIN")
+    } catch {
+      throw unavailable(error, session)
+    }
+    group = (session, nil)
+    body()
+    let failure = group?.failure
+    group = nil
+    if let failure {
+      rollback(session)
+      throw unavailable(failure, session)
+    }
+    do throws(PostgresFailure) {
+      try session.run("COMMIT")
+    } catch {
+      throw unavailable(error, session)
+    }
+  }
+
+  private func rollback(_ session: PostgresSession) {
+    do throws(PostgresFailure) {
+      try session.run("ROLLBACK")
+    } catch {
+      drop(session)  // the server rolls back what was open on a closed connection
+    }
+  }
+
+  /// Runs one read statement in its own implicit transaction.
+  private func read(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(StoreError) -> [PostgresRow] {
+    lock.lock()
+    defer { lock.unlock() }
+    let session = try liveSession()
+    do throws(PostgresFailure) {
+      return try session.run(sql, binds).rows
+    } catch {
+      throw unavailable(error, session)
+    }
+  }
+
+  private func decoded<each Column: PostgresDecodable>(
+    _ rows: [PostgresRow], as types: (repeat each Column).Type
+  ) throws(StoreError) -> [(repeat each Column)] {
+    do {
+      return try rows.map { try $0.decode(types) }
+    } catch {
+      throw StoreError.unavailable(reason: "unexpected column type: \(String(reflecting: error))")
+    }
+  }
+
+  public func seedStock(_ catalog: [Product]) throws(StoreError) {
+    var binds = PostgresBindings()
+    binds.append(catalog.map(\.sku))
+    binds.append(catalog.map { Int64($0.quantityOnHand) })
+    _ = try read(
+      """
+      INSERT INTO stock (sku, quantityOnHand) SELECT * FROM UNNEST($1::text[], $2::bigint[])
+      ON CONFLICT (sku) DO NOTHING
+      """, binds)
+  }
+
+  public func stock() throws(StoreError) -> [String: Int] {
+    let rows = try decoded(try read("SELECT sku, quantityOnHand FROM stock"), as: (String, Int).self)
+    return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+  }
+
+  public func stockLedger() throws(StoreError) -> [String: (onHand: Int, sold: Int)] {
+    let rows = try decoded(try read("SELECT sku, quantityOnHand, sold FROM stock"), as: (String, Int, Int).self)
+    var result: [String: (onHand: Int, sold: Int)] = [:]
+    for (sku, onHand, sold) in rows { result[sku] = (onHand, sold) }
+    return result
+  }
+
+  public func orderTotals() throws(StoreError) -> (charges: Int, orders: Int, unitsBySKU: [String: Int]) {
+    let counts = try decoded(
+      try read(
+        #"SELECT (SELECT COUNT(*) FROM charge WHERE status = 'succeeded'), (SELECT COUNT(*) FROM "order")"#),
+      as: (Int, Int).self)
+    let units = try decoded(
+      try read("SELECT sku, SUM(quantity)::bigint FROM orderItem GROUP BY sku"), as: (String, Int).self)
+    return (counts.first?.0 ?? 0, counts.first?.1 ?? 0, Dictionary(units.map { ($0.0, $0.1) }, uniquingKeysWith: +))
+  }
+
+  public func orderDocument(id: String) throws(StoreError) -> String? {
+    var binds = PostgresBindings()
+    binds.append(id)
+    return try decoded(try read(#"SELECT document FROM "order" WHERE orderId = $1"#, binds), as: String.self).first
+  }
+
+  public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
+    let rows = try read(
+      "SELECT \(PostgresTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY position")
+    do {
+      return try rows.map(PostgresTransaction.authorization)
+    } catch {
+      throw StoreError.unavailable(reason: "unexpected column type: \(String(reflecting: error))")
+    }
+  }
+
+  /// Closes the connection now (tests that stop the server); the next call connects again.
+  public func disconnect() {
+    lock.lock()
+    defer { lock.unlock() }
+    session?.close()
+    session = nil
+  }
+}

@@ -1,0 +1,221 @@
+import PayServiceCore
+import PostgresNIO
+
+/// The store's statements on PostgreSQL, inside a transaction `PostgresStore` opened. Unlike
+/// SQLite, other transactions run alongside, so the rows a decision rests on are locked first.
+struct PostgresTransaction: StoreTransaction {
+  let session: PostgresSession
+
+  /// The advisory lock key that serializes issuing charge tokens (ASCII "paysvc.t").
+  static let tokenSequenceLock: Int64 = 0x7061_7973_7663_2E74
+
+  private func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
+    var binds = PostgresBindings()
+    build(&binds)
+    return binds
+  }
+
+  private func decode<each Column: PostgresDecodable>(
+    _ row: PostgresRow, _ types: (repeat each Column).Type
+  ) throws -> (repeat each Column) {
+    do {
+      return try row.decode(types)
+    } catch {
+      throw PostgresFailure(
+        reason: "unexpected column type: \(String(reflecting: error))", connectionLost: false, retryable: false)
+    }
+  }
+
+  func chargeToken(_ token: String) throws -> ChargeTokenRecord? {
+    // FOR UPDATE: a second processOrder with this token waits for the first to commit, then reads
+    // the token as used and replays its answer, as on SQLite.
+    let rows = try session.run(
+      """
+      SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
+        expiresAt, usedAt, requestFingerprint, result, authorizationId
+      FROM chargeToken WHERE token = $1 FOR UPDATE
+      """, binds { $0.append(token) }
+    ).rows
+    guard let row = rows.first else { return nil }
+    let (token, binding, billing, card, issuedAt, amount, currency, outcome, expiresAt, usedAt, fingerprint, result,
+      authorizationId) = try decode(
+        row,
+        (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?, String?)
+          .self)
+    return ChargeTokenRecord(
+      token: token, binding: binding, billingContact: billing, paymentMethod: card,
+      issuedAt: RFC3339.parse(issuedAt) ?? 0, amountMinor: amount, currencyCode: currency,
+      sandboxOutcome: SandboxOutcome(rawValue: outcome) ?? .processingError, expiresAt: expiresAt, usedAt: usedAt,
+      requestFingerprint: fingerprint, result: result, authorizationId: authorizationId)
+  }
+
+  func nextChargeTokenSequence() throws -> Int64 {
+    // Held to the end of the transaction: two hosts issuing at once take turns, so each token gets
+    // the next number and the same store state issues the same token.
+    try session.run("SELECT pg_advisory_xact_lock($1)", binds { $0.append(Self.tokenSequenceLock) })
+    let rows = try session.run("SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken").rows
+    return try rows.first.map { try decode($0, Int64.self) } ?? 1
+  }
+
+  func insert(_ token: NewChargeToken) throws {
+    try session.run(
+      """
+      INSERT INTO chargeToken
+        (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
+         issuedAt, expiresAt, authorizationId)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      """,
+      binds {
+        $0.append(token.token)
+        $0.append(token.sequence)
+        $0.append(token.binding)
+        $0.append(token.billingContact)
+        $0.append(token.paymentMethod)
+        $0.append(token.amountMinor)
+        $0.append(token.currencyCode)
+        $0.append(token.sandboxOutcome.rawValue)
+        $0.append(token.issuedAt)
+        $0.append(token.expiresAt)
+        $0.append(token.authorizationId)
+      })
+  }
+
+  func markUsed(token: String, at now: String, fingerprint: String, result: String) throws -> Bool {
+    try session.changes(
+      "UPDATE chargeToken SET usedAt = $1, requestFingerprint = $2, result = $3 WHERE token = $4 AND usedAt IS NULL",
+      binds {
+        $0.append(now)
+        $0.append(fingerprint)
+        $0.append(result)
+        $0.append(token)
+      }) == 1
+  }
+
+  func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
+    // Locked in sku order, whatever the order's line order, so that concurrent orders sharing skus
+    // queue instead of deadlocking.
+    let rows = try session.run(
+      "SELECT sku, quantityOnHand FROM stock WHERE sku = ANY($1) ORDER BY sku FOR UPDATE",
+      binds { $0.append(skus) }
+    ).rows
+    var onHand: [String: Int] = [:]
+    for row in rows {
+      let (sku, quantity) = try decode(row, (String, Int).self)
+      onHand[sku] = quantity
+    }
+    return skus.map { onHand[$0] ?? 0 }
+  }
+
+  func decrementStock(_ sku: String, by quantity: Int) throws -> Bool {
+    try session.changes(
+      """
+      UPDATE stock SET quantityOnHand = quantityOnHand - $1, sold = sold + $1
+      WHERE sku = $2 AND quantityOnHand >= $1
+      """,
+      binds {
+        $0.append(Int64(quantity))
+        $0.append(sku)
+      }) == 1
+  }
+
+  func insert(_ charge: ChargeRow) throws {
+    try session.run(
+      """
+      INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      """,
+      binds {
+        $0.append(charge.chargeId)
+        $0.append(charge.token)
+        $0.append(charge.succeeded ? "succeeded" : "failed")
+        $0.append(charge.failureCode)
+        $0.append(charge.declineCode)
+        $0.append(charge.amountMinor)
+        $0.append(charge.currencyCode)
+        $0.append(charge.createdAt)
+      })
+  }
+
+  func insert(_ order: OrderRow) throws {
+    try session.run(
+      """
+      INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
+      VALUES ($1, $2, $3, $4, $5, $6)
+      """,
+      binds {
+        $0.append(order.orderId)
+        $0.append(order.chargeId)
+        $0.append(order.createdAt)
+        $0.append(order.amountMinor)
+        $0.append(order.currencyCode)
+        $0.append(order.document)
+      })
+    // All lines in one statement: one round trip however long the order.
+    try session.run(
+      """
+      INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor)
+      SELECT $1, * FROM UNNEST($2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
+      """,
+      binds {
+        $0.append(order.orderId)
+        $0.append(order.items.map(\.sku))
+        $0.append(order.items.map { Int64($0.quantity) })
+        $0.append(order.items.map(\.unitPriceMinor))
+        $0.append(order.items.map(\.amountMinor))
+      })
+  }
+
+  func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool {
+    try session.changes(
+      """
+      INSERT INTO paymentAuthorization
+        (authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status, createdAt)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      ON CONFLICT (transactionId) DO NOTHING
+      """,
+      binds {
+        $0.append(authorization.authorizationId)
+        $0.append(authorization.transactionId)
+        $0.append(authorization.network)
+        $0.append(authorization.cardType)
+        $0.append(authorization.lastFour)
+        $0.append(authorization.amountMinor)
+        $0.append(authorization.currencyCode)
+        $0.append(authorization.status.rawValue)
+        $0.append(now)
+      }) == 1
+  }
+
+  static let authorizationColumns =
+    "authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status"
+
+  /// A row selected with `authorizationColumns`.
+  static func authorization(_ row: PostgresRow) throws -> PaymentAuthorization {
+    let (id, transactionId, network, cardType, lastFour, amount, currency, status) = try row.decode(
+      (String, String, String, String, String, Int64, String, String).self)
+    return PaymentAuthorization(
+      authorizationId: id, transactionId: transactionId, network: network, cardType: cardType, lastFour: lastFour,
+      amountMinor: amount, currencyCode: currency, status: PaymentAuthorization.Status(rawValue: status) ?? .declined)
+  }
+
+  func authorization(_ authorizationId: String) throws -> PaymentAuthorization? {
+    let rows = try session.run(
+      "SELECT \(Self.authorizationColumns) FROM paymentAuthorization WHERE authorizationId = $1",
+      binds { $0.append(authorizationId) }
+    ).rows
+    return try rows.first.map(Self.authorization)
+  }
+
+  func markCaptured(_ authorizationId: String, chargeId: String, at now: String) throws -> Bool {
+    try session.changes(
+      """
+      UPDATE paymentAuthorization SET status = 'captured', chargeId = $1, capturedAt = $2
+      WHERE authorizationId = $3 AND status = 'held'
+      """,
+      binds {
+        $0.append(chargeId)
+        $0.append(now)
+        $0.append(authorizationId)
+      }) == 1
+  }
+}
