@@ -64,6 +64,7 @@ let package = Package(
       name: "PayServiceTestSupport",
       dependencies: [
         "PayServiceCore", "PayServicePostgres",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -12,7 +12,8 @@ struct AgentProtocolTests {
   func mcpTranscriptAnyThreads(threads: String) throws {
     let (result, output) = try GoldenTranscriptTests.transcript(
       requests: Self.golden.appendingPathComponent("mcp/requests.jsonl"),
-      config: Self.golden.appendingPathComponent("config.yaml").path, extraArguments: ["--threads", threads])
+      config: Self.golden.appendingPathComponent("config.yaml").path, backend: .sqlite,
+      extraArguments: ["--threads", threads])
     #expect(result.status == 0)
     #expect(output == (try Data(contentsOf: Self.golden.appendingPathComponent("mcp/responses.jsonl"))))
   }

@@ -5,7 +5,8 @@ import Testing
 /// Whole transcripts through the built binary: `requests.jsonl` in, `responses.jsonl` out, compared
 /// byte for byte. Each case folder under Golden/ may hold a `config.yaml` (default: Golden/config.yaml)
 /// and an `args` file with extra arguments, one per line. Every case runs on a fresh store with the
-/// clock pinned to 2026-11-21T12:00:00Z.
+/// clock pinned to 2026-11-21T12:00:00Z, once on each store backend (`StoreBackend.available`): the
+/// same bytes from SQLite and from PostgreSQL.
 ///
 /// Re-record after an intended change with `PAYSERVICE_RECORD_GOLDEN=1 swift test --filter Golden`,
 /// then review the diff of Golden/*/responses.jsonl before committing. CI never records.
@@ -21,14 +22,12 @@ struct GoldenTranscriptTests {
   }
 
   static func transcript(
-    requests: URL, config: String, extraArguments: [String] = []
+    requests: URL, config: String, backend: StoreBackend, extraArguments: [String] = []
   ) throws -> (ProcessResult, Data) {
-    let store = TestPaths.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: store) }
     let input = try Data(contentsOf: requests)
     let result = try PayserviceProcess.run(
-      ["--config", config, "--database", store.appendingPathComponent("store.sqlite").path,
-       "--now", "2026-11-21T12:00:00Z"] + extraArguments,
+      ["--config", config, "--database", try backend.freshDatabase(), "--now", "2026-11-21T12:00:00Z"]
+        + extraArguments,
       stdin: input)
     return (result, result.stdout)
   }
@@ -38,8 +37,8 @@ struct GoldenTranscriptTests {
     #expect(Self.cases.count >= 6)
   }
 
-  @Test("transcript matches its golden responses", arguments: cases)
-  func transcript(name: String) throws {
+  @Test("transcript matches its golden responses", arguments: cases, StoreBackend.available)
+  func transcript(name: String, backend: StoreBackend) throws {
     let folder = Self.goldenRoot.appendingPathComponent(name)
     let caseConfig = folder.appendingPathComponent("config.yaml").path
     let config =
@@ -50,11 +49,13 @@ struct GoldenTranscriptTests {
       extra = args.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     }
     let (result, output) = try Self.transcript(
-      requests: folder.appendingPathComponent("requests.jsonl"), config: config, extraArguments: extra)
+      requests: folder.appendingPathComponent("requests.jsonl"), config: config, backend: backend,
+      extraArguments: extra)
     #expect(result.status == 0, "stderr: \(result.stderr)")
     let goldenURL = folder.appendingPathComponent("responses.jsonl")
+    // Recorded from SQLite; PostgreSQL is compared against the same file.
     if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
-      try output.write(to: goldenURL)
+      if backend == .sqlite { try output.write(to: goldenURL) }
       return
     }
     let golden = try Data(contentsOf: goldenURL)
@@ -64,22 +65,22 @@ struct GoldenTranscriptTests {
       let index = zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, want.count)
       Issue.record(
         """
-        \(name): output differs from Golden/\(name)/responses.jsonl at line \(index + 1)
+        \(name) on \(backend): output differs from Golden/\(name)/responses.jsonl at line \(index + 1)
           got:  \(index < got.count ? String(got[index]) : "<end>")
           want: \(index < want.count ? String(want[index]) : "<end>")
         """)
     }
   }
 
-  @Test("the README's example session is answered exactly as recorded")
-  func exampleSession() throws {
+  @Test("the README's example session is answered exactly as recorded", arguments: StoreBackend.available)
+  func exampleSession(backend: StoreBackend) throws {
     let (result, output) = try Self.transcript(
       requests: TestPaths.packageRoot.appendingPathComponent("examples/checkout.jsonl"),
-      config: TestPaths.path("config.yaml"))
+      config: TestPaths.path("config.yaml"), backend: backend)
     #expect(result.status == 0)
     let goldenURL = Self.goldenRoot.appendingPathComponent("example-session.responses.jsonl")
     if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
-      try output.write(to: goldenURL)
+      if backend == .sqlite { try output.write(to: goldenURL) }
       return
     }
     #expect(String(decoding: output, as: UTF8.self) == (try String(contentsOf: goldenURL, encoding: .utf8)))
