@@ -34,8 +34,10 @@ start)
     [ "$(id -u)" = 0 ] && chown payservice-pg "$dir/port"
   fi
   port=$(cat "$dir/port")
-  as_server "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --silent \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir' -c max_connections=200" start
+  if ! as_server "$bin/pg_ctl" --pgdata="$dir/data" status >/dev/null 2>&1; then
+    as_server "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --silent \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir' -c max_connections=200" start
+  fi
   echo "postgres://payservice:$(cat "$dir/password")@127.0.0.1:$port/postgres"
   ;;
 stop)

@@ -4,7 +4,7 @@ import PayServiceTestSupport
 import Testing
 
 /// Faults inflicted on the real binary: SIGKILL and SIGTERM in the middle of a stream of orders,
-/// and several processes selling the same stock through one store file.
+/// and several processes selling the same stock through one store, on each store backend.
 @Suite("Crash safety and concurrency", .serialized)
 struct CrashSafetyTests {
   static let config = TestConfig.discountsPath
@@ -58,10 +58,11 @@ struct CrashSafetyTests {
     return (running, answers)
   }
 
-  @Test("SIGKILL mid-stream: every answered order exists, stock adds up, committed tokens replay")
-  func sigkill() throws {
-    let directory = TestPaths.temporaryDirectory()
-    let store = directory.appendingPathComponent("store.sqlite").path
+  @Test(
+    "SIGKILL mid-stream: every answered order exists, stock adds up, committed tokens replay",
+    arguments: StoreBackend.available)
+  func sigkill(backend: StoreBackend) throws {
+    let store = try backend.freshDatabase()
     let orders = try Self.authorize(300, store: store) { Self.items($0 % 3 + 1) }
     let (running, answers) = try Self.stream(orders, store: store, stopAfter: 120) { running in
       kill(running.process.processIdentifier, SIGKILL)
@@ -96,8 +97,8 @@ struct CrashSafetyTests {
       #expect(replay == expected[id])
     }
 
-    let ledger = try SQLiteStore(path: store).stockLedger()
-    let totals = try SQLiteStore(path: store).orderTotals()
+    let ledger = try backend.open(store).stockLedger()
+    let totals = try backend.open(store).orderTotals()
     #expect(ledger["pen"]!.onHand + ledger["pen"]!.sold == 1000)
     #expect(ledger["pen"]!.sold == totals.unitsBySKU["pen"] ?? 0)
     #expect(totals.charges == totals.orders)
@@ -107,10 +108,9 @@ struct CrashSafetyTests {
     #expect(totals.orders < orders.count)
   }
 
-  @Test("SIGTERM mid-stream: exit 0, and exactly the answered orders were committed")
-  func sigterm() throws {
-    let directory = TestPaths.temporaryDirectory()
-    let store = directory.appendingPathComponent("store.sqlite").path
+  @Test("SIGTERM mid-stream: exit 0, and exactly the answered orders were committed", arguments: StoreBackend.available)
+  func sigterm(backend: StoreBackend) throws {
+    let store = try backend.freshDatabase()
     let orders = try Self.authorize(200, store: store) { _ in Self.items(1) }
     let (running, early) = try Self.stream(orders, store: store, stopAfter: 50) { running in
       kill(running.process.processIdentifier, SIGTERM)
@@ -121,16 +121,16 @@ struct CrashSafetyTests {
     let succeeded = try answers.filter { try JSONParser.parse($0)["result"]?["status"] == .string("succeeded") }
     #expect(succeeded.count == answers.count)
     #expect(answers.count >= 50 && answers.count <= 200)
-    let totals = try SQLiteStore(path: store).orderTotals()
+    let totals = try backend.open(store).orderTotals()
     #expect(totals.orders == answers.count)
-    #expect(try SQLiteStore(path: store).stockLedger()["pen"]!.sold == answers.count)
+    #expect(try backend.open(store).stockLedger()["pen"]!.sold == answers.count)
   }
 
-  @Test("8 processes opening one fresh store at the same moment all start (10 rounds)")
-  func simultaneousOpen() throws {
+  @Test("8 processes opening one fresh store at the same moment all start (10 rounds)", arguments: StoreBackend.available)
+  func simultaneousOpen(backend: StoreBackend) throws {
     let request = Data(#"{"jsonrpc":"2.0","id":1,"method":"listProducts"}"#.utf8 + [0x0A])
     for _ in 0..<10 {
-      let store = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
+      let store = try backend.freshDatabase()
       let statuses = Locked<[Int32]>([])
       DispatchQueue.concurrentPerform(iterations: 8) { _ in
         let result = try? PayserviceProcess.run(["--config", Self.config, "--database", store, "--quiet"], stdin: request)
@@ -141,10 +141,11 @@ struct CrashSafetyTests {
     }
   }
 
-  @Test("8 processes selling the same 10 clocks: exactly 10 succeed, the rest are out_of_stock, no lock errors")
-  func manyProcesses() throws {
-    let directory = TestPaths.temporaryDirectory()
-    let store = directory.appendingPathComponent("store.sqlite").path
+  @Test(
+    "8 processes selling the same 10 clocks: exactly 10 succeed, the rest are out_of_stock, no lock errors",
+    arguments: StoreBackend.available)
+  func manyProcesses(backend: StoreBackend) throws {
+    let store = try backend.freshDatabase()
     let processes = 8
     let perProcess = 5
     // Every process starts on the fresh file at once: migrations and seeding race too.
@@ -187,7 +188,7 @@ struct CrashSafetyTests {
     #expect(statuses.count == processes * perProcess)
     #expect(statuses.filter { $0 == "succeeded" }.count == 10)
     #expect(statuses.filter { $0 == "out_of_stock" }.count == processes * perProcess - 10, "\(statuses)")
-    let ledger = try SQLiteStore(path: store).stockLedger()
+    let ledger = try backend.open(store).stockLedger()
     #expect(ledger["clock"]!.onHand == 0 && ledger["clock"]!.sold == 10)
   }
 }

@@ -124,14 +124,25 @@ public enum TestPostgres {
     guard let directory = ProcessInfo.processInfo.environment[StoreBackend.clusterDirectoryVariable] else {
       throw NoServer()
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: TestPaths.path("scripts/postgres-cluster.sh"))
-    process.arguments = [command, directory]
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw StoreError.unavailable(reason: "postgres-cluster.sh \(command) exited \(process.terminationStatus)")
+    // posix_spawn and waitpid rather than Foundation's Process, whose waitUntilExit can miss the
+    // exit of a script that leaves a daemon behind (the server pg_ctl starts). The script gets no
+    // descriptor but 0-2: a server inheriting the write end of a payservice's stdin pipe would
+    // keep that payservice from ever seeing EOF.
+    let script = """
+      for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+      exec '\(TestPaths.path("scripts/postgres-cluster.sh"))' \(command) '\(directory)' >/dev/null 2>&1 </dev/null
+      """
+    var pid: pid_t = 0
+    let words: [String] = ["/bin/bash", "-c", script]
+    let arguments: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) } + [nil]
+    defer { arguments.forEach { free($0) } }
+    guard posix_spawn(&pid, "/bin/bash", nil, nil, arguments, environ) == 0 else {
+      throw StoreError.unavailable(reason: "cannot run postgres-cluster.sh")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    guard status == 0 else {
+      throw StoreError.unavailable(reason: "postgres-cluster.sh \(command) failed (wait status \(status))")
     }
   }
 }
