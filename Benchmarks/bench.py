@@ -16,7 +16,9 @@ Reports:
   interactive     one request at a time, waiting for each answer: p50 and p99 round trip
   orders          pipelined processOrder on a store file (synchronous=FULL, WAL): orders/s with
                   group commit, with --no-group-commit (one fsync'ed transaction per order), the
-                  ratio, and the p50 round trip of a lone order (an interactive client)
+                  ratio, and the p50 round trip of a lone order (an interactive client); the same
+                  on PostgreSQL when PAYSERVICE_BENCH_POSTGRES_URL names a server (a user with
+                  CREATEDB; psql must be installed), on databases created for the run and dropped
   flat            (with --flat) microseconds per request and peak RSS at 10k, 100k, 1M requests
 """
 import json
@@ -102,7 +104,56 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-def orders_benchmark(binary, work, count):
+class SQLiteStores:
+    """Store files in the work directory; a copy of a file is a copy of its store."""
+    name = "SQLite"
+
+    def __init__(self, work):
+        self.work = work
+
+    def fresh(self, name):
+        return os.path.join(self.work, name + ".sqlite")
+
+    def copy(self, source, name):
+        path = self.fresh(name)
+        for suffix in ["", "-wal", "-shm"]:
+            if os.path.exists(source + suffix):
+                shutil.copyfile(source + suffix, path + suffix)
+        return path
+
+    def close(self):
+        pass
+
+
+class PostgresStores:
+    """Databases on a PostgreSQL server, created for the run (a copy is CREATE DATABASE ... TEMPLATE)."""
+    name = "PostgreSQL"
+
+    def __init__(self, url):
+        self.server = url.rsplit("/", 1)[0]
+        self.admin = url
+        self.prefix = f"payservice_bench_{os.getpid()}_"
+        self.created = []
+
+    def sql(self, statement):
+        subprocess.run(["psql", "--no-psqlrc", "--quiet", "-v", "ON_ERROR_STOP=1", self.admin, "-c", statement],
+                       check=True, stdout=subprocess.DEVNULL)
+
+    def fresh(self, name, template=None):
+        database = self.prefix + name
+        self.sql(f'CREATE DATABASE "{database}"' + (f' TEMPLATE "{template}"' if template else ""))
+        self.created.append(database)
+        return f"{self.server}/{database}"
+
+    def copy(self, source, name):
+        return self.fresh(name, template=source.rsplit("/", 1)[1])
+
+    def close(self):
+        for database in reversed(self.created):
+            self.sql(f'DROP DATABASE IF EXISTS "{database}"')
+
+
+def orders_benchmark(binary, work, count, stores):
     """Authorizes `count` carts, then charges them pipelined with and without group commit."""
     contact = {"givenName": "Ada", "familyName": "Lovelace", "emailAddress": "ada@example.com",
                "addressLines": ["1 Infinite Loop"], "locality": "Cupertino", "administrativeArea": "CA",
@@ -118,7 +169,7 @@ def orders_benchmark(binary, work, count):
                     "paymentData": "tok_visa", "transactionIdentifier": f"T{i}",
                     "paymentMethod": {"displayName": "Visa 0492", "network": "visa", "type": "credit"}},
                     "shippingContact": contact, "billingContact": contact}}}, separators=(",", ":")) + "\n")
-    base = os.path.join(work, "base.sqlite")
+    base = stores.fresh("base")
     answers = os.path.join(work, "authorized.jsonl")
     common = ["--config", CONFIG, "--now", NOW, "--quiet"]
     run(binary, common + ["--database", base], authorize, answers)
@@ -134,24 +185,17 @@ def orders_benchmark(binary, work, count):
     with open(pipelined, "w") as f:
         f.write("\n".join(orders[:count]) + "\n")
 
-    def fresh_copy(name):
-        path = os.path.join(work, name)
-        for suffix in ["", "-wal", "-shm"]:
-            if os.path.exists(base + suffix):
-                shutil.copyfile(base + suffix, path + suffix)
-        return path
-
     rates = {}
     for label, flag in [("grouped", "--group-commit"), ("alone", "--no-group-commit")]:
-        database = fresh_copy(f"{label}.sqlite")
+        database = stores.copy(base, label)
         out = os.path.join(work, f"{label}.out")
         seconds, _, code = run(binary, common + [flag, "--database", database], pipelined, out)
         with open(out) as f:
             succeeded = sum('"status":"succeeded"' in line for line in f)
         if code != 0 or succeeded != count:
-            raise SystemExit(f"orders ({label}): exit {code}, {succeeded} of {count} succeeded")
+            raise SystemExit(f"orders ({stores.name}, {label}): exit {code}, {succeeded} of {count} succeeded")
         rates[label] = count / seconds
-    lone = interactive(binary, common + ["--database", fresh_copy("lone.sqlite")], orders[count:count + 200], warmup=20)
+    lone = interactive(binary, common + ["--database", stores.copy(base, "lone")], orders[count:count + 200], warmup=20)
     return rates, lone
 
 
@@ -180,11 +224,21 @@ def main():
         print(f"interactive        p50 {percentile(times, 0.5) * 1e6:.0f} us, p99 {percentile(times, 0.99) * 1e6:.0f} us "
               f"per round trip ({len(times):,} requests, one at a time)")
 
-        rates, lone = orders_benchmark(binary, work, order_count)
-        print(f"orders             {rates['grouped']:,.0f}/s with group commit, {rates['alone']:,.0f}/s with one "
-              f"fsync'ed transaction each: {rates['grouped'] / rates['alone']:.1f}x ({order_count:,} pipelined)")
-        print(f"lone order         p50 {percentile(lone, 0.5) * 1e3:.2f} ms, p99 {percentile(lone, 0.99) * 1e3:.2f} ms "
-              f"per round trip (one order at a time, committed before each answer)")
+        backends = [SQLiteStores(work)]
+        if os.environ.get("PAYSERVICE_BENCH_POSTGRES_URL"):
+            backends.append(PostgresStores(os.environ["PAYSERVICE_BENCH_POSTGRES_URL"]))
+        else:
+            print("orders on PostgreSQL: skipped (set PAYSERVICE_BENCH_POSTGRES_URL to measure them)")
+        for stores in backends:
+            try:
+                rates, lone = orders_benchmark(binary, work, order_count, stores)
+            finally:
+                stores.close()
+            print(f"orders {stores.name:<11} {rates['grouped']:,.0f}/s with group commit, {rates['alone']:,.0f}/s with "
+                  f"one durable transaction each: {rates['grouped'] / rates['alone']:.1f}x ({order_count:,} pipelined)")
+            print(f"lone order {stores.name:<7} p50 {percentile(lone, 0.5) * 1e3:.2f} ms, p99 "
+                  f"{percentile(lone, 0.99) * 1e3:.2f} ms per round trip (one order at a time, committed before each "
+                  f"answer)")
 
         if "--flat" in sys.argv:
             for size in ([10000, 100000] if quick else [10000, 100000, 1000000]):
