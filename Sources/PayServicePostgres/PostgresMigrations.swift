@@ -127,7 +127,7 @@ enum PostgresMigrations {
       try session.run("COMMIT")
       return true
     } catch {
-      _ = try? session.run("ROLLBACK")
+      if !error.connectionLost { _ = try? session.run("ROLLBACK") }
       throw error
     }
   }

@@ -21,7 +21,7 @@ struct PostgresFailure: Error, CustomStringConvertible {
 /// the service.
 final class PostgresSession {
   static let logger = Logger(label: "payservice.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
-  static let statementDeadline: TimeAmount = .seconds(30)
+  static let statementDeadline: TimeInterval = 30
 
   let connection: PostgresConnection
 
@@ -66,18 +66,35 @@ final class PostgresSession {
     try? connection.close().wait()
   }
 
-  /// Runs one statement and returns its rows and row count.
+  /// Runs one statement and returns its rows and row count. Waits at most `statementDeadline`:
+  /// past it the connection is closed and the statement counts as lost with it.
   @discardableResult
   func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(PostgresFailure) -> PostgresQueryResult {
-    let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger)
-    let connection = self.connection
-    let deadline = connection.eventLoop.scheduleTask(in: Self.statementDeadline) { let _: EventLoopFuture<Void> = connection.close() }
-    defer { deadline.cancel() }
-    do {
-      return try future.wait()
-    } catch {
-      throw Self.failure(error)
+    if connection.isClosed {
+      throw PostgresFailure(reason: "the connection to the server was lost", connectionLost: true, retryable: false)
     }
+    let done = DispatchSemaphore(value: 0)
+    let outcome = OutcomeBox()
+    connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger).whenComplete { result in
+      outcome.result = result
+      done.signal()
+    }
+    guard done.wait(timeout: .now() + Self.statementDeadline) == .success, let result = outcome.result else {
+      let _: EventLoopFuture<Void> = connection.close()
+      throw PostgresFailure(
+        reason: "no answer from the server within \(Int(Self.statementDeadline)) s", connectionLost: true,
+        retryable: false)
+    }
+    switch result {
+    case .success(let rows): return rows
+    case .failure(let error): throw Self.failure(error)
+    }
+  }
+
+  /// Hands a query's result from the event loop to the waiting thread (the semaphore orders the
+  /// write before the read).
+  private final class OutcomeBox: @unchecked Sendable {
+    var result: Result<PostgresQueryResult, any Error>?
   }
 
   /// The number of rows a statement changed.
@@ -116,7 +133,14 @@ final class PostgresSession {
 
   /// An underlying NIO error in words (connection refused, host not found, timed out).
   private static func describe(_ error: any Error) -> String {
-    if let error = error as? IOError { return error.description }
+    if let error = error as? NIOConnectionError {
+      if error.dnsAError != nil && error.dnsAAAAError != nil { return "the host name does not resolve" }
+      if let first = error.connectionErrors.first {
+        return "\(first.target.ipAddress ?? "?"): \(describe(first.error))"
+      }
+    }
+    if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+    if error is ChannelError, case .connectTimeout = error as! ChannelError { return "timed out" }
     return "\(error)"
   }
 }

@@ -39,19 +39,15 @@ public final class PostgresStore: Store, @unchecked Sendable {
       self.session = session
       migrated = try PostgresMigrations.migrate(session)
     } catch {
-      session?.close()
-      try? eventLoopGroup.syncShutdownGracefully()
+      // deinit closes the session and the event loop (it runs when a fully initialized init throws).
       throw StoreError.cannotOpen(location: url.description, reason: error.reason)
     }
-    if !migrated {
-      session?.close()
-      try? eventLoopGroup.syncShutdownGracefully()
-      throw StoreError.newerSchema(location: url.description)
-    }
+    if !migrated { throw StoreError.newerSchema(location: url.description) }
   }
 
   deinit {
     session?.close()
+    session = nil
     try? eventLoopGroup.syncShutdownGracefully()
   }
 

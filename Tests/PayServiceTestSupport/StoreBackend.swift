@@ -13,8 +13,6 @@ public enum StoreBackend: String, Sendable, CaseIterable, CustomStringConvertibl
   case postgres
 
   public static let serverURLVariable = "PAYSERVICE_TEST_POSTGRES_URL"
-  /// The throwaway cluster's directory, for tests that stop and start the server.
-  public static let clusterDirectoryVariable = "PAYSERVICE_TEST_POSTGRES_DIR"
 
   /// The message of tests that are skipped without a server.
   public static let skipMessage =
@@ -119,18 +117,16 @@ public enum TestPostgres {
     return try result.rows.map { row in try row.first.flatMap { cell in try cell.decode(String?.self) } ?? nil }
   }
 
-  /// Runs the throwaway cluster's script (scripts/postgres-cluster.sh) with `command` (stop, start).
-  public static func cluster(_ command: String) throws {
-    guard let directory = ProcessInfo.processInfo.environment[StoreBackend.clusterDirectoryVariable] else {
-      throw NoServer()
-    }
+  /// Runs scripts/postgres-cluster.sh `command` (start, stop, destroy) on the cluster in `directory`:
+  /// a server of the test's own, which it may stop and start without disturbing other tests.
+  public static func cluster(_ command: String, directory: String, port: Int) throws {
     // posix_spawn and waitpid rather than Foundation's Process, whose waitUntilExit can miss the
     // exit of a script that leaves a daemon behind (the server pg_ctl starts). The script gets no
     // descriptor but 0-2: a server inheriting the write end of a payservice's stdin pipe would
     // keep that payservice from ever seeing EOF.
     let script = """
       for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
-      exec '\(TestPaths.path("scripts/postgres-cluster.sh"))' \(command) '\(directory)' >/dev/null 2>&1 </dev/null
+      exec '\(TestPaths.path("scripts/postgres-cluster.sh"))' \(command) '\(directory)' \(port) >/dev/null 2>&1 </dev/null
       """
     var pid: pid_t = 0
     let words: [String] = ["/bin/bash", "-c", script]
@@ -144,5 +140,12 @@ public enum TestPostgres {
     guard status == 0 else {
       throw StoreError.unavailable(reason: "postgres-cluster.sh \(command) failed (wait status \(status))")
     }
+  }
+
+  /// The URL of the cluster `cluster("start", directory:port:)` started.
+  public static func clusterURL(directory: String, port: Int) throws -> String {
+    let password = try String(contentsOfFile: directory + "/password", encoding: .utf8)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    return "postgres://payservice:\(password)@127.0.0.1:\(port)/postgres"
   }
 }

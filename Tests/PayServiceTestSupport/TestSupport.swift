@@ -63,6 +63,14 @@ public enum TestConfig {
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
   }
 
+  /// A context on a fresh store of `backend`, seeded with the config's catalog.
+  public static func context(config: Config = load(), backend: StoreBackend, now: Int64 = now) throws
+    -> ServiceContext
+  {
+    let (store, _) = try backend.freshStore(config: config)
+    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
+  }
+
   public static func handler(_ context: ServiceContext) -> RequestHandler {
     RequestHandler(context: context, log: RequestLog(level: .quiet))
   }

@@ -14,10 +14,10 @@ struct GroupCommitTests {
   /// A store with `count` authorized carts, and the processOrder lines that charge them, mixed
   /// with replays, unknown tokens, wrong amounts and declined cards. Clocks and notebooks run out
   /// of stock part of the way through. Tokens are the same for every store built this way.
-  static func orders(count: Int, storePath: String = ":memory:", contact: String = contact) throws
-    -> (context: ServiceContext, lines: [String])
-  {
-    let context = try TestConfig.context(storePath: storePath)
+  static func orders(
+    count: Int, storePath: String = ":memory:", backend: StoreBackend? = nil, contact: String = contact
+  ) throws -> (context: ServiceContext, lines: [String]) {
+    let context = try backend.map { try TestConfig.context(backend: $0) } ?? TestConfig.context(storePath: storePath)
     let handler = TestConfig.handler(context)
     var random = SplitMix64(seed: 11)
     var lines: [String] = []
@@ -67,10 +67,12 @@ struct GroupCommitTests {
     return (try String(contentsOfFile: paths[1], encoding: .utf8), logText, server.ordersCommittedInGroups)
   }
 
-  @Test("grouped orders are answered and stored exactly as orders with a transaction each", arguments: [1, 2])
-  func sameAsAlone(threads: Int) throws {
-    let alone = try Self.orders(count: 120)
-    let grouped = try Self.orders(count: 120)
+  @Test(
+    "grouped orders are answered and stored exactly as orders with a transaction each",
+    arguments: [1, 2], StoreBackend.available)
+  func sameAsAlone(threads: Int, backend: StoreBackend) throws {
+    let alone = try Self.orders(count: 120, backend: backend)
+    let grouped = try Self.orders(count: 120, backend: backend)
     let expected = try Self.serve(alone.lines, context: alone.context, threads: threads, groupCommits: false)
     let actual = try Self.serve(grouped.lines, context: grouped.context, threads: threads, groupCommits: true)
     #expect(actual.output == expected.output)

@@ -1,0 +1,168 @@
+import Foundation
+@testable import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// What every store backend must do alike, run on each (`StoreBackend.available`: SQLite, and
+/// PostgreSQL when `PAYSERVICE_TEST_POSTGRES_URL` names a server).
+@Suite("Store contract")
+struct StoreContractTests {
+  static let config = TestConfig.load()
+
+  struct Rollback: Error {}
+
+  static func issue(_ transaction: any StoreTransaction, binding: String = "b") throws -> String {
+    try transaction.issueChargeToken(
+      merchant: "merchant.test", binding: binding, billingContact: nil, paymentMethod: nil, amountMinor: 5000,
+      currencyCode: "USD", outcome: .approved, issuedAt: TestConfig.now, ttlSeconds: 600, authorizationId: nil)
+  }
+
+  static func authorization(_ id: String, transaction: String) -> PaymentAuthorization {
+    PaymentAuthorization(
+      authorizationId: id, transactionId: transaction, network: "Visa", cardType: "credit", lastFour: "4242",
+      amountMinor: 5000, currencyCode: "USD", status: .held)
+  }
+
+  @Test("the PostgreSQL backend is tested here", .enabled(if: StoreBackend.serverURL != nil, "\(StoreBackend.skipMessage)"))
+  func postgresIsTested() {
+    #expect(StoreBackend.available == [.sqlite, .postgres])
+  }
+
+  @Test("seeding adds the catalog's new skus and keeps the counts of known ones", arguments: StoreBackend.available)
+  func seeding(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    #expect(try store.stock()["clock"] == 10)
+    #expect(try store.write { try $0.decrementStock("clock", by: 3) })
+    try store.seedStock(Self.config.catalog)
+    #expect(try store.stock()["clock"] == 7)
+    #expect(try store.stockLedger()["clock"]! == (onHand: 7, sold: 3))
+  }
+
+  @Test("a write is all or nothing: an error thrown inside undoes everything it wrote, and passes through", arguments: StoreBackend.available)
+  func allOrNothing(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    var issued = ""
+    #expect(throws: Rollback.self) {
+      try store.write { transaction in
+        issued = try Self.issue(transaction)
+        #expect(try transaction.decrementStock("clock", by: 2))
+        throw Rollback()
+      }
+    }
+    #expect(try store.stockLedger()["clock"]! == (onHand: 10, sold: 0))
+    #expect(try store.write { try $0.chargeToken(issued) } == nil)
+    // The same store state issues the same token again: the rolled-back one left no gap.
+    #expect(try store.write { try Self.issue($0) } == issued)
+  }
+
+  @Test("stock decrements are conditional: never below zero, and a refused one changes nothing", arguments: StoreBackend.available)
+  func conditionalDecrement(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    #expect(try store.write { try $0.decrementStock("clock", by: 11) } == false)
+    #expect(try store.write { try $0.decrementStock("clock", by: 10) })
+    #expect(try store.write { try $0.decrementStock("clock", by: 1) } == false)
+    let lamps = try #require(try store.stock()["lamp"])
+    #expect(try store.write { try $0.quantitiesOnHand(["lamp", "clock", "nope"]) } == [lamps, 0, 0])
+    #expect(try store.stockLedger()["clock"]! == (onHand: 0, sold: 10))
+  }
+
+  @Test("charge tokens come from the store's sequence: two stores in the same state issue the same tokens", arguments: StoreBackend.available)
+  func deterministicTokens(backend: StoreBackend) throws {
+    let (first, _) = try backend.freshStore(config: Self.config)
+    let (second, _) = try StoreBackend.sqlite.freshStore(config: Self.config)
+    let tokens = try (0..<3).map { index in try first.write { try Self.issue($0, binding: "b\(index)") } }
+    let reference = try (0..<3).map { index in try second.write { try Self.issue($0, binding: "b\(index)") } }
+    #expect(tokens == reference)
+    #expect(Set(tokens).count == 3)
+    let record = try #require(try first.write { try $0.chargeToken(tokens[1]) })
+    #expect(record.binding == "b1" && record.amountMinor == 5000 && record.usedAt == nil)
+    #expect(record.expiresAt == TestConfig.now + 600 && record.issuedAt == TestConfig.now)
+  }
+
+  @Test("a charge token is used once; its answer is kept", arguments: StoreBackend.available)
+  func tokenUsedOnce(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    let token = try store.write { try Self.issue($0) }
+    #expect(try store.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z", fingerprint: "f", result: "r1") })
+    #expect(try store.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:02Z", fingerprint: "g", result: "r2") } == false)
+    let record = try #require(try store.write { try $0.chargeToken(token) })
+    #expect(record.usedAt == "2026-11-21T12:00:01Z" && record.requestFingerprint == "f" && record.result == "r1")
+  }
+
+  @Test("an Apple Pay transaction id is accepted once, and only a held authorization is captured", arguments: StoreBackend.available)
+  func authorizations(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    let first = Self.authorization("auth_1", transaction: "aa")
+    try store.write { try $0.record(first, at: "2026-11-21T12:00:00Z") }
+    #expect(throws: ApplePayTokenFailure.self) {
+      try store.write { try $0.record(Self.authorization("auth_2", transaction: "aa"), at: "2026-11-21T12:00:01Z") }
+    }
+    try store.write { try $0.record(Self.authorization("auth_3", transaction: "bb"), at: "2026-11-21T12:00:02Z") }
+    #expect(try store.write { try $0.markCaptured("auth_1", chargeId: "ch_1", at: "2026-11-21T12:00:03Z") })
+    #expect(try store.write { try $0.markCaptured("auth_1", chargeId: "ch_2", at: "2026-11-21T12:00:04Z") } == false)
+    #expect(try store.authorizations().map(\.authorizationId) == ["auth_1", "auth_3"])
+    #expect(try store.authorizations().map(\.status) == [.captured, .held])
+    #expect(try store.write { try $0.authorization("auth_3") } == Self.authorization("auth_3", transaction: "bb"))
+  }
+
+  @Test("group commit: a member that throws is undone alone, the others commit together", arguments: StoreBackend.available)
+  func groupCommit(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    var outcomes: [Bool] = []
+    try store.groupCommit {
+      for quantity in [1, 2, 3] {
+        do {
+          try store.write { transaction in
+            #expect(try transaction.decrementStock("clock", by: quantity))
+            if quantity == 2 { throw Rollback() }
+          }
+          outcomes.append(true)
+        } catch {
+          outcomes.append(false)
+        }
+      }
+    }
+    #expect(outcomes == [true, false, true])
+    #expect(try store.stockLedger()["clock"]! == (onHand: 6, sold: 4))
+  }
+
+  @Test("an order is stored with its lines and found by id", arguments: StoreBackend.available)
+  func orders(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    try store.write { transaction in
+      let token = try Self.issue(transaction)
+      try transaction.insert(
+        ChargeRow(
+          chargeId: "ch_1", token: token, succeeded: true, amountMinor: 5000, currencyCode: "USD",
+          createdAt: "2026-11-21T12:00:00Z"))
+      try transaction.insert(
+        OrderRow(
+          orderId: "ord_1", chargeId: "ch_1", createdAt: "2026-11-21T12:00:00Z", amountMinor: 5000,
+          currencyCode: "USD", document: #"{"orderId":"ord_1"}"#,
+          items: [
+            OrderRow.Item(sku: "clock", quantity: 1, unitPriceMinor: 4000, amountMinor: 4000),
+            OrderRow.Item(sku: "lamp", quantity: 2, unitPriceMinor: 500, amountMinor: 1000),
+          ]))
+    }
+    #expect(try store.orderDocument(id: "ord_1") == #"{"orderId":"ord_1"}"#)
+    #expect(try store.orderDocument(id: "ord_2") == nil)
+    let totals = try store.orderTotals()
+    #expect(totals.charges == 1 && totals.orders == 1 && totals.unitsBySKU == ["clock": 1, "lamp": 2])
+  }
+
+  @Test("a store written by a newer payservice is refused; reopening a current one applies nothing twice", arguments: StoreBackend.available)
+  func migrations(backend: StoreBackend) throws {
+    let (store, database) = try backend.freshStore(config: Self.config)
+    _ = try store.write { try Self.issue($0) }
+    let reopened = try backend.open(database)
+    #expect(try reopened.stock()["clock"] == 10)
+    try backend.addMigrationFromTheFuture(database)
+    let password = backend == .postgres ? try TestPostgres.url().password : nil
+    #expect {
+      _ = try backend.open(database)
+    } throws: { error in
+      guard case .newerSchema(let location)? = error as? StoreError else { return false }
+      return "\(error)".contains("was written by a newer payservice") && !location.contains(password ?? "\u{0}")
+    }
+  }
+}
