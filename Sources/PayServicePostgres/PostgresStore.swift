@@ -247,12 +247,4 @@ public final class PostgresStore: Store, @unchecked Sendable {
       throw StoreError.unavailable(reason: "unexpected column type: \(String(reflecting: error))")
     }
   }
-
-  /// Closes the connection now (tests that stop the server); the next call connects again.
-  public func disconnect() {
-    lock.lock()
-    defer { lock.unlock() }
-    session?.close()
-    session = nil
-  }
 }
