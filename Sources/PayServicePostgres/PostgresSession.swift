@@ -48,7 +48,6 @@ final class PostgresSession {
         ("application_name", "payservice"),
         ("synchronous_commit", "on"),
         ("lock_timeout", "\(Int(lockTimeout * 1000))"),
-        ("statement_timeout", "0"),
         ("TimeZone", "UTC"),
       ]
       let connection = try PostgresConnection.connect(

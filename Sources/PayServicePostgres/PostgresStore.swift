@@ -118,31 +118,38 @@ public final class PostgresStore: Store, @unchecked Sendable {
   /// transaction of its own.
   private func writeInGroup<T>(_ session: PostgresSession, _ body: (any StoreTransaction) throws -> T) throws -> T {
     if let failure = group?.failure { throw StoreError.unavailable(reason: failure.reason) }
-    do {
+    do throws(PostgresFailure) {
       try session.run("SAVEPOINT member")
-      let result: T
-      do {
-        result = try body(PostgresTransaction(session: session))
-      } catch {
+    } catch {
+      throw doom(error)
+    }
+    let result: T
+    do {
+      result = try body(PostgresTransaction(session: session))
+    } catch {
+      // This member alone is undone; the group goes on unless the failure concerns all of it.
+      do throws(PostgresFailure) {
         try session.run("ROLLBACK TO SAVEPOINT member")
         try session.run("RELEASE SAVEPOINT member")
-        throw error
+      } catch {
+        throw doom(error)
       }
-      try session.run("RELEASE SAVEPOINT member")
-      return result
-    } catch let failure as PostgresFailure {
-      if failure.connectionLost || failure.retryable {
-        group?.failure = failure
-      } else {
-        do {
-          try session.run("ROLLBACK TO SAVEPOINT member")
-          try session.run("RELEASE SAVEPOINT member")
-        } catch {
-          group?.failure = error
-        }
-      }
+      guard let failure = error as? PostgresFailure else { throw error }
+      if failure.connectionLost || failure.retryable { throw doom(failure) }
       throw StoreError.unavailable(reason: failure.reason)
     }
+    do throws(PostgresFailure) {
+      try session.run("RELEASE SAVEPOINT member")
+    } catch {
+      throw doom(error)
+    }
+    return result
+  }
+
+  /// Marks the open group as failed (see `writeInGroup`) and returns the member's error.
+  private func doom(_ failure: PostgresFailure) -> StoreError {
+    group?.failure = failure
+    return .unavailable(reason: failure.reason)
   }
 
   public func groupCommit(_ body: () -> Void) throws(StoreError) {
@@ -177,8 +184,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
-  /// Runs one read statement in its own implicit transaction.
-  private func read(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(StoreError) -> [PostgresRow] {
+  /// Runs one statement on its own, in the server's implicit transaction.
+  private func statement(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(StoreError) -> [PostgresRow] {
     lock.lock()
     defer { lock.unlock() }
     let session = try liveSession()
@@ -203,7 +210,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     var binds = PostgresBindings()
     binds.append(catalog.map(\.sku))
     binds.append(catalog.map { Int64($0.quantityOnHand) })
-    _ = try read(
+    _ = try statement(
       """
       INSERT INTO stock (sku, quantityOnHand) SELECT * FROM UNNEST($1::text[], $2::bigint[])
       ON CONFLICT (sku) DO NOTHING
@@ -211,12 +218,12 @@ public final class PostgresStore: Store, @unchecked Sendable {
   }
 
   public func stock() throws(StoreError) -> [String: Int] {
-    let rows = try decoded(try read("SELECT sku, quantityOnHand FROM stock"), as: (String, Int).self)
+    let rows = try decoded(try statement("SELECT sku, quantityOnHand FROM stock"), as: (String, Int).self)
     return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
   }
 
   public func stockLedger() throws(StoreError) -> [String: (onHand: Int, sold: Int)] {
-    let rows = try decoded(try read("SELECT sku, quantityOnHand, sold FROM stock"), as: (String, Int, Int).self)
+    let rows = try decoded(try statement("SELECT sku, quantityOnHand, sold FROM stock"), as: (String, Int, Int).self)
     var result: [String: (onHand: Int, sold: Int)] = [:]
     for (sku, onHand, sold) in rows { result[sku] = (onHand, sold) }
     return result
@@ -224,22 +231,22 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   public func orderTotals() throws(StoreError) -> (charges: Int, orders: Int, unitsBySKU: [String: Int]) {
     let counts = try decoded(
-      try read(
+      try statement(
         #"SELECT (SELECT COUNT(*) FROM charge WHERE status = 'succeeded'), (SELECT COUNT(*) FROM "order")"#),
       as: (Int, Int).self)
     let units = try decoded(
-      try read("SELECT sku, SUM(quantity)::bigint FROM orderItem GROUP BY sku"), as: (String, Int).self)
+      try statement("SELECT sku, SUM(quantity)::bigint FROM orderItem GROUP BY sku"), as: (String, Int).self)
     return (counts.first?.0 ?? 0, counts.first?.1 ?? 0, Dictionary(units.map { ($0.0, $0.1) }, uniquingKeysWith: +))
   }
 
   public func orderDocument(id: String) throws(StoreError) -> String? {
     var binds = PostgresBindings()
     binds.append(id)
-    return try decoded(try read(#"SELECT document FROM "order" WHERE orderId = $1"#, binds), as: String.self).first
+    return try decoded(try statement(#"SELECT document FROM "order" WHERE orderId = $1"#, binds), as: String.self).first
   }
 
   public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
-    let rows = try read(
+    let rows = try statement(
       "SELECT \(PostgresTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY position")
     do {
       return try rows.map(PostgresTransaction.authorization)

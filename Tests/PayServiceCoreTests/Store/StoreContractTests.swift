@@ -105,25 +105,36 @@ struct StoreContractTests {
     #expect(try store.write { try $0.authorization("auth_3") } == Self.authorization("auth_3", transaction: "bb"))
   }
 
-  @Test("group commit: a member that throws is undone alone, the others commit together", arguments: StoreBackend.available)
+  @Test(
+    "group commit: a member that throws, or whose statement fails, is undone alone; the others commit together",
+    arguments: StoreBackend.available)
   func groupCommit(backend: StoreBackend) throws {
     let (store, _) = try backend.freshStore(config: Self.config)
-    var outcomes: [Bool] = []
+    var outcomes: [String] = []
     try store.groupCommit {
-      for quantity in [1, 2, 3] {
+      for quantity in [1, 2, 3, 4] {
         do {
           try store.write { transaction in
             #expect(try transaction.decrementStock("clock", by: quantity))
             if quantity == 2 { throw Rollback() }
+            if quantity == 3 {
+              // A CHECK constraint fails (four digits): a failed statement inside the group.
+              var broken = Self.authorization("auth_x", transaction: "xx")
+              broken.lastFour = "123"
+              _ = try transaction.insertAuthorization(broken, at: "2026-11-21T12:00:00Z")
+            }
           }
-          outcomes.append(true)
+          outcomes.append("ok")
+        } catch is StoreError {
+          outcomes.append("store")
         } catch {
-          outcomes.append(false)
+          outcomes.append("thrown")
         }
       }
     }
-    #expect(outcomes == [true, false, true])
-    #expect(try store.stockLedger()["clock"]! == (onHand: 6, sold: 4))
+    #expect(outcomes == ["ok", "thrown", "store", "ok"])
+    #expect(try store.stockLedger()["clock"]! == (onHand: 5, sold: 5))
+    #expect(try store.authorizations().isEmpty)
   }
 
   @Test("an order is stored with its lines and found by id", arguments: StoreBackend.available)
