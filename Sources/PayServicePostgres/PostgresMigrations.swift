@@ -108,11 +108,7 @@ enum PostgresMigrations {
         """)
       var applied: Set<String> = []
       for row in try session.run("SELECT identifier FROM payservice_migrations").rows {
-        do {
-          applied.insert(try row.decode(String.self))
-        } catch {
-          throw PostgresFailure(reason: "unreadable payservice_migrations", connectionLost: false, retryable: false)
-        }
+        applied.insert(try row.columns(String.self))
       }
       guard applied.isSubset(of: StoreSchema.migrations) else {
         try session.run("ROLLBACK")

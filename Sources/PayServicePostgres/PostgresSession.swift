@@ -143,3 +143,21 @@ final class PostgresSession {
     return "\(error)"
   }
 }
+
+extension PostgresRow {
+  /// The row's columns as `types`. A mismatch names the column and the types, never the value (a
+  /// cell may hold a contact or an order document, which must not reach the log).
+  func columns<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) throws(PostgresFailure)
+    -> (repeat each Column)
+  {
+    do {
+      return try decode(types)
+    } catch let error as PostgresDecodingError {
+      throw PostgresFailure(
+        reason: "column \(error.columnName) (\(error.postgresType)) does not read as \(error.targetType): \(error.code)",
+        connectionLost: false, retryable: false)
+    } catch {
+      throw PostgresFailure(reason: "a row does not read as expected", connectionLost: false, retryable: false)
+    }
+  }
+}

@@ -199,10 +199,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
   private func decoded<each Column: PostgresDecodable>(
     _ rows: [PostgresRow], as types: (repeat each Column).Type
   ) throws(StoreError) -> [(repeat each Column)] {
-    do {
-      return try rows.map { try $0.decode(types) }
+    do throws(PostgresFailure) {
+      return try rows.map { row throws(PostgresFailure) in try row.columns(types) }
     } catch {
-      throw StoreError.unavailable(reason: "unexpected column type: \(String(reflecting: error))")
+      throw StoreError.unavailable(reason: error.reason)
     }
   }
 
@@ -248,10 +248,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
   public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
     let rows = try statement(
       "SELECT \(PostgresTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY position")
-    do {
-      return try rows.map(PostgresTransaction.authorization)
+    do throws(PostgresFailure) {
+      return try rows.map { row throws(PostgresFailure) in try PostgresTransaction.authorization(row) }
     } catch {
-      throw StoreError.unavailable(reason: "unexpected column type: \(String(reflecting: error))")
+      throw StoreError.unavailable(reason: error.reason)
     }
   }
 }

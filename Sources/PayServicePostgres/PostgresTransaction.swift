@@ -15,17 +15,6 @@ struct PostgresTransaction: StoreTransaction {
     return binds
   }
 
-  private func decode<each Column: PostgresDecodable>(
-    _ row: PostgresRow, _ types: (repeat each Column).Type
-  ) throws -> (repeat each Column) {
-    do {
-      return try row.decode(types)
-    } catch {
-      throw PostgresFailure(
-        reason: "unexpected column type: \(String(reflecting: error))", connectionLost: false, retryable: false)
-    }
-  }
-
   func chargeToken(_ token: String) throws -> ChargeTokenRecord? {
     // FOR UPDATE: a second processOrder with this token waits for the first to commit, then reads
     // the token as used and replays its answer, as on SQLite.
@@ -38,8 +27,7 @@ struct PostgresTransaction: StoreTransaction {
     ).rows
     guard let row = rows.first else { return nil }
     let (token, binding, billing, card, issuedAt, amount, currency, outcome, expiresAt, usedAt, fingerprint, result,
-      authorizationId) = try decode(
-        row,
+      authorizationId) = try row.columns(
         (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?, String?)
           .self)
     return ChargeTokenRecord(
@@ -54,7 +42,7 @@ struct PostgresTransaction: StoreTransaction {
     // the next number and the same store state issues the same token.
     try session.run("SELECT pg_advisory_xact_lock($1)", binds { $0.append(Self.tokenSequenceLock) })
     let rows = try session.run("SELECT COALESCE(MAX(sequence), 0) + 1 FROM chargeToken").rows
-    return try rows.first.map { try decode($0, Int64.self) } ?? 1
+    return try rows.first.map { try $0.columns(Int64.self) } ?? 1
   }
 
   func insert(_ token: NewChargeToken) throws {
@@ -100,7 +88,7 @@ struct PostgresTransaction: StoreTransaction {
     ).rows
     var onHand: [String: Int] = [:]
     for row in rows {
-      let (sku, quantity) = try decode(row, (String, Int).self)
+      let (sku, quantity) = try row.columns((String, Int).self)
       onHand[sku] = quantity
     }
     return skus.map { onHand[$0] ?? 0 }
@@ -190,8 +178,8 @@ struct PostgresTransaction: StoreTransaction {
     "authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status"
 
   /// A row selected with `authorizationColumns`.
-  static func authorization(_ row: PostgresRow) throws -> PaymentAuthorization {
-    let (id, transactionId, network, cardType, lastFour, amount, currency, status) = try row.decode(
+  static func authorization(_ row: PostgresRow) throws(PostgresFailure) -> PaymentAuthorization {
+    let (id, transactionId, network, cardType, lastFour, amount, currency, status) = try row.columns(
       (String, String, String, String, String, Int64, String, String).self)
     return PaymentAuthorization(
       authorizationId: id, transactionId: transactionId, network: network, cardType: cardType, lastFour: lastFour,
