@@ -248,10 +248,14 @@ public final class PostgresStore: Store, @unchecked Sendable {
   public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
     let rows = try statement(
       "SELECT \(PostgresTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY position")
-    do throws(PostgresFailure) {
-      return try rows.map { row throws(PostgresFailure) in try PostgresTransaction.authorization(row) }
-    } catch {
+    do {
+      return try rows.map { row in try PostgresTransaction.authorization(row) }
+    } catch let error as PostgresFailure {
       throw StoreError.unavailable(reason: error.reason)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(type(of: error))")
     }
   }
 }

@@ -30,10 +30,9 @@ struct PostgresTransaction: StoreTransaction {
       authorizationId) = try row.columns(
         (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?, String?)
           .self)
-    return ChargeTokenRecord(
-      token: token, binding: binding, billingContact: billing, paymentMethod: card,
-      issuedAt: RFC3339.parse(issuedAt) ?? 0, amountMinor: amount, currencyCode: currency,
-      sandboxOutcome: SandboxOutcome(rawValue: outcome) ?? .processingError, expiresAt: expiresAt, usedAt: usedAt,
+    return try ChargeTokenRecord(
+      token: token, binding: binding, billingContact: billing, paymentMethod: card, issuedAt: issuedAt,
+      amountMinor: amount, currencyCode: currency, sandboxOutcome: outcome, expiresAt: expiresAt, usedAt: usedAt,
       requestFingerprint: fingerprint, result: result, authorizationId: authorizationId)
   }
 
@@ -178,12 +177,12 @@ struct PostgresTransaction: StoreTransaction {
     "authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status"
 
   /// A row selected with `authorizationColumns`.
-  static func authorization(_ row: PostgresRow) throws(PostgresFailure) -> PaymentAuthorization {
+  static func authorization(_ row: PostgresRow) throws -> PaymentAuthorization {
     let (id, transactionId, network, cardType, lastFour, amount, currency, status) = try row.columns(
       (String, String, String, String, String, Int64, String, String).self)
     return PaymentAuthorization(
       authorizationId: id, transactionId: transactionId, network: network, cardType: cardType, lastFour: lastFour,
-      amountMinor: amount, currencyCode: currency, status: PaymentAuthorization.Status(rawValue: status) ?? .declined)
+      amountMinor: amount, currencyCode: currency, status: try PaymentAuthorization.Status(stored: status))
   }
 
   func authorization(_ authorizationId: String) throws -> PaymentAuthorization? {

@@ -60,7 +60,7 @@ struct AgentProtocolTests {
         let tool = tools[JSONWriter.string(id)], case .object(let result)? = response["result"],
         let structured = result["structuredContent"], let method = methods[tool]
       else { continue }
-      #expect(JSONSchemaValidator(schema: method.documentation.result.json).validate(structured) == [], "id \(JSONWriter.string(id))")
+      #expect(JSONSchemaValidator(schema: method.description.result.json).validate(structured) == [], "id \(JSONWriter.string(id))")
       checked += 1
     }
     #expect(checked == 13)

@@ -1,12 +1,12 @@
 /// An Apple Pay JS `ApplePayError`, ready to hand to the payment sheet.
-public struct ApplePayError: Equatable, Sendable, JSONRepresentable {
-  public enum Code: String, Sendable, CaseIterable {
+public struct ApplePayError: Equatable, Sendable, WireObject {
+  public enum Code: String, Sendable, WireEnum {
     case shippingContactInvalid, billingContactInvalid, addressUnserviceable, couponCodeInvalid
     case couponCodeExpired, unknown
   }
 
   /// `ApplePayErrorContactField` values.
-  public enum ContactField: String, Sendable, CaseIterable {
+  public enum ContactField: String, Sendable, WireEnum {
     case phoneNumber, emailAddress, name, postalAddress, addressLines, locality, postalCode
     case administrativeArea, country, countryCode
   }
@@ -21,11 +21,11 @@ public struct ApplePayError: Equatable, Sendable, JSONRepresentable {
     self.message = message
   }
 
-  public func write(to writer: inout JSONWriter) {
-    writer.beginObject()
-    writer.member("code", code.rawValue)
-    writer.member("contactField", contactField?.rawValue)
-    writer.member("message", message)
-    writer.endObject()
-  }
+  public static let shape = ObjectShape<ApplePayError>(
+    "An ApplePayError for the sheet.", blank: { ApplePayError(.unknown, nil, "") },
+    [
+      .member("code", \.code),
+      .member("contactField", \.contactField, .optional),
+      .member("message", \.message, .required, .string("Short text for the buyer."), read: ParamReader.anyString),
+    ])
 }

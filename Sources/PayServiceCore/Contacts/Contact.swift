@@ -1,7 +1,7 @@
 /// An Apple Pay JS `ApplePayPaymentContact` (PassKit's `PKContact` flattened).
 ///
 /// Members payservice does not know (Apple adds some over time) are ignored rather than rejected.
-public struct Contact: Equatable, Sendable, JSONRepresentable {
+public struct Contact: Equatable, Sendable, WireObject {
   public var givenName: String?
   public var familyName: String?
   public var emailAddress: String?
@@ -17,95 +17,40 @@ public struct Contact: Equatable, Sendable, JSONRepresentable {
 
   public init() {}
 
-  /// The string members, in the order their problems are reported.
-  static let stringKeys = [
-    "givenName", "familyName", "emailAddress", "phoneNumber", "subLocality", "locality",
-    "subAdministrativeArea", "administrativeArea", "postalCode", "country", "countryCode",
-  ]
-  /// A known member's position: the string members in `stringKeys` order, then `addressLines` (11).
-  static func memberIndex(_ key: String) -> Int? {
-    switch key.utf8.count {
-    case 7: return key == "country" ? 9 : nil
-    case 8: return key == "locality" ? 5 : nil
-    case 9: return key == "givenName" ? 0 : nil
-    case 10: return key == "familyName" ? 1 : key == "postalCode" ? 8 : nil
-    case 11: return key == "phoneNumber" ? 3 : key == "subLocality" ? 4 : key == "countryCode" ? 10 : nil
-    case 12: return key == "emailAddress" ? 2 : key == "addressLines" ? 11 : nil
-    case 18: return key == "administrativeArea" ? 7 : nil
-    case 21: return key == "subAdministrativeArea" ? 6 : nil
-    default: return nil
-    }
+  /// What the sheet sends: every member optional, null meaning absent, unknown members ignored.
+  /// payservice writes known members only, absent ones left out (`storedSchema`).
+  public static let shape = ObjectShape<Contact>(
+    "An ApplePayPaymentContact. Every member is optional; null counts as absent; unknown members are ignored.",
+    closed: false, blank: { Contact() },
+    [
+      text("givenName", \.givenName), text("familyName", \.familyName), text("emailAddress", \.emailAddress),
+      text("phoneNumber", \.phoneNumber),
+      .member(
+        "addressLines", \.addressLines, .optionalOrNull,
+        read: { value, path, reader in
+          guard case .array(let lines) = value else {
+            reader.fail(path(), "must be an array of strings, got \(value.kindName)")
+            return nil
+          }
+          var result: [String] = []
+          for (index, line) in lines.enumerated() {
+            if let text = reader.string(line, "\(path())[\(index)]", nonEmpty: false) { result.append(text) }
+          }
+          return result.count == lines.count ? result : nil
+        }),
+      text("subLocality", \.subLocality), text("locality", \.locality),
+      text("subAdministrativeArea", \.subAdministrativeArea), text("administrativeArea", \.administrativeArea),
+      text("postalCode", \.postalCode), text("country", \.country), text("countryCode", \.countryCode),
+    ])
+
+  /// A contact as payservice writes it.
+  public static var storedSchema: JSONSchema {
+    shape.schema(
+      description: "An ApplePayPaymentContact as stored: known members only.", closed: true, allowingNull: false)
   }
 
-  private mutating func setString(at index: Int, _ text: String?) {
-    switch index {
-    case 0: givenName = text
-    case 1: familyName = text
-    case 2: emailAddress = text
-    case 3: phoneNumber = text
-    case 4: subLocality = text
-    case 5: locality = text
-    case 6: subAdministrativeArea = text
-    case 7: administrativeArea = text
-    case 8: postalCode = text
-    case 9: country = text
-    default: countryCode = text
-    }
-  }
-
-  /// Reads a contact; string members may be null (treated as absent).
-  public static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> Contact? {
-    guard let object = reader.object(value, path, required: required) else { return nil }
-    var contact = Contact()
-    let before = reader.errors.count
-    let members = object.members
-    // Where the last member with each known key is (as JSON.parse keeps the last), found in one
-    // pass from the end into a stack buffer; -1 when absent.
-    withUnsafeTemporaryAllocation(of: Int.self, capacity: 12) { position in
-      position.initialize(repeating: -1)
-      for index in members.indices.reversed() {
-        if let field = memberIndex(members[index].key), position[field] < 0 { position[field] = index }
-      }
-      for (field, key) in stringKeys.enumerated() where position[field] >= 0 {
-        contact.setString(at: field, reader.optionalString(members[position[field]].value, "\(path).\(key)"))
-      }
-      guard position[11] >= 0 else { return }
-      switch members[position[11]].value {
-      case .null: break
-      case .array(let lines):
-        var result: [String] = []
-        for (index, line) in lines.enumerated() {
-          if let text = reader.string(line, "\(path).addressLines[\(index)]", nonEmpty: false) { result.append(text) }
-        }
-        contact.addressLines = result
-      case let other:
-        reader.fail("\(path).addressLines", "must be an array of strings, got \(other.kindName)")
-      }
-    }
-    return reader.errors.count == before ? contact : nil
-  }
-
-  /// Members in the documented order, absent ones left out.
-  public func write(to writer: inout JSONWriter) {
-    writer.beginObject()
-    writer.member("givenName", givenName)
-    writer.member("familyName", familyName)
-    writer.member("emailAddress", emailAddress)
-    writer.member("phoneNumber", phoneNumber)
-    if let addressLines {
-      writer.key("addressLines")
-      writer.beginArray()
-      for line in addressLines { writer.write(line) }
-      writer.endArray()
-    }
-    writer.member("subLocality", subLocality)
-    writer.member("locality", locality)
-    writer.member("subAdministrativeArea", subAdministrativeArea)
-    writer.member("administrativeArea", administrativeArea)
-    writer.member("postalCode", postalCode)
-    writer.member("country", country)
-    writer.member("countryCode", countryCode)
-    writer.endObject()
+  private static func text(_ name: StaticString, _ keyPath: WritableKeyPath<Contact, String?> & Sendable) -> Field<Contact> {
+    .member(name, keyPath, .optionalOrNull, read: ParamReader.anyString)
   }
 }
 

@@ -10,19 +10,23 @@ public enum OpenRPCDocument {
 
   /// The document, the same for every config (schemas name no configured sku or method).
   public static let json: JSONValue = build(methods: MethodRegistry.methods)
-  static let text = JSONWriter.string(json)
+  static let serialized = SerializedJSON(json)
 
   /// OpenRPC's service discovery method: the document, for params absent, `[]` or `{}`.
   public static let discoverMethodName = "rpc.discover"
 
-  static let discoverEntry = MethodRegistry.Entry.protocolMethod { params, _, writer in
-    switch params {
-    case nil: break
-    case .array(let elements)? where elements.isEmpty: break
-    case .object(let members)? where members.members.isEmpty: break
-    default: throw ServiceError.invalidParams([FieldError(path: "params", message: "rpc.discover takes no params")])
-    }
-    writer.write(serialized: text)
+  static func register(into table: inout MethodTable) {
+    table.register(
+      discoverMethodName,
+      MethodTable.Entry { params, _, _ in
+        switch params {
+        case nil: break
+        case .array(let elements)? where elements.isEmpty: break
+        case .object(let members)? where members.members.isEmpty: break
+        default: throw ServiceError.invalidParams([FieldError(path: "params", message: "rpc.discover takes no params")])
+        }
+        return serialized
+      })
   }
 
   static func build(methods: [any RPCMethod.Type]) -> JSONValue {
@@ -39,7 +43,7 @@ public enum OpenRPCDocument {
     var document = JSONObjectBuilder()
     document.set("openrpc", openrpcVersion)
     document.set("info", info.value)
-    document.set("methods", .array(methods.map { method(name: $0.name, $0.documentation) }))
+    document.set("methods", .array(methods.map { method(name: $0.name, $0.description) }))
     return document.value
   }
 
@@ -47,7 +51,7 @@ public enum OpenRPCDocument {
     var method = JSONObjectBuilder()
     method.set("name", name)
     method.set("summary", description.summary)
-    method.set("description", description.description)
+    method.set("description", description.documentation.description)
     method.set("paramStructure", "by-name")
     method.set(
       "params",

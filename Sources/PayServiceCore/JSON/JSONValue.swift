@@ -98,25 +98,10 @@ public protocol JSONRepresentable {
   func write(to writer: inout JSONWriter)
 }
 
-extension JSONRepresentable {
-  /// The value as a JSON tree, for code that stores or inspects it rather than sending it.
-  public var json: JSONValue {
-    var writer = JSONWriter()
-    write(to: &writer)
-    do {
-      return try JSONParser.parse(writer.bytes)
-    } catch {
-      preconditionFailure("JSONWriter produced invalid JSON: \(error.message)")
-    }
-  }
-}
-
 extension JSONValue: JSONRepresentable {
   public func write(to writer: inout JSONWriter) {
     writer.write(self)
   }
-
-  public var json: JSONValue { self }
 }
 
 extension Array: JSONRepresentable where Element: JSONRepresentable {

@@ -151,12 +151,10 @@ public struct JSONWriter: ~Copyable {
     value.write(to: &self)
   }
 
-  /// Writes `json` verbatim: one complete value as a `JSONWriter` wrote it (the text of an earlier
-  /// `JSONWriter.string`, kept by the caller), so a document built once can be embedded again
-  /// without being parsed and rewritten. Never pass text that did not come from a writer.
-  public mutating func write(serialized json: String) {
+  /// Writes JSON text a writer wrote earlier, verbatim.
+  public mutating func write(serialized json: SerializedJSON) {
     separate()
-    buffer.append(json)
+    buffer.append(json.text)
     needsComma = true
   }
 

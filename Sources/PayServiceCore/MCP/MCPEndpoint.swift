@@ -21,12 +21,6 @@ public enum MCPEndpoint {
   static let clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
   static let serverInfoKey = "io.modelcontextprotocol/serverInfo"
 
-  /// Names of the MCP methods and notifications answered here.
-  public static let methodNames = [
-    "initialize", "server/discover", "ping", "tools/list", "tools/call", "notifications/initialized",
-    "notifications/cancelled",
-  ]
-
   static let instructions = """
     payservice prices Apple Pay carts, answers the payment sheet's events, authorizes payments and \
     records orders for one configured shop. Start with listProducts and listShippingMethods to learn \
@@ -34,28 +28,26 @@ public enum MCPEndpoint {
     To buy: authorizePayment gives a chargeToken, then processOrder with the same cart and the amount.
     """
 
-  /// The entries that answer MCP's methods, for `RequestHandler`.
-  static func entries(registry: MethodRegistry, log: RequestLog) -> [String: MethodRegistry.Entry] {
-    let tools = ToolCatalog(registry: registry)
+  /// Registers MCP's methods and notifications: answered beside payservice's own, each of
+  /// payservice's methods one tool.
+  static func register(into table: inout MethodTable) {
+    let tools = ToolCatalog()
     // Nothing to answer for these: payservice answers every request before it reads the next line,
     // so a cancellation always names a finished request.
-    let nothing = MethodRegistry.Entry.protocolMethod { _, _, writer in writer.write(serialized: "{}") }
-    return [
-      "initialize": .protocolMethod { params, _, writer in try initialize(params, into: &writer) },
-      "server/discover": .protocolMethod { params, _, writer in try discover(params, into: &writer) },
-      "ping": nothing,
-      "tools/list": .protocolMethod { params, _, writer in
-        try tools.list(params, modern: try envelope(params), into: &writer)
-      },
-      // A call of a store method is answered in order, like the method itself; as a notification it
-      // does not run (a payment needs an answer).
-      "tools/call": .protocolMethod(runsAsNotification: false, usesStore: tools.callUsesStore) {
-        params, context, writer in
-        try tools.call(params, modern: try envelope(params), context: context, log: log, into: &writer)
-      },
-      "notifications/initialized": nothing,
-      "notifications/cancelled": nothing,
-    ]
+    let nothing = MethodTable.Entry { _, _, _ in SerializedJSON(JSONValue.object(JSONObject())) }
+    table.register("initialize", MethodTable.Entry { params, _, _ in try initialize(params) })
+    table.register("server/discover", MethodTable.Entry { params, _, _ in try discover(params) })
+    table.register("ping", nothing)
+    table.register("tools/list", MethodTable.Entry { params, _, _ in try tools.list(params, modern: try envelope(params)) })
+    // A call of a store method is answered in order, like the method itself; as a notification it
+    // does not run (a payment needs an answer).
+    table.register(
+      "tools/call",
+      MethodTable.Entry(answerRequired: "a tool call", usesStore: ToolCatalog.callUsesStore) { params, context, log in
+        try tools.call(params, modern: try envelope(params), context: context, log: log)
+      })
+    table.register("notifications/initialized", nothing)
+    table.register("notifications/cancelled", nothing)
   }
 
   /// Whether `params` carries the 2026-07-28 envelope (`_meta` with the revision and the client's
@@ -82,7 +74,7 @@ public enum MCPEndpoint {
   }
 
   /// `server/discover` (2026-07-28): the revisions, capabilities and identity, in place of `initialize`.
-  static func discover(_ params: JSONValue?, into writer: inout JSONWriter) throws {
+  static func discover(_ params: JSONValue?) throws -> Discovery {
     guard try envelope(params) else {
       throw ServiceError.invalidParams([
         FieldError(
@@ -90,22 +82,35 @@ public enum MCPEndpoint {
           message: "must carry \(protocolVersionKey) \"\(envelopeVersion)\" and \(clientCapabilitiesKey)")
       ])
     }
-    writer.beginObject()
-    writer.key("_meta")
-    writer.beginObject()
-    writer.key(serverInfoKey)
-    writeServerInfo(into: &writer)
-    writer.endObject()
-    writer.key("supportedVersions")
-    writer.write(JSONValue.array(allVersions.map(JSONValue.string)))
-    writer.key("capabilities")
-    writer.write(serialized: capabilities)
-    writer.member("instructions", instructions)
-    writeCompleteResult(cacheable: true, into: &writer)
-    writer.endObject()
+    return Discovery()
   }
 
-  static let capabilities = #"{"tools":{"listChanged":false}}"#
+  struct Discovery: MethodResult {
+    func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.key("_meta")
+      writer.beginObject()
+      writer.key(serverInfoKey)
+      writeServerInfo(into: &writer)
+      writer.endObject()
+      writer.member("supportedVersions", allVersions)
+      writer.key("capabilities")
+      writeCapabilities(into: &writer)
+      writer.member("instructions", instructions)
+      writeCompleteResult(cacheable: true, into: &writer)
+      writer.endObject()
+    }
+  }
+
+  /// `{"tools":{"listChanged":false}}`: tools only, and they never change while payservice runs.
+  static func writeCapabilities(into writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.key("tools")
+    writer.beginObject()
+    writer.member("listChanged", false)
+    writer.endObject()
+    writer.endObject()
+  }
 
   static func writeServerInfo(into writer: inout JSONWriter) {
     writer.beginObject()
@@ -117,15 +122,11 @@ public enum MCPEndpoint {
 
   /// The members every 2026-07-28 result carries, and the cache hints of the cacheable ones: stale at
   /// once and private, since a restarted payservice may be another release with other tools.
-  static func completeResultMembers(cacheable: Bool) -> [(key: String, value: JSONValue)] {
-    [(key: "resultType", value: .string("complete"))]
-      + (cacheable ? [(key: "ttlMs", value: .number("0")), (key: "cacheScope", value: .string("private"))] : [])
-  }
-
   static func writeCompleteResult(cacheable: Bool, into writer: inout JSONWriter) {
-    for member in completeResultMembers(cacheable: cacheable) {
-      writer.key(member.key)
-      writer.write(member.value)
+    writer.member("resultType", "complete")
+    if cacheable {
+      writer.member("ttlMs", 0)
+      writer.member("cacheScope", "private")
     }
   }
 
@@ -134,20 +135,28 @@ public enum MCPEndpoint {
     supportedVersions.contains(requested) ? requested : supportedVersions[0]
   }
 
-  static func initialize(_ params: JSONValue?, into writer: inout JSONWriter) throws {
+  static func initialize(_ params: JSONValue?) throws -> Initialized {
     let reader = ParamReader()
     guard let object = reader.params(params), let requested = reader.string(object["protocolVersion"], "protocolVersion")
     else { throw ServiceError.invalidParams(reader.errors) }
     _ = reader.object(object["capabilities"], "capabilities", required: false)
     _ = reader.object(object["clientInfo"], "clientInfo", required: false)
     guard reader.errors.isEmpty else { throw ServiceError.invalidParams(reader.errors) }
-    writer.beginObject()
-    writer.member("protocolVersion", negotiate(requested))
-    writer.key("capabilities")
-    writer.write(serialized: capabilities)
-    writer.key("serverInfo")
-    writeServerInfo(into: &writer)
-    writer.member("instructions", instructions)
-    writer.endObject()
+    return Initialized(protocolVersion: negotiate(requested))
+  }
+
+  struct Initialized: MethodResult {
+    let protocolVersion: String
+
+    func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      writer.member("protocolVersion", protocolVersion)
+      writer.key("capabilities")
+      writeCapabilities(into: &writer)
+      writer.key("serverInfo")
+      writeServerInfo(into: &writer)
+      writer.member("instructions", instructions)
+      writer.endObject()
+    }
   }
 }

@@ -5,7 +5,7 @@ import Foundation
 public enum AuthorizePayment: RPCMethod {
   public static let name = "authorizePayment"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "The sheet authorized a payment: check it and obtain a single-use charge token.",
     description: """
       Answers PKPaymentAuthorizationResult. Checks the shipping and billing contacts against the \
@@ -19,153 +19,192 @@ public enum AuthorizePayment: RPCMethod {
       the sandbox network then places an authorization hold that processOrder captures. A token is \
       accepted once; any failed check is status failure with an unknown ApplePayError naming the check.
       """,
-    params: [
-      MethodDescription.Param("items", required: true, Shapes.items),
-      MethodDescription.Param("shippingMethod", required: true, Shapes.shippingMethodIdentifier),
-      MethodDescription.Param(
-        "payment", required: true,
-        .object(
-          "The ApplePayPayment the sheet authorized. Other members are ignored.",
-          [
-            (
-              "token",
-              .object(
-                "The ApplePayPaymentToken.",
-                [
-                  (
-                    "paymentData",
-                    .anyOf(
-                      """
-                      The token's payment data: a sandbox test name such as "tok_visa", or a real Apple Pay \
-                      EC_v1 token (its JSON object, or that object's JSON text), verified and decrypted with \
-                      the applePay config.
-                      """,
-                      [.string(minLength: 1), .object([], closed: false)])
-                  ),
-                  ("paymentMethod", Shapes.paymentMethod(displayNameRequired: true)),
-                  ("transactionIdentifier", .string(minLength: 1)),
-                ], required: ["paymentData", "paymentMethod", "transactionIdentifier"], closed: false)
-            ),
-            ("shippingContact", Shapes.contact),
-            ("billingContact", Shapes.contact),
-          ], required: ["token"], closed: false)),
-      MethodDescription.Param("couponCode", required: false, Shapes.couponCode.allowingNull()),
-      MethodDescription.Param(
-        "paymentMethod", required: false, Shapes.paymentMethod(displayNameRequired: false).allowingNull()),
-      MethodDescription.Param(
-        "applicationData", required: false,
-        .string(
-          "The payment request's applicationData (base64); an Apple Pay token's header must carry its SHA-256.",
-          pattern: "^[A-Za-z0-9+/]*={0,2}$"
-        ).allowingNull()),
-    ],
-    result: .object(
-      [
-        ("status", .string(values: Status.allCases.map(\.rawValue))),
-        ("errors", Shapes.applePayErrors),
-        ("chargeToken", .string("Single-use; present only on success.")),
-        ("amount", Shapes.amount),
-        ("currencyCode", Shapes.currencyCode),
-        ("summaryItems", Shapes.summaryItems),
-      ], required: ["status", "errors", "currencyCode", "summaryItems"]),
-    errors: MethodDescription.paramErrors + [.storeUnavailable], readOnly: false, idempotent: false,
-    failureStatuses: Status.allCases.filter { $0 != .success }.map(\.rawValue))
+    errors: [.storeUnavailable], readOnly: false, idempotent: false)
   public static let runsAsNotification = false
   public static let usesStore = true
 
-  public enum Status: String, Sendable, CaseIterable {
+  public enum Status: String, Sendable, WireEnum {
     case success, failure, invalidBillingPostalAddress, invalidShippingPostalAddress, invalidShippingContact
   }
 
   public struct Params: Sendable {
-    public var items: [CartItem]
-    public var shippingMethod: String
-    public var paymentData: JSONValue
-    /// The authorized card (`payment.token.paymentMethod`): what the card checks and the adjustment use.
-    public var paymentMethod: PaymentMethod
-    public var shippingContact: Contact?
-    public var billingContact: Contact?
+    /// The ApplePayPaymentToken the sheet authorized.
+    public struct Token: Sendable, WireObject {
+      /// A sandbox test name (a string), or a real Apple Pay EC_v1 token (an object).
+      public var paymentData: JSONValue = .null
+      /// The authorized card: what the card checks and the adjustment use.
+      public var paymentMethod = PaymentMethod(network: "", type: .credit)
+      public var transactionIdentifier = ""
+
+      public static let shape = ObjectShape<Token>(
+        "The ApplePayPaymentToken.", closed: false, blank: { Token() },
+        [
+          .member(
+            "paymentData", \.paymentData, .required,
+            .anyOf(
+              """
+              The token's payment data: a sandbox test name such as "tok_visa", or a real Apple Pay \
+              EC_v1 token (its JSON object, or that object's JSON text), verified and decrypted with \
+              the applePay config.
+              """,
+              [.string(minLength: 1), .object([], closed: false)]),
+            read: readPaymentData),
+          .member(
+            "paymentMethod", \.paymentMethod, .required, PaymentMethod.authorizedShape.schema,
+            read: { value, path, reader in PaymentMethod.authorizedShape.read(value, at: path, reader: reader) }),
+          .member("transactionIdentifier", \.transactionIdentifier, .required, .string(minLength: 1)),
+        ], readingOrder: ["paymentData", "transactionIdentifier", "paymentMethod"])
+
+      /// A test name, an EC_v1 token object, or that object's JSON text.
+      static let readPaymentData: MemberReader<JSONValue> = { value, path, reader in
+        switch value {
+        case .string(let text) where text.trimmingWhitespaceAndNewlines().first == "{":
+          if case .object(let object)? = try? JSONParser.parse(text) { return .object(object) }
+          reader.fail(path(), "starts with \"{\" but is not the JSON text of an object")
+        case .string(let text) where !text.isEmpty: return .string(text)
+        case .object: return value
+        default: reader.fail(path(), "must be a non-empty string or an object, got \(value.kindName)")
+        }
+        return nil
+      }
+    }
+
+    /// The ApplePayPayment the sheet authorized.
+    public struct Payment: Sendable, WireObject {
+      public var token = Token()
+      public var shippingContact: Contact?
+      public var billingContact: Contact?
+
+      public static let shape = ObjectShape<Payment>(
+        "The ApplePayPayment the sheet authorized. Other members are ignored.", closed: false, blank: { Payment() },
+        [
+          .member("token", \.token),
+          .member("shippingContact", \.shippingContact, .optional),
+          .member("billingContact", \.billingContact, .optional),
+        ])
+    }
+
+    public var items: [CartItem] = []
+    public var shippingMethod = ""
+    public var payment = Payment()
     public var couponCode: String?
-    /// The payment request's `applicationData` (decoded from base64), which an Apple Pay token's
-    /// header hashes.
-    public var applicationData: [UInt8]?
+    /// The card the sheet showed, when sent: it must be the authorized one.
+    public var sheetPaymentMethod: PaymentMethod?
+    /// The payment request's `applicationData`, which an Apple Pay token's header hashes.
+    public var applicationData: Base64Data?
+
+    public var paymentData: JSONValue { payment.token.paymentData }
+    /// The authorized card (`payment.token.paymentMethod`).
+    public var paymentMethod: PaymentMethod { payment.token.paymentMethod }
+    public var shippingContact: Contact? { payment.shippingContact }
+    public var billingContact: Contact? { payment.billingContact }
   }
 
-  public struct Output: JSONRepresentable {
-    public var status: Status
-    public var errors: [ApplePayError]
+  public static let params = ObjectShape<Params>(
+    blank: { Params() },
+    [
+      .member("items", \.items, .required, CartItem.cartSchema, read: CartItem.readCart),
+      .member(
+        "shippingMethod", \.shippingMethod, .required, Shapes.shippingMethodIdentifier,
+        read: ShippingMethod.readIdentifier),
+      .member("payment", \.payment),
+      .member("couponCode", \.couponCode, .optionalOrNull, Shapes.couponCode, read: Coupon.readCode),
+      .member("paymentMethod", \.sheetPaymentMethod, .optionalOrNull),
+      .member(
+        "applicationData", \.applicationData, .optionalOrNull,
+        .string(
+          "The payment request's applicationData (base64); an Apple Pay token's header must carry its SHA-256.",
+          pattern: "^[A-Za-z0-9+/]*={0,2}$")),
+    ],
+    check: { params, reader in
+      let card = params.paymentMethod
+      if let sheetCard = params.sheetPaymentMethod, card.network != sheetCard.network || card.type != sheetCard.type {
+        reader.fail(
+          "paymentMethod",
+          "must match payment.token.paymentMethod (the card that was authorized): network \"\(card.network)\", type \"\(card.type.rawValue)\"")
+      }
+    })
+
+  public struct Result: MethodResult, WireObject {
+    public var status = Status.success
+    public var errors: [ApplePayError] = []
     public var chargeToken: String?
     public var amount: String?
-    public var currencyCode: String
-    public var summaryItems: [SummaryItem]
+    public var currencyCode = ""
+    public var summaryItems: [SummaryItem] = []
 
-    public func write(to writer: inout JSONWriter) {
-      writer.beginObject()
-      writer.member("status", status.rawValue)
-      writer.member("errors", errors)
-      writer.member("chargeToken", chargeToken)
-      writer.member("amount", amount)
-      writer.member("currencyCode", currencyCode)
-      writer.member("summaryItems", summaryItems)
-      writer.endObject()
+    public static let shape = ObjectShape<Result>(
+      blank: { Result() },
+      [
+        .member("status", \.status), .member("errors", \.errors),
+        .member("chargeToken", \.chargeToken, .optional, .string("Single-use; present only on success.")),
+        .member("amount", \.amount, .optional, Shapes.amount),
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+      ])
+
+    public var failure: ResultFailure? {
+      guard status != .success else { return nil }
+      return ResultFailure(
+        status: status.rawValue,
+        lines: errors.map { error in (error.contactField.map { "\($0.rawValue): " } ?? "") + error.message })
     }
   }
 
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    reader.rejectUnknown(
-      params, "", allowed: ["items", "shippingMethod", "payment", "couponCode", "paymentMethod", "applicationData"])
-    let items = CartItem.read(params["items"], "items", reader: reader, config: context.config)
-    let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: true)
-    let couponCode = context.readCouponCode(params["couponCode"], "couponCode", reader: reader, required: false)
-    let sheetCard = PaymentMethod.read(params["paymentMethod"], "paymentMethod", reader: reader, required: false)
-    guard let payment = reader.object(params["payment"], "payment") else { return nil }
-    let shipping = Contact.read(payment["shippingContact"], "payment.shippingContact", reader: reader, required: false)
-    let billing = Contact.read(payment["billingContact"], "payment.billingContact", reader: reader, required: false)
-    guard let token = reader.object(payment["token"], "payment.token") else { return nil }
-    var paymentData: JSONValue?
-    switch token["paymentData"] {
-    case nil: reader.fail("payment.token.paymentData", "is required")
-    case .string(let text)? where text.trimmingWhitespaceAndNewlines().first == "{":
-      // An Apple Pay token passed on as the JSON text of its paymentData.
-      if case .object(let object)? = try? JSONParser.parse(text) {
-        paymentData = .object(object)
-      } else {
-        reader.fail("payment.token.paymentData", "starts with \"{\" but is not the JSON text of an object")
-      }
-    case .string(let text)? where !text.isEmpty: paymentData = .string(text)
-    case .object(let object)?: paymentData = .object(object)
-    case let other?: reader.fail("payment.token.paymentData", "must be a non-empty string or an object, got \(other.kindName)")
-    }
-    _ = reader.string(token["transactionIdentifier"], "payment.token.transactionIdentifier")
-    let card = PaymentMethod.read(token["paymentMethod"], "payment.token.paymentMethod", reader: reader, required: true, displayNameRequired: true)
-    if let card, let sheetCard, card.network != sheetCard.network || card.type != sheetCard.type {
-      reader.fail(
-        "paymentMethod",
-        "must match payment.token.paymentMethod (the card that was authorized): network \"\(card.network)\", type \"\(card.type.rawValue)\"")
-    }
-    var applicationData: [UInt8]?
-    if let value = params["applicationData"], value != .null {
-      if case .string(let text) = value, let data = Data(base64Encoded: text) {
-        applicationData = Array(data)
-      } else {
-        reader.fail("applicationData", "must be base64 text (the payment request's applicationData), got \(value.kindName)")
-      }
-    }
-    guard let items, let method = method ?? nil, let paymentData, let card, reader.errors.isEmpty else { return nil }
-    return Params(
-      items: items, shippingMethod: method, paymentData: paymentData, paymentMethod: card,
-      shippingContact: shipping, billingContact: billing, couponCode: couponCode, applicationData: applicationData)
-  }
-
-  public static func run(_ params: Params, context: ServiceContext) throws -> Output {
+  /// Checks in the order the sheet's statuses rank them: the contacts, then the card, then a real
+  /// token's verification and hold, and only then issues a charge token.
+  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let config = context.config
     let pricer = context.pricer
-    let validator = context.validator
-    let merchant = config.merchant
     let region = pricer.region(of: params.shippingContact)
     let offered = pricer.offeredMethods(for: region).first { $0.identifier == params.shippingMethod }
+    // Prices come from config only. An unusable coupon is reported and left out; it never blocks.
+    let now = context.clock.now()
+    let merchandise = pricer.merchandise(
+      items: params.items, couponCode: params.couponCode, paymentMethod: params.paymentMethod, now: now)
+    let quote = pricer.quote(merchandise, method: offered, region: region)
+    let couponErrors = merchandise.couponError.map { [$0] } ?? []
+    func answer(_ status: Status, _ errors: [ApplePayError]) -> Result {
+      Result(
+        status: status, errors: errors + couponErrors, currencyCode: config.currency.code,
+        summaryItems: quote.summaryItems)
+    }
 
-    // 1. Contacts, in status order.
+    if let problems = contactProblems(params, offered: offered, context: context) {
+      return answer(problems.status, problems.errors)
+    }
+    if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
+    var hold: (authorization: PaymentAuthorization, declineReason: String?)?
+    if case .object(let tokenData) = params.paymentData {
+      do throws(ApplePayTokenFailure) {
+        hold = try applePayHold(tokenData, params: params, totalMinor: quote.totalMinor, context: context, now: now)
+      } catch {
+        return answer(.failure, [ApplePayError(.unknown, nil, error.message)])
+      }
+    }
+    let token: String?
+    do {
+      token = try issueChargeToken(params, quote: quote, hold: hold, context: context, now: now)
+    } catch let replay as ApplePayTokenFailure {
+      return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])
+    }
+    guard let token else {  // only a declined hold issues none
+      let reason = hold?.declineReason ?? "declined"
+      return answer(.failure, [ApplePayError(.unknown, nil, "the card network declined the authorization: \(reason)")])
+    }
+    return Result(
+      status: .success, errors: couponErrors, chargeToken: token, amount: config.format(quote.totalMinor),
+      currencyCode: config.currency.code, summaryItems: quote.summaryItems)
+  }
+
+  /// The contacts' problems with the status they give (shipping address, shipping person, billing,
+  /// in that order of precedence), all of them listed; nil when there are none.
+  static func contactProblems(_ params: Params, offered: ShippingMethod?, context: ServiceContext)
+    -> (status: Status, errors: [ApplePayError])?
+  {
+    let config = context.config
+    let validator = context.validator
+    let merchant = config.merchant
     var shippingAddress: [ApplePayError] = []
     if merchant.requiredShippingContactFields.contains(.postalAddress) {
       shippingAddress = validator.addressErrors(params.shippingContact, role: .shipping, complete: true)
@@ -182,67 +221,36 @@ public enum AuthorizePayment: RPCMethod {
       billing = validator.addressErrors(params.billingContact, role: .billing, complete: true)
     }
     billing += validator.personErrors(params.billingContact, role: .billing, required: merchant.requiredBillingContactFields)
-
-    // 3. Prices come from config only. An unusable coupon is reported and left out; it never blocks.
-    let now = context.clock.now()
-    let merchandise = pricer.merchandise(
-      items: params.items, couponCode: params.couponCode, paymentMethod: params.paymentMethod, now: now)
-    let quote = pricer.quote(merchandise, method: offered, region: region)
-    let couponErrors = merchandise.couponError.map { [$0] } ?? []
-    func answer(_ status: Status, _ errors: [ApplePayError]) -> Output {
-      Output(
-        status: status, errors: errors + couponErrors, chargeToken: nil, amount: nil,
-        currencyCode: config.currency.code, summaryItems: quote.summaryItems)
-    }
     let errors = shippingAddress + shippingPerson + billing
-    if !shippingAddress.isEmpty { return answer(.invalidShippingPostalAddress, errors) }
-    if !shippingPerson.isEmpty { return answer(.invalidShippingContact, errors) }
-    if !billing.isEmpty { return answer(.invalidBillingPostalAddress, errors) }
+    if !shippingAddress.isEmpty { return (.invalidShippingPostalAddress, errors) }
+    if !shippingPerson.isEmpty { return (.invalidShippingContact, errors) }
+    if !billing.isEmpty { return (.invalidBillingPostalAddress, errors) }
+    return nil
+  }
 
-    // 2. Card network and type.
-    if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
-
-    // 4. A real Apple Pay token: verified, decrypted and submitted to the network for a hold.
-    var hold: (authorization: PaymentAuthorization, declineReason: String?)?
-    if case .object(let tokenData) = params.paymentData {
-      do throws(ApplePayTokenFailure) {
-        hold = try applePayHold(tokenData, params: params, totalMinor: quote.totalMinor, context: context, now: now)
-      } catch {
-        return answer(.failure, [ApplePayError(.unknown, nil, error.message)])
-      }
-    }
-
-    // 5. A single-use charge token bound to this order and card (and to the hold).
+  /// Records the hold (if any) and issues a single-use charge token bound to this order and card;
+  /// nil when the network declined the hold.
+  static func issueChargeToken(
+    _ params: Params, quote: Pricer.Quote, hold: (authorization: PaymentAuthorization, declineReason: String?)?,
+    context: ServiceContext, now: Int64
+  ) throws -> String? {
+    let config = context.config
     let binding = OrderBinding(
       items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact,
       couponCode: params.couponCode)
-    let token: String?
-    do {
-      token = try context.store.write { transaction -> String? in
-        if let hold {
-          try transaction.record(hold.authorization, at: RFC3339.format(now))
-          if hold.declineReason != nil { return nil }
-        }
-        return try transaction.issueChargeToken(
-          merchant: merchant.identifier, binding: binding.canonical,
-          billingContact: params.billingContact.map { JSONWriter.string($0) },
-          paymentMethod: JSONWriter.string(params.paymentMethod), amountMinor: quote.totalMinor,
-          currencyCode: config.currency.code,
-          // A placed hold is approved by the network; otherwise the test name decides the outcome.
-          outcome: hold == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
-          issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
-          authorizationId: hold?.authorization.authorizationId)
+    return try context.store.write { transaction -> String? in
+      if let hold {
+        try transaction.record(hold.authorization, at: RFC3339.format(now))
+        if hold.declineReason != nil { return nil }
       }
-    } catch let replay as ApplePayTokenFailure {
-      return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])
+      return try transaction.issueChargeToken(
+        merchant: config.merchant.identifier, binding: binding, billingContact: params.billingContact,
+        paymentMethod: params.paymentMethod, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
+        // A placed hold is approved by the network; otherwise the test name decides the outcome.
+        outcome: hold == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
+        issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
+        authorizationId: hold?.authorization.authorizationId)
     }
-    guard let token else {  // only a declined hold issues none
-      let reason = hold?.declineReason ?? "declined"
-      return answer(.failure, [ApplePayError(.unknown, nil, "the card network declined the authorization: \(reason)")])
-    }
-    return Output(
-      status: .success, errors: couponErrors, chargeToken: token, amount: config.format(quote.totalMinor),
-      currencyCode: config.currency.code, summaryItems: quote.summaryItems)
   }
 }
 
@@ -265,7 +273,7 @@ extension AuthorizePayment {
     }
     let payment = try ApplePayTokenVerifier(merchant: merchant).verify(
       tokenData, now: now, totalMinor: totalMinor, currency: config.currency,
-      applicationData: params.applicationData)
+      applicationData: params.applicationData?.bytes)
     let declineReason = SandboxNetwork.declineReason(payment, now: now)
     let authorization = PaymentAuthorization(
       authorizationId: Identifiers.authorizationId(transactionId: payment.transactionId),
@@ -276,32 +284,3 @@ extension AuthorizePayment {
   }
 }
 
-/// What a charge token is bound to: the cart, the shipping method, the shipping contact and the
-/// coupon code, in a canonical JSON form that is compared byte for byte.
-public struct OrderBinding: Equatable, Sendable {
-  public var items: [CartItem]
-  public var shippingMethod: String
-  public var shippingContact: Contact?
-  /// Normalized (trimmed, upper-cased); nil for none or an empty code.
-  public var couponCode: String?
-
-  public init(items: [CartItem], shippingMethod: String, shippingContact: Contact?, couponCode: String?) {
-    self.items = items
-    self.shippingMethod = shippingMethod
-    self.shippingContact = shippingContact
-    let normalized = couponCode.map(Coupon.normalize)
-    self.couponCode = normalized?.isEmpty == false ? normalized : nil
-  }
-
-  /// The coupon member is present only with a code, so orders without one bind exactly as in version 1.
-  public var canonical: String {
-    var writer = JSONWriter()
-    writer.beginObject()
-    writer.member("items", items)
-    writer.member("shippingMethod", shippingMethod)
-    writer.member("shippingContact", orNull: shippingContact)
-    writer.member("couponCode", couponCode)
-    writer.endObject()
-    return writer.string
-  }
-}

@@ -3,7 +3,7 @@
 public enum ChangeCouponCode: RPCMethod {
   public static let name = "changeCouponCode"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "The buyer typed a coupon code: apply it (or report why not) and reprice.",
     description: """
       Answers PKPaymentRequestCouponCodeUpdate. Applies the coupon (matched trimmed and \
@@ -11,44 +11,33 @@ public enum ChangeCouponCode: RPCMethod {
       coupon can cross a free-shipping threshold. An unknown, expired or below-minimum code gives \
       couponCodeInvalid or couponCodeExpired in errors and is left out of the totals. Changes nothing.
       """,
-    params: MethodDescription.sheetParams(required: [.couponCode]),
-    result: .object(
-      [
-        ("errors", Shapes.applePayErrors), ("shippingMethods", Shapes.shippingMethodOffers),
-        ("shippingMethod", Shapes.pricedShippingMethod), ("summaryItems", Shapes.summaryItems),
-        ("currencyCode", Shapes.currencyCode),
-      ], required: ["errors", "shippingMethods", "shippingMethod", "summaryItems", "currencyCode"]),
-    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+    readOnly: true, idempotent: true)
 
-  public typealias Params = SheetState
+  public static let params = SheetState.params(required: [.couponCode])
 
-  public struct Output: JSONRepresentable {
-    public var errors: [ApplePayError]
-    public var shippingMethods: [ShippingMethodOffer]
+  public struct Result: MethodResult, WireObject {
+    public var errors: [ApplePayError] = []
+    public var shippingMethods: [ShippingMethodOffer] = []
     public var shippingMethod: String?
-    public var summaryItems: [SummaryItem]
-    public var currencyCode: String
+    public var summaryItems: [SummaryItem] = []
+    public var currencyCode = ""
 
-    public func write(to writer: inout JSONWriter) {
-      writer.beginObject()
-      writer.member("errors", errors)
-      writer.member("shippingMethods", shippingMethods)
-      writer.member("shippingMethod", orNull: shippingMethod)
-      writer.member("summaryItems", summaryItems)
-      writer.member("currencyCode", currencyCode)
-      writer.endObject()
-    }
-  }
-
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    SheetState.read(params, reader: reader, context: context, required: [.couponCode])
+    public static let shape = ObjectShape<Result>(
+      blank: { Result() },
+      [
+        .member("errors", \.errors),
+        .member("shippingMethods", \.shippingMethods, .required, Shapes.shippingMethodOffers),
+        .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
+        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+      ])
   }
 
   /// An unknown, expired or not-yet-reached coupon is reported and left out; the rest is priced as
   /// usual. An empty code removes the coupon without an error.
-  public static func run(_ params: Params, context: ServiceContext) -> Output {
+  public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let priced = context.price(params)
-    return Output(
+    return Result(
       errors: priced.merchandise.errors, shippingMethods: context.offers(priced.methods, for: priced.merchandise),
       shippingMethod: priced.methods.first?.identifier, summaryItems: priced.quote.summaryItems,
       currencyCode: context.config.currency.code)

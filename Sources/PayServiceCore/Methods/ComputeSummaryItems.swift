@@ -2,7 +2,7 @@
 public enum ComputeSummaryItems: RPCMethod {
   public static let name = "computeSummaryItems"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "Price a cart: line items, discounts, shipping, tax and the total.",
     description: """
       Prices a cart for the payment sheet from the configured catalog, shipping and tax rules. Give the \
@@ -12,43 +12,33 @@ public enum ComputeSummaryItems: RPCMethod {
       address or check stock and changes nothing. errors (coupon and card problems) is present exactly \
       when couponCode or paymentMethod was given.
       """,
-    params: MethodDescription.sheetParams(required: []),
-    result: .object(
-      [
-        ("currencyCode", Shapes.currencyCode), ("shippingMethod", Shapes.pricedShippingMethod),
-        ("summaryItems", Shapes.summaryItems), ("errors", Shapes.applePayErrors),
-      ], required: ["currencyCode", "shippingMethod", "summaryItems"]),
-    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+    readOnly: true, idempotent: true)
 
-  public typealias Params = SheetState
+  public static let params = SheetState.params(required: [])
 
-  public struct Output: JSONRepresentable {
-    public var currencyCode: String
+  public struct Result: MethodResult, WireObject {
+    public var currencyCode = ""
     public var shippingMethod: String?
-    public var summaryItems: [SummaryItem]
+    public var summaryItems: [SummaryItem] = []
     /// Coupon and card problems; nil (member left out) for a request without couponCode and
     /// paymentMethod, so version 1 requests get version 1 bytes.
     public var errors: [ApplePayError]?
 
-    public func write(to writer: inout JSONWriter) {
-      writer.beginObject()
-      writer.member("currencyCode", currencyCode)
-      writer.member("shippingMethod", orNull: shippingMethod)
-      writer.member("summaryItems", summaryItems)
-      writer.member("errors", errors)
-      writer.endObject()
-    }
-  }
-
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    SheetState.read(params, reader: reader, context: context)
+    public static let shape = ObjectShape<Result>(
+      blank: { Result() },
+      [
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
+        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+        .member("errors", \.errors, .optional),
+      ])
   }
 
   /// The priced method is the requested one when it is offered for the contact's region, else the
   /// first offered one; with no contact the merchant's country is the region.
-  public static func run(_ params: Params, context: ServiceContext) -> Output {
+  public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let priced = context.price(params)
-    return Output(
+    return Result(
       currencyCode: context.config.currency.code, shippingMethod: priced.methods.first?.identifier,
       summaryItems: priced.quote.summaryItems, errors: params.usesDiscounts ? priced.merchandise.errors : nil)
   }

@@ -2,36 +2,32 @@
 public enum GetOrder: RPCMethod {
   public static let name = "getOrder"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "Fetch a recorded order by its orderId.",
     description: """
       Returns the order processOrder recorded, exactly as processOrder returned it. An unknown orderId \
       is error -32003. Changes nothing.
       """,
-    params: [MethodDescription.Param("orderId", required: true, .string("From processOrder.", minLength: 1))],
-    result: .object([("order", Shapes.order)], required: ["order"]),
-    errors: MethodDescription.paramErrors + [.storeUnavailable, .orderNotFound], readOnly: true, idempotent: true)
+    errors: [.storeUnavailable, .orderNotFound], readOnly: true, idempotent: true)
   public static let usesStore = true
 
-  public struct Output: JSONRepresentable {
-    public var value: JSONValue
-
-    public func write(to writer: inout JSONWriter) {
-      writer.write(value)
-    }
+  public struct Params: Sendable {
+    public var orderId = ""
   }
 
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> String? {
-    reader.rejectUnknown(params, "", allowed: ["orderId"])
-    return reader.string(params["orderId"], "orderId")
+  public static let params = ObjectShape<Params>(
+    blank: { Params() }, [.member("orderId", \.orderId, .required, .string("From processOrder.", minLength: 1))])
+
+  public struct Result: MethodResult, WireObject {
+    public var order = OrderDocument()
+
+    public static let shape = ObjectShape<Result>(blank: { Result() }, [.member("order", \.order)])
   }
 
-  public static func run(_ orderId: String, context: ServiceContext) throws -> Output {
-    guard let document = try context.store.orderDocument(id: orderId) else {
-      throw ServiceError.orderNotFound(orderId)
+  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    guard let document = try context.store.orderDocument(id: params.orderId) else {
+      throw ServiceError.orderNotFound(params.orderId)
     }
-    var result = JSONObjectBuilder()
-    result.set("order", try JSONParser.parse(document))
-    return Output(value: result.value)
+    return Result(order: try StoredJSON.read(document, as: OrderDocument.self, "order document"))
   }
 }

@@ -2,56 +2,56 @@
 public enum ListProducts: RPCMethod {
   public static let name = "listProducts"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "List the catalog with live stock.",
     description: """
       Lists every product in catalog order: sku (what items[].sku takes), name, description, price and \
       the quantity on hand now. Takes no params and changes nothing.
       """,
-    params: [],
-    result: .object(
-      [
-        (
-          "products",
-          .array(
-            .object(
-              [
-                ("sku", .string()), ("name", .string()), ("description", .string()), ("price", Shapes.amount),
-                ("quantityOnHand", .integer(minimum: 0)), ("imageURI", .string()),
-              ], required: ["sku", "name", "description", "price", "quantityOnHand"]))
-        )
-      ], required: ["products"]),
-    errors: MethodDescription.paramErrors + [.storeUnavailable], readOnly: true, idempotent: true)
+    errors: [.storeUnavailable], readOnly: true, idempotent: true)
   public static let usesStore = true
+  public static let params = NoParams.shape
 
-  public struct Output: JSONRepresentable {
-    public var value: JSONValue
+  /// One catalog product with its stock.
+  public struct Product: Equatable, Sendable, WireObject {
+    public var sku = ""
+    public var name = ""
+    public var description = ""
+    public var price = ""
+    public var quantityOnHand = 0
+    public var imageURI: String?
 
-    public func write(to writer: inout JSONWriter) {
-      writer.write(value)
-    }
+    public static let shape = ObjectShape<Product>(
+      blank: { Product() },
+      [
+        .member("sku", \.sku), .member("name", \.name, .required, .string(), read: ParamReader.anyString),
+        .member("description", \.description, .required, .string(), read: ParamReader.anyString),
+        .member("price", \.price, .required, Shapes.amount),
+        .member("quantityOnHand", \.quantityOnHand, .required, .integer(minimum: 0)),
+        .member("imageURI", \.imageURI, .optional),
+      ])
   }
 
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Void? {
-    reader.rejectUnknown(params, "", allowed: [])
-    return ()
+  public struct Result: MethodResult, WireObject {
+    public var products: [Product] = []
+
+    public static let shape = ObjectShape<Result>(blank: { Result() }, [.member("products", \.products)])
   }
 
-  public static func run(_ params: Void, context: ServiceContext) throws -> Output {
+  public static func run(_ params: NoParams, context: ServiceContext) throws -> Result {
     let stock = try context.store.stock()
     let config = context.config
-    let products: [JSONValue] = config.catalog.map { product in
-      var object = JSONObjectBuilder()
-      object.set("sku", product.sku)
-      object.set("name", product.name)
-      object.set("description", product.description)
-      object.set("price", config.format(product.priceMinor))
-      object.set("quantityOnHand", stock[product.sku] ?? product.quantityOnHand)
-      object.set("imageURI", product.imageURI)
-      return object.value
-    }
-    var result = JSONObjectBuilder()
-    result.set("products", .array(products))
-    return Output(value: result.value)
+    return Result(
+      products: config.catalog.map { product in
+        Product(
+          sku: product.sku, name: product.name, description: product.description,
+          price: config.format(product.priceMinor), quantityOnHand: stock[product.sku] ?? product.quantityOnHand,
+          imageURI: product.imageURI)
+      })
   }
+}
+
+/// The params of a method that takes none: any member is an unknown field.
+public struct NoParams: Sendable {
+  public static let shape = ObjectShape<NoParams>(blank: { NoParams() }, [])
 }

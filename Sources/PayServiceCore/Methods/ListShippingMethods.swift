@@ -3,7 +3,7 @@
 public enum ListShippingMethods: RPCMethod {
   public static let name = "listShippingMethods"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "List every configured shipping method.",
     description: """
       Lists every configured shipping method in config order, whatever the region: identifier (what \
@@ -11,55 +11,52 @@ public enum ListShippingMethods: RPCMethod {
       the delivery window from the service clock and the regions it serves. Takes no params and changes \
       nothing.
       """,
-    params: [],
-    result: .object(
+    readOnly: true, idempotent: true)
+  public static let params = NoParams.shape
+
+  /// One configured shipping method, as configured.
+  public struct Method: Equatable, Sendable, WireObject {
+    public var identifier = ""
+    public var label = ""
+    public var detail = ""
+    public var amount = ""
+    public var freeOver: String?
+    public var transitDays = 0
+    public var transitDaysMax: Int?
+    public var dateComponentsRange = DateComponentsRange()
+    public var regions: [String]?
+    public var exceptRegions: [String]?
+
+    public static let shape = ObjectShape<Method>(
+      blank: { Method() },
       [
-        (
-          "shippingMethods",
-          .array(
-            .object(
-              [
-                ("identifier", .string()), ("label", .string()), ("detail", .string()), ("amount", Shapes.amount),
-                ("freeOver", Shapes.amount), ("transitDays", .integer(minimum: 0)),
-                ("transitDaysMax", .integer(minimum: 0)), ("dateComponentsRange", Shapes.dateComponentsRange),
-                ("regions", .array(.string())), ("exceptRegions", .array(.string())),
-              ], required: ["identifier", "label", "detail", "amount", "transitDays", "dateComponentsRange"]))
-        )
-      ], required: ["shippingMethods"]),
-    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
-
-  public struct Output: JSONRepresentable {
-    public var value: JSONValue
-
-    public func write(to writer: inout JSONWriter) {
-      writer.write(value)
-    }
+        .member("identifier", \.identifier), .member("label", \.label, read: ParamReader.anyString),
+        .member("detail", \.detail, read: ParamReader.anyString), .member("amount", \.amount, .required, Shapes.amount),
+        .member("freeOver", \.freeOver, .optional, Shapes.amount),
+        .member("transitDays", \.transitDays, .required, .integer(minimum: 0)),
+        .member("transitDaysMax", \.transitDaysMax, .optional, .integer(minimum: 0)),
+        .member("dateComponentsRange", \.dateComponentsRange),
+        .member("regions", \.regions, .optional), .member("exceptRegions", \.exceptRegions, .optional),
+      ])
   }
 
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Void? {
-    reader.rejectUnknown(params, "", allowed: [])
-    return ()
+  public struct Result: MethodResult, WireObject {
+    public var shippingMethods: [Method] = []
+
+    public static let shape = ObjectShape<Result>(blank: { Result() }, [.member("shippingMethods", \.shippingMethods)])
   }
 
-  public static func run(_ params: Void, context: ServiceContext) -> Output {
+  public static func run(_ params: NoParams, context: ServiceContext) -> Result {
     let config = context.config
     let now = context.clock.now()
-    let methods: [JSONValue] = config.shipping.methods.map { method in
-      var object = JSONObjectBuilder()
-      object.set("identifier", method.identifier)
-      object.set("label", method.label)
-      object.set("detail", method.detail)
-      object.set("amount", config.format(method.amountMinor))
-      object.set("freeOver", method.freeOverMinor.map(config.format))
-      object.set("transitDays", method.transitDays)
-      if let last = method.transitDaysMax { object.set("transitDaysMax", last) }
-      object.set("dateComponentsRange", DateComponentsRange(method: method, now: now).json)
-      object.set("regions", method.regions.map { .array($0.map(JSONValue.string)) })
-      object.set("exceptRegions", method.exceptRegions.map { .array($0.map(JSONValue.string)) })
-      return object.value
-    }
-    var result = JSONObjectBuilder()
-    result.set("shippingMethods", .array(methods))
-    return Output(value: result.value)
+    return Result(
+      shippingMethods: config.shipping.methods.map { method in
+        Method(
+          identifier: method.identifier, label: method.label, detail: method.detail,
+          amount: config.format(method.amountMinor), freeOver: method.freeOverMinor.map(config.format),
+          transitDays: method.transitDays, transitDaysMax: method.transitDaysMax,
+          dateComponentsRange: DateComponentsRange(method: method, now: now), regions: method.regions,
+          exceptRegions: method.exceptRegions)
+      })
   }
 }

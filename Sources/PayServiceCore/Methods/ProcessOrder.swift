@@ -4,7 +4,7 @@
 public enum ProcessOrder: RPCMethod {
   public static let name = "processOrder"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "Charge an authorized payment, decrement stock and record the order.",
     description: """
       Charges the payment authorized by authorizePayment and records the order, in one durable \
@@ -16,287 +16,295 @@ public enum ProcessOrder: RPCMethod {
       returns the stored answer without charging twice; a different order with a used token is error \
       -32002.
       """,
-    params: [
-      MethodDescription.Param("chargeToken", required: true, .string("From authorizePayment.", minLength: 1)),
-      MethodDescription.Param("items", required: true, Shapes.items),
-      MethodDescription.Param("shippingMethod", required: true, Shapes.shippingMethodIdentifier),
-      MethodDescription.Param("shippingContact", required: true, Shapes.contact),
-      MethodDescription.Param("billingContact", required: false, Shapes.contact),
-      MethodDescription.Param("amount", required: true, Shapes.amount),
-      MethodDescription.Param("currencyCode", required: true, .string("The merchant currency.", minLength: 1)),
-      MethodDescription.Param("couponCode", required: false, Shapes.couponCode.allowingNull()),
-      MethodDescription.Param(
-        "paymentMethod", required: false, Shapes.paymentMethod(displayNameRequired: false).allowingNull()),
-    ],
-    result: JSONSchema.object(
-      [
-        ("status", .string(values: ["succeeded", "failed"])),
-        ("orderId", .string()),
-        ("chargeId", .string()),
-        ("amount", Shapes.amount),
-        ("currencyCode", Shapes.currencyCode),
-        ("order", Shapes.order),
-        ("failureCode", .string(values: FailureCode.allCases.map(\.rawValue))),
-        ("declineCode", .string(values: ["generic_decline", "insufficient_funds"])),
-        ("message", .string("Why the order failed, for people.")),
-        (
-          "errors",
-          .array(
-            .object(
-              [("sku", .string()), ("requested", .integer(minimum: 1)), ("available", .integer(minimum: 0))],
-              required: ["sku", "requested", "available"]), "The short lines of an out_of_stock failure.")
-        ),
-      ], required: ["status"]
-    ).requiring(
-      oneOf: [
-        ("status", "succeeded", ["orderId", "chargeId", "amount", "currencyCode", "order"]),
-        ("status", "failed", ["failureCode", "message"]),
-      ]),
-    errors: MethodDescription.paramErrors + [.storeUnavailable, .chargeTokenConflict], readOnly: false,
-    idempotent: true, failureStatuses: ["failed"])
+    errors: [.storeUnavailable, .chargeTokenConflict], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
   public static let usesStore = true
   public static let commitsInGroups = true
 
-  public enum FailureCode: String, Sendable, CaseIterable {
+  public enum FailureCode: String, Sendable, WireEnum {
     case invalidChargeToken = "invalid_charge_token"
     case amountMismatch = "amount_mismatch"
     case outOfStock = "out_of_stock"
     case cardDeclined = "card_declined"
     case expiredCard = "expired_card"
     case processingError = "processing_error"
+
+    /// Whether a failure with this code uses the token up: a charge was attempted. The others leave
+    /// it unused, so the buyer can fix the request and send it again.
+    var consumesToken: Bool {
+      switch self {
+      case .invalidChargeToken, .amountMismatch, .outOfStock: return false
+      case .cardDeclined, .expiredCard, .processingError: return true
+      }
+    }
   }
 
   public struct Params: Sendable {
-    public var chargeToken: String
-    public var binding: OrderBinding
+    public var chargeToken = ""
+    public var items: [CartItem] = []
+    public var shippingMethod = ""
+    public var shippingContact = Contact()
     public var billingContact: Contact?
+    public var amount = Amount(minor: 0)
+    public var currencyCode = ""
+    public var couponCode: String?
     /// When given, must be the card the token was authorized with; the token's card prices the order.
     public var paymentMethod: PaymentMethod?
-    public var amountMinor: Int64
-    public var currencyCode: String
-  }
 
-  /// The result as compact JSON text: what is stored with the token and replayed for the same
-  /// request, written once and embedded in the response as is.
-  public struct Output: JSONRepresentable {
-    public var text: String
-
-    public func write(to writer: inout JSONWriter) {
-      writer.write(serialized: text)
+    public var binding: OrderBinding {
+      OrderBinding(items: items, shippingMethod: shippingMethod, shippingContact: shippingContact, couponCode: couponCode)
     }
   }
 
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    reader.rejectUnknown(
-      params, "",
-      allowed: [
-        "chargeToken", "items", "shippingMethod", "shippingContact", "billingContact", "amount", "currencyCode",
-        "couponCode", "paymentMethod",
+  public static let params = ObjectShape<Params>(
+    blank: { Params() },
+    [
+      .member("chargeToken", \.chargeToken, .required, .string("From authorizePayment.", minLength: 1)),
+      .member("items", \.items, .required, CartItem.cartSchema, read: CartItem.readCart),
+      .member(
+        "shippingMethod", \.shippingMethod, .required, Shapes.shippingMethodIdentifier,
+        read: ShippingMethod.readIdentifier),
+      .member("shippingContact", \.shippingContact),
+      .member("billingContact", \.billingContact, .optional),
+      .member("amount", \.amount),
+      .member("currencyCode", \.currencyCode, .required, .string("The merchant currency.", minLength: 1)),
+      .member("couponCode", \.couponCode, .optionalOrNull, Shapes.couponCode, read: Coupon.readCode),
+      .member("paymentMethod", \.paymentMethod, .optionalOrNull),
+    ])
+
+  /// A charged order: what it cost and the order recorded.
+  public struct Succeeded: Equatable, Sendable, WireObject {
+    public var orderId = ""
+    public var chargeId = ""
+    public var amount = ""
+    public var currencyCode = ""
+    public var order = OrderDocument()
+
+    public static let shape = ObjectShape<Succeeded>(
+      blank: { Succeeded() },
+      [
+        .constant("status", "succeeded"), .member("orderId", \.orderId), .member("chargeId", \.chargeId),
+        .member("amount", \.amount, .required, Shapes.amount),
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("order", \.order),
       ])
-    let config = context.config
-    let token = reader.string(params["chargeToken"], "chargeToken")
-    let items = CartItem.read(params["items"], "items", reader: reader, config: config)
-    let method = context.readShippingMethod(params["shippingMethod"], "shippingMethod", reader: reader, required: true)
-    let shipping = Contact.read(params["shippingContact"], "shippingContact", reader: reader, required: true)
-    let billing = Contact.read(params["billingContact"], "billingContact", reader: reader, required: false)
-    let amount = reader.amount(params["amount"], "amount", digits: config.currency.minorDigits)
-    let currency = reader.string(params["currencyCode"], "currencyCode")
-    let couponCode = context.readCouponCode(params["couponCode"], "couponCode", reader: reader, required: false)
-    let card = PaymentMethod.read(params["paymentMethod"], "paymentMethod", reader: reader, required: false)
-    guard let token, let items, let method = method ?? nil, let shipping, let amount, let currency,
-      reader.errors.isEmpty
-    else { return nil }
-    return Params(
-      chargeToken: token,
-      binding: OrderBinding(items: items, shippingMethod: method, shippingContact: shipping, couponCode: couponCode),
-      billingContact: billing, paymentMethod: card, amountMinor: amount, currencyCode: currency)
   }
 
-  /// A failed result's text.
-  static func failed(
-    _ code: FailureCode, _ message: String, declineCode: String? = nil, chargeId: String? = nil,
-    errors: [JSONValue]? = nil
-  ) -> String {
-    var object = JSONObjectBuilder()
-    object.set("status", "failed")
-    object.set("failureCode", code.rawValue)
-    object.set("declineCode", declineCode)
-    object.set("chargeId", chargeId)
-    object.set("message", message)
-    object.set("errors", errors.map(JSONValue.array))
-    return JSONWriter.string(object.value)
+  /// A sku the order wants more of than is on hand.
+  public struct Shortage: Equatable, Sendable, WireObject {
+    public var sku = ""
+    public var requested = 1
+    public var available = 0
+
+    public static let shape = ObjectShape<Shortage>(
+      blank: { Shortage() },
+      [
+        .member("sku", \.sku), .member("requested", \.requested, .required, .integer(minimum: 1)),
+        .member("available", \.available, .required, .integer(minimum: 0)),
+      ])
   }
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Output {
-    let config = context.config
-    let pricer = context.pricer
-    let binding = params.binding
-    let region = pricer.region(of: binding.shippingContact)
-    let method = config.shippingMethodsByIdentifier[binding.shippingMethod]
-    let requestedCard = params.paymentMethod.map { JSONWriter.string($0) }
-    let bindingText = binding.canonical
-    let now = context.clock.now()
-    let nowText = RFC3339.format(now)
-    let requestedBilling = params.billingContact.map { JSONWriter.string($0) }
+  /// An order that did not go through, and why.
+  public struct Failed: Equatable, Sendable, WireObject {
+    public var failureCode = FailureCode.processingError
+    public var declineCode: String?
+    public var chargeId: String?
+    public var message = ""
+    public var errors: [Shortage]?
 
-    let text = try context.store.write { transaction -> String in
-      guard let token = try transaction.chargeToken(params.chargeToken) else {
-        return failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again.")
+    public static let shape = ObjectShape<Failed>(
+      blank: { Failed() },
+      [
+        .constant("status", "failed"), .member("failureCode", \.failureCode),
+        .member("declineCode", \.declineCode, .optional, .string(values: ["generic_decline", "insufficient_funds"])),
+        .member("chargeId", \.chargeId, .optional),
+        .member("message", \.message, .required, .string("Why the order failed, for people."), read: ParamReader.anyString),
+        .member("errors", \.errors, .optional, .array(Shortage.schema, "The short lines of an out_of_stock failure.")),
+      ])
+  }
+
+  /// The answer: stored with the token and replayed for the identical request.
+  public enum Result: Equatable, Sendable, MethodResult, WireValue {
+    case succeeded(Succeeded)
+    case failed(Failed)
+
+    public static var schema: JSONSchema {
+      .variants(tag: "status", [("succeeded", Succeeded.shape.members), ("failed", Failed.shape.members)])
+    }
+
+    public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Result? {
+      guard case .object(let object) = value else {
+        reader.fail(path(), "must be an object, got \(value.kindName)")
+        return nil
       }
-      // The identity of a request: what it asks for, with the billing contact it resolves to.
-      let billing = requestedBilling ?? token.billingContact
-      let card = requestedCard ?? token.paymentMethod
-      var fingerprint = JSONWriter(capacity: 1024)
-      fingerprint.beginObject()
-      fingerprint.member("binding", bindingText)
-      fingerprint.member("billingContact", billing)
-      fingerprint.member("paymentMethod", card)
-      fingerprint.member("amount", config.format(params.amountMinor))
-      fingerprint.member("currencyCode", params.currencyCode)
-      fingerprint.endObject()
-      let fingerprintText = fingerprint.string
+      switch object["status"] {
+      case .string("succeeded")?: return Succeeded.shape.read(object, at: path, reader: reader).map(Result.succeeded)
+      case .string("failed")?: return Failed.shape.read(object, at: path, reader: reader).map(Result.failed)
+      default:
+        reader.fail(ParamReader.join(path(), "status"), "must be \"succeeded\" or \"failed\"")
+        return nil
+      }
+    }
 
+    public func write(to writer: inout JSONWriter) {
+      switch self {
+      case .succeeded(let succeeded): succeeded.write(to: &writer)
+      case .failed(let failed): failed.write(to: &writer)
+      }
+    }
+
+    public var failure: ResultFailure? {
+      guard case .failed(let failed) = self else { return nil }
+      return ResultFailure(
+        status: "failed", code: failed.failureCode.rawValue, message: failed.message,
+        lines: (failed.errors ?? []).map { "\($0.sku): \($0.requested) requested, \($0.available) available" })
+    }
+
+    static func failed(
+      _ code: FailureCode, _ message: String, declineCode: String? = nil, chargeId: String? = nil,
+      errors: [Shortage]? = nil
+    ) -> Result {
+      .failed(Failed(failureCode: code, declineCode: declineCode, chargeId: chargeId, message: message, errors: errors))
+    }
+  }
+
+  /// What identifies a request for a token: what it asks for, with the billing contact and card it
+  /// resolves to. The identical request again is answered from the store; any other is -32002.
+  /// Stored as JSON text with the binding, contact and card embedded as JSON text strings.
+  struct Fingerprint: Equatable, Sendable, WireObject {
+    var binding = OrderBinding(items: [], shippingMethod: "", shippingContact: nil, couponCode: nil)
+    var billingContact: Contact?
+    /// The card as recorded: network lower-cased, type, no display name.
+    var paymentMethod: PaymentMethod?
+    var amount = ""
+    var currencyCode = ""
+
+    static let shape = ObjectShape<Fingerprint>(
+      blank: { Fingerprint() },
+      [
+        .member("binding", \.binding, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
+        .member("billingContact", \.billingContact, .optional, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
+        .member("paymentMethod", \.paymentMethod, .optional, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
+        .member("amount", \.amount), .member("currencyCode", \.currencyCode),
+      ])
+  }
+
+  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    let binding = params.binding
+    let now = context.clock.now()
+    return try context.store.write { transaction -> Result in
+      guard let token = try transaction.chargeToken(params.chargeToken) else {
+        return .failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again.")
+      }
+      let billing = params.billingContact ?? token.billingContact
+      let card = params.paymentMethod?.recorded ?? token.paymentMethod
+      let fingerprint = Fingerprint(
+        binding: binding, billingContact: billing, paymentMethod: card,
+        amount: context.config.format(params.amount.minor), currencyCode: params.currencyCode)
       if token.usedAt != nil {
-        guard token.requestFingerprint == fingerprintText, let result = token.result else {
+        guard let stored = token.requestFingerprint, let result = token.result,
+          try StoredJSON.read(stored, as: Fingerprint.self, "request fingerprint") == fingerprint
+        else {
           throw ServiceError.chargeTokenConflict
         }
-        // Checked and rewritten rather than trusted: it comes back from the store file.
-        return JSONWriter.string(try JSONParser.parse(result))
+        return try StoredJSON.read(result, as: Result.self, "processOrder result")
       }
       if now >= token.expiresAt {
-        return failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again.")
+        return .failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again.")
       }
-      if token.binding != bindingText || billing != token.billingContact || card != token.paymentMethod {
-        return failed(
+      if token.binding != binding || billing != token.billingContact || card != token.paymentMethod {
+        return .failed(
           .invalidChargeToken,
           "The charge token was authorized for a different order (items, shipping method, contacts, coupon or card differ).")
       }
-      // Priced as authorized: with the token's card, and the coupon as it stood when the buyer authorized.
-      let merchandise = pricer.merchandise(
-        items: binding.items, couponCode: binding.couponCode, paymentMethod: PaymentMethod.stored(token.paymentMethod),
-        now: token.issuedAt)
-      let quote = pricer.quote(merchandise, method: method, region: region)
-      guard params.currencyCode == config.currency.code, params.amountMinor == quote.totalMinor,
-        token.amountMinor == quote.totalMinor, token.currencyCode == config.currency.code
-      else {
-        return failed(
-          .amountMismatch,
-          "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code).")
-      }
-      var shortages: [JSONValue] = []
-      let quantities = try transaction.quantitiesOnHand(quote.lines.map(\.sku))
-      for (line, available) in zip(quote.lines, quantities) {
-        if available < line.quantity {
-          var shortage = JSONObjectBuilder()
-          shortage.set("sku", line.sku)
-          shortage.set("requested", line.quantity)
-          shortage.set("available", available)
-          shortages.append(shortage.value)
-        }
-      }
-      if !shortages.isEmpty {
-        return failed(.outOfStock, "Some items are out of stock.", errors: shortages)
-      }
-
-      let chargeId = Identifiers.chargeId(token: token.token)
-      let result: String
-      if let failure = token.sandboxOutcome.failure {
-        try transaction.insert(
-          ChargeRow(
-            chargeId: chargeId, token: token.token, succeeded: false, failureCode: failure.failureCode,
-            declineCode: failure.declineCode, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
-            createdAt: nowText))
-        result = failed(
-          FailureCode(rawValue: failure.failureCode)!, failure.message, declineCode: failure.declineCode,
-          chargeId: chargeId)
-      } else {
-        for line in quote.lines {
-          guard try transaction.decrementStock(line.sku, by: line.quantity) else {
-            throw StoreError.unavailable(reason: "stock changed during the transaction")
-          }
-        }
-        try transaction.insert(
-          ChargeRow(
-            chargeId: chargeId, token: token.token, succeeded: true, amountMinor: quote.totalMinor,
-            currencyCode: config.currency.code, createdAt: nowText))
-        // An Apple Pay token's authorization hold is captured: the settlement phase.
-        var payment: JSONValue?
-        if let authorizationId = token.authorizationId {
-          guard let authorization = try transaction.authorization(authorizationId) else {
-            throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
-          }
-          try transaction.capture(authorizationId, chargeId: chargeId, at: nowText)
-          payment = authorization.orderPayment
-        }
-        let orderId = Identifiers.orderId(token: token.token)
-        let order = try orderDocument(
-          orderId: orderId, createdAt: nowText, quote: quote, binding: binding, billing: billing, chargeId: chargeId,
-          payment: payment, config: config)
-        try transaction.insert(
-          OrderRow(
-            orderId: orderId, chargeId: chargeId, createdAt: nowText, amountMinor: quote.totalMinor,
-            currencyCode: config.currency.code, document: order,
-            items: quote.lines.map {
-              OrderRow.Item(
-                sku: $0.sku, quantity: $0.quantity, unitPriceMinor: $0.unitPriceMinor, amountMinor: $0.amountMinor)
-            }))
-        var success = JSONWriter(capacity: order.utf8.count + 256)
-        success.beginObject()
-        success.member("status", "succeeded")
-        success.member("orderId", orderId)
-        success.member("chargeId", chargeId)
-        success.member("amount", config.format(quote.totalMinor))
-        success.member("currencyCode", config.currency.code)
-        success.key("order")
-        success.write(serialized: order)
-        success.endObject()
-        result = success.string
-      }
-      try transaction.consume(token.token, at: nowText, fingerprint: fingerprintText, result: result)
+      let result = try charge(token, params: params, billing: billing, transaction: transaction, context: context, now: now)
+      if case .failed(let failed) = result, !failed.failureCode.consumesToken { return result }
+      try transaction.consume(
+        token.token, at: RFC3339.format(now), fingerprint: JSONWriter.string(fingerprint),
+        result: JSONWriter.string(result))
       return result
     }
-    return Output(text: text)
   }
 
-  /// The order document's text, as stored and as embedded in the result.
-  static func orderDocument(
-    orderId: String, createdAt: String, quote: Pricer.Quote, binding: OrderBinding, billing: String?,
-    chargeId: String, payment: JSONValue? = nil, config: Config
-  ) throws -> String {
-    var order = JSONWriter(capacity: 2048)
-    order.beginObject()
-    order.member("orderId", orderId)
-    order.member("createdAt", createdAt)
-    order.key("items")
-    order.beginArray()
+  /// Prices the order as authorized and charges it: a failure when the amount does not match or
+  /// stock is short (the token stays unused), else the charge with its outcome and, when it
+  /// succeeds, the stock taken, the hold captured and the order recorded.
+  static func charge(
+    _ token: ChargeTokenRecord, params: Params, billing: Contact?, transaction: any StoreTransaction,
+    context: ServiceContext, now: Int64
+  ) throws -> Result {
+    let config = context.config
+    let binding = token.binding
+    // Priced as authorized: with the token's card, and the coupon as it stood when the buyer authorized.
+    let merchandise = context.pricer.merchandise(
+      items: binding.items, couponCode: binding.couponCode, paymentMethod: token.paymentMethod, now: token.issuedAt)
+    let quote = context.pricer.quote(
+      merchandise, method: config.shippingMethodsByIdentifier[binding.shippingMethod],
+      region: context.pricer.region(of: binding.shippingContact))
+    guard params.currencyCode == config.currency.code, params.amount.minor == quote.totalMinor,
+      token.amountMinor == quote.totalMinor, token.currencyCode == config.currency.code
+    else {
+      return .failed(
+        .amountMismatch,
+        "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code).")
+    }
+    let quantities = try transaction.quantitiesOnHand(quote.lines.map(\.sku))
+    let shortages = zip(quote.lines, quantities).filter { $0.1 < $0.0.quantity }.map { line, available in
+      Shortage(sku: line.sku, requested: line.quantity, available: available)
+    }
+    if !shortages.isEmpty { return .failed(.outOfStock, "Some items are out of stock.", errors: shortages) }
+
+    let nowText = RFC3339.format(now)
+    let chargeId = Identifiers.chargeId(token: token.token)
+    if let failure = token.sandboxOutcome.failure {
+      try transaction.insert(
+        ChargeRow(
+          chargeId: chargeId, token: token.token, succeeded: false, failureCode: failure.failureCode,
+          declineCode: failure.declineCode, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
+          createdAt: nowText))
+      return .failed(
+        FailureCode(rawValue: failure.failureCode)!, failure.message, declineCode: failure.declineCode,
+        chargeId: chargeId)
+    }
     for line in quote.lines {
-      order.beginObject()
-      order.member("sku", line.sku)
-      order.member("name", line.name)
-      order.member("quantity", line.quantity)
-      order.member("unitPrice", config.format(line.unitPriceMinor))
-      order.member("amount", config.format(line.amountMinor))
-      order.endObject()
+      guard try transaction.decrementStock(line.sku, by: line.quantity) else {
+        throw StoreError.unavailable(reason: "stock changed during the transaction")
+      }
     }
-    order.endArray()
-    order.member("shippingMethod", binding.shippingMethod)
-    order.member("couponCode", quote.merchandise.coupon?.code)
-    order.member("summaryItems", quote.summaryItems)
-    order.member("shippingContact", orNull: binding.shippingContact)
-    order.key("billingContact")
-    // The token's billing contact comes back from the store file: checked and rewritten.
-    if let billing { order.write(try JSONParser.parse(billing)) } else { order.writeNull() }
-    order.member("amount", config.format(quote.totalMinor))
-    order.member("currencyCode", config.currency.code)
-    order.member("chargeId", chargeId)
-    if let payment {
-      // Paid with an Apple Pay token: the card as network, type and last four digits only.
-      order.key("payment")
-      order.write(payment)
+    try transaction.insert(
+      ChargeRow(
+        chargeId: chargeId, token: token.token, succeeded: true, amountMinor: quote.totalMinor,
+        currencyCode: config.currency.code, createdAt: nowText))
+    // An Apple Pay token's authorization hold is captured: the settlement phase.
+    var payment: OrderDocument.Payment?
+    if let authorizationId = token.authorizationId {
+      guard let authorization = try transaction.authorization(authorizationId) else {
+        throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
+      }
+      try transaction.capture(authorizationId, chargeId: chargeId, at: nowText)
+      payment = authorization.orderPayment
     }
-    order.member("status", "paid")
-    order.endObject()
-    return order.string
+    let orderId = Identifiers.orderId(token: token.token)
+    let order = OrderDocument(
+      orderId: orderId, createdAt: nowText,
+      items: quote.lines.map {
+        OrderDocument.Line(
+          sku: $0.sku, name: $0.name, quantity: $0.quantity, unitPrice: config.format($0.unitPriceMinor),
+          amount: config.format($0.amountMinor))
+      },
+      shippingMethod: binding.shippingMethod, couponCode: quote.merchandise.coupon?.code,
+      summaryItems: quote.summaryItems, shippingContact: binding.shippingContact ?? Contact(), billingContact: billing,
+      amount: config.format(quote.totalMinor), currencyCode: config.currency.code, chargeId: chargeId, payment: payment)
+    try transaction.insert(
+      OrderRow(
+        orderId: orderId, chargeId: chargeId, createdAt: nowText, amountMinor: quote.totalMinor,
+        currencyCode: config.currency.code, document: JSONWriter.string(order),
+        items: quote.lines.map {
+          OrderRow.Item(sku: $0.sku, quantity: $0.quantity, unitPriceMinor: $0.unitPriceMinor, amountMinor: $0.amountMinor)
+        }))
+    return .succeeded(
+      Succeeded(
+        orderId: orderId, chargeId: chargeId, amount: config.format(quote.totalMinor),
+        currencyCode: config.currency.code, order: order))
   }
 }

@@ -1,11 +1,13 @@
-/// One JSON-RPC method: its name, how it reads its params and what it returns.
-public protocol RPCMethod {
-  associatedtype Params
-  associatedtype Output: JSONRepresentable
+/// One JSON-RPC method, described once: its name and documentation, the shape of its params (which
+/// reads them and gives their schema), its result type (which writes itself and gives its schema),
+/// and what it does. `MethodRegistry` lists the methods; nothing else restates them.
+public protocol RPCMethod: SendableMetatype {
+  associatedtype Params: Sendable
+  associatedtype Result: MethodResult & WireValue
 
   static var name: String { get }
-  /// Params, result, errors and hints, for `rpc.discover` and MCP's `tools/list`.
-  static var documentation: MethodDescription { get }
+  static var documentation: MethodDocumentation { get }
+  static var params: ObjectShape<Params> { get }
   /// Whether a notification (a request without `id`) runs at all. Payments need an answer, so
   /// `authorizePayment` and `processOrder` do not run as notifications.
   static var runsAsNotification: Bool { get }
@@ -15,15 +17,46 @@ public protocol RPCMethod {
   /// Whether pipelined requests of this method may share one store transaction (group commit):
   /// each runs in its own savepoint and is answered only after the shared commit.
   static var commitsInGroups: Bool { get }
-  /// Reads the params object, reporting each problem to `reader`; nil when any was found.
-  static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params?
-  static func run(_ params: Params, context: ServiceContext) throws -> Output
+  static func run(_ params: Params, context: ServiceContext) throws -> Result
 }
 
 extension RPCMethod {
   public static var runsAsNotification: Bool { true }
   public static var usesStore: Bool { false }
   public static var commitsInGroups: Bool { false }
+
+  /// Everything `rpc.discover` and MCP's `tools/list` say about the method.
+  public static var description: MethodDescription {
+    MethodDescription(
+      documentation: documentation, params: params.members, result: Result.schema)
+  }
+}
+
+/// A method's result: written as JSON, and able to say when it reports a payment or order that did
+/// not go through (an MCP tool call with such a result is marked `isError`).
+public protocol MethodResult: JSONRepresentable {
+  /// The failure in words, for people and models; nil for a result that is not a failure.
+  var failure: ResultFailure? { get }
+}
+
+extension MethodResult {
+  public var failure: ResultFailure? { nil }
+}
+
+/// A result that reports a failed payment or order: its status, code, message and the lines it
+/// lists (sheet errors, short stock).
+public struct ResultFailure: Equatable, Sendable {
+  public var status: String
+  public var code: String?
+  public var message: String?
+  public var lines: [String]
+
+  public init(status: String, code: String? = nil, message: String? = nil, lines: [String] = []) {
+    self.status = status
+    self.code = code
+    self.message = message
+    self.lines = lines
+  }
 }
 
 /// What every method works with: config, pricing, the store and the clock.
@@ -50,23 +83,11 @@ public final class ServiceContext: Sendable {
   public convenience init(config: Config, store: any Store, clock: ServiceClock) {
     self.init(config: config, storeSource: StoreSource(store), clock: clock)
   }
-
-  /// Reads an optional `shippingMethod` identifier, which must name a configured method.
-  func readShippingMethod(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> String?? {
-    if value == nil && !required { return .some(nil) }
-    guard let identifier = reader.string(value, path) else { return nil }
-    guard config.shippingMethodsByIdentifier[identifier] != nil else {
-      let known = config.shipping.methods.map(\.identifier).joined(separator: ", ")
-      reader.fail(path, "unknown shipping method \"\(identifier)\"; configured: \(known)")
-      return nil
-    }
-    return .some(identifier)
-  }
 }
 
-/// The explicit list of methods payservice serves.
-public struct MethodRegistry: Sendable {
-  nonisolated(unsafe) public static let methods: [any RPCMethod.Type] = [
+/// The explicit list of methods payservice serves: adding a method is one file and one line here.
+public enum MethodRegistry {
+  public static let methods: [any RPCMethod.Type] = [
     ComputeSummaryItems.self,
     SelectShippingContact.self,
     SelectShippingMethod.self,
@@ -79,48 +100,24 @@ public struct MethodRegistry: Sendable {
     GetOrder.self,
   ]
 
-  struct Entry: @unchecked Sendable {
-    let runsAsNotification: Bool
-    /// Whether a request with these params reads or writes the store (then it is answered in order
-    /// on the main thread, see `RequestHandler.handleIfStoreFree`).
-    let usesStore: (JSONValue?) -> Bool
-    let commitsInGroups: Bool
-    /// Reads the params, runs the method and writes its result; throws before writing anything.
-    let handle: (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
+  public static var names: [String] { methods.map { $0.name } }
 
-    /// A method of a protocol around payservice's own (`rpc.discover`, MCP): runs as a notification
-    /// too, and is answered from config alone unless `usesStore` says otherwise.
-    static func protocolMethod(
-      runsAsNotification: Bool = true, usesStore: @escaping (JSONValue?) -> Bool = { _ in false },
-      _ handle: @escaping (JSONValue?, ServiceContext, inout JSONWriter) throws -> Void
-    ) -> Entry {
-      Entry(runsAsNotification: runsAsNotification, usesStore: usesStore, commitsInGroups: false, handle: handle)
-    }
+  /// payservice's methods as entries of a method table.
+  static func register(into table: inout MethodTable) {
+    for method in methods { table.register(method.name, entry(for: method)) }
   }
 
-  let entries: [String: Entry]
-
-  public init() {
-    var entries: [String: Entry] = [:]
-    for method in MethodRegistry.methods {
-      entries[method.name] = MethodRegistry.entry(for: method)
-    }
-    self.entries = entries
-  }
-
-  public var names: [String] { MethodRegistry.methods.map { $0.name } }
-
-  static func entry<M: RPCMethod>(for method: M.Type) -> Entry {
-    Entry(
-      runsAsNotification: M.runsAsNotification, usesStore: { _ in M.usesStore }, commitsInGroups: M.commitsInGroups
-    ) { value, context, writer in
-      let reader = ParamReader()
-      guard let object = reader.params(value),
-        let params = M.readParams(object, reader: reader, context: context), reader.errors.isEmpty
+  static func entry<M: RPCMethod>(for method: M.Type) -> MethodTable.Entry {
+    MethodTable.Entry(
+      answerRequired: M.runsAsNotification ? nil : "a payment", usesStore: { _ in M.usesStore },
+      commitsInGroups: M.commitsInGroups
+    ) { value, context, _ in
+      let reader = ParamReader(config: context.config)
+      guard let object = reader.params(value), let params = M.params.read(object, at: { "" }, reader: reader)
       else {
         throw ServiceError.invalidParams(reader.errors)
       }
-      try M.run(params, context: context).write(to: &writer)
+      return try M.run(params, context: context)
     }
   }
 }

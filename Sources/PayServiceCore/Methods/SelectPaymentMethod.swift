@@ -3,7 +3,7 @@
 public enum SelectPaymentMethod: RPCMethod {
   public static let name = "selectPaymentMethod"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "The sheet's card changed: apply its surcharge or discount and reprice.",
     description: """
       Answers PKPaymentRequestPaymentMethodUpdate. Reprices the cart with the card's configured \
@@ -11,37 +11,29 @@ public enum SelectPaymentMethod: RPCMethod {
       type its capabilities refuse, gives an ApplePayError with code unknown and no adjustment; coupon \
       problems come first in errors. Changes nothing.
       """,
-    params: MethodDescription.sheetParams(required: [.paymentMethod]),
-    result: .object(
-      [("errors", Shapes.applePayErrors), ("summaryItems", Shapes.summaryItems), ("currencyCode", Shapes.currencyCode)],
-      required: ["errors", "summaryItems", "currencyCode"]),
-    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+    readOnly: true, idempotent: true)
 
-  public typealias Params = SheetState
+  public static let params = SheetState.params(required: [.paymentMethod])
 
-  public struct Output: JSONRepresentable {
-    public var errors: [ApplePayError]
-    public var summaryItems: [SummaryItem]
-    public var currencyCode: String
+  public struct Result: MethodResult, WireObject {
+    public var errors: [ApplePayError] = []
+    public var summaryItems: [SummaryItem] = []
+    public var currencyCode = ""
 
-    public func write(to writer: inout JSONWriter) {
-      writer.beginObject()
-      writer.member("errors", errors)
-      writer.member("summaryItems", summaryItems)
-      writer.member("currencyCode", currencyCode)
-      writer.endObject()
-    }
-  }
-
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    SheetState.read(params, reader: reader, context: context, required: [.paymentMethod])
+    public static let shape = ObjectShape<Result>(
+      blank: { Result() },
+      [
+        .member("errors", \.errors),
+        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+      ])
   }
 
   /// A card the merchant does not take gives an `unknown` error and summary items without an
   /// adjustment. Shipping is priced like computeSummaryItems.
-  public static func run(_ params: Params, context: ServiceContext) -> Output {
+  public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let priced = context.price(params)
-    return Output(
+    return Result(
       errors: priced.merchandise.errors, summaryItems: priced.quote.summaryItems,
       currencyCode: context.config.currency.code)
   }

@@ -3,7 +3,7 @@
 public enum SelectShippingContact: RPCMethod {
   public static let name = "selectShippingContact"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "The sheet's shipping contact changed: validate the address, offer shipping methods, reprice.",
     description: """
       Answers PKPaymentRequestShippingContactUpdate. Validates the redacted address (country in shipsTo; \
@@ -13,46 +13,34 @@ public enum SelectShippingContact: RPCMethod {
       invalid or nothing ships there; coupon and card problems are listed in errors without changing \
       the status. Changes nothing.
       """,
-    params: MethodDescription.sheetParams(required: [.shippingContact]),
-    result: .object(
-      [
-        ("status", .string(values: Status.allCases.map(\.rawValue))), ("errors", Shapes.applePayErrors),
-        ("shippingMethods", Shapes.shippingMethodOffers), ("shippingMethod", Shapes.pricedShippingMethod),
-        ("summaryItems", Shapes.summaryItems), ("currencyCode", Shapes.currencyCode),
-      ], required: ["status", "errors", "shippingMethods", "shippingMethod", "summaryItems", "currencyCode"]),
-    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+    readOnly: true, idempotent: true)
 
-  public enum Status: String, Sendable, CaseIterable {
+  public static let params = SheetState.params(required: [.shippingContact])
+
+  public enum Status: String, Sendable, WireEnum {
     case success, invalidShippingPostalAddress
   }
 
-  public typealias Params = SheetState
-
-  public struct Output: JSONRepresentable {
-    public var status: Status
-    public var errors: [ApplePayError]
-    public var shippingMethods: [ShippingMethodOffer]
+  public struct Result: MethodResult, WireObject {
+    public var status = Status.success
+    public var errors: [ApplePayError] = []
+    public var shippingMethods: [ShippingMethodOffer] = []
     public var shippingMethod: String?
-    public var summaryItems: [SummaryItem]
-    public var currencyCode: String
+    public var summaryItems: [SummaryItem] = []
+    public var currencyCode = ""
 
-    public func write(to writer: inout JSONWriter) {
-      writer.beginObject()
-      writer.member("status", status.rawValue)
-      writer.member("errors", errors)
-      writer.member("shippingMethods", shippingMethods)
-      writer.member("shippingMethod", orNull: shippingMethod)
-      writer.member("summaryItems", summaryItems)
-      writer.member("currencyCode", currencyCode)
-      writer.endObject()
-    }
+    public static let shape = ObjectShape<Result>(
+      blank: { Result() },
+      [
+        .member("status", \.status), .member("errors", \.errors),
+        .member("shippingMethods", \.shippingMethods, .required, Shapes.shippingMethodOffers),
+        .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
+        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+      ])
   }
 
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    SheetState.read(params, reader: reader, context: context, required: [.shippingContact])
-  }
-
-  public static func run(_ params: Params, context: ServiceContext) -> Output {
+  public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let pricer = context.pricer
     let region = pricer.region(of: params.shippingContact)
     var errors = context.validator.addressErrors(params.shippingContact, role: .shipping, complete: false)
@@ -67,7 +55,7 @@ public enum SelectShippingContact: RPCMethod {
     let status: Status = errors.isEmpty ? .success : .invalidShippingPostalAddress
     let merchandise = context.merchandise(params)
     let quote = pricer.quote(merchandise, method: methods.first, region: region)
-    return Output(
+    return Result(
       status: status, errors: errors + merchandise.errors, shippingMethods: context.offers(methods, for: merchandise),
       shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
       currencyCode: context.config.currency.code)

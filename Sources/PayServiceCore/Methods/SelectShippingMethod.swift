@@ -2,7 +2,7 @@
 public enum SelectShippingMethod: RPCMethod {
   public static let name = "selectShippingMethod"
 
-  public static let documentation = MethodDescription(
+  public static let documentation = MethodDocumentation(
     summary: "The sheet's shipping method changed: reprice with it.",
     description: """
       Answers PKPaymentRequestShippingMethodUpdate. Prices the cart with the chosen shipping method. \
@@ -11,43 +11,32 @@ public enum SelectShippingMethod: RPCMethod {
       priced with the first offered method instead. The address itself is not validated again. Changes \
       nothing.
       """,
-    params: MethodDescription.sheetParams(required: [.shippingMethod]),
-    result: .object(
-      [
-        ("status", .string(values: Status.allCases.map(\.rawValue))), ("errors", Shapes.applePayErrors),
-        ("summaryItems", Shapes.summaryItems), ("currencyCode", Shapes.currencyCode),
-      ], required: ["status", "errors", "summaryItems", "currencyCode"]),
-    errors: MethodDescription.paramErrors, readOnly: true, idempotent: true)
+    readOnly: true, idempotent: true)
 
-  public enum Status: String, Sendable, CaseIterable {
+  public static let params = SheetState.params(required: [.shippingMethod])
+
+  public enum Status: String, Sendable, WireEnum {
     case success, invalidShippingPostalAddress
   }
 
-  public typealias Params = SheetState
+  public struct Result: MethodResult, WireObject {
+    public var status = Status.success
+    public var errors: [ApplePayError] = []
+    public var summaryItems: [SummaryItem] = []
+    public var currencyCode = ""
 
-  public struct Output: JSONRepresentable {
-    public var status: Status
-    public var errors: [ApplePayError]
-    public var summaryItems: [SummaryItem]
-    public var currencyCode: String
-
-    public func write(to writer: inout JSONWriter) {
-      writer.beginObject()
-      writer.member("status", status.rawValue)
-      writer.member("errors", errors)
-      writer.member("summaryItems", summaryItems)
-      writer.member("currencyCode", currencyCode)
-      writer.endObject()
-    }
-  }
-
-  public static func readParams(_ params: JSONObject, reader: ParamReader, context: ServiceContext) -> Params? {
-    SheetState.read(params, reader: reader, context: context, required: [.shippingMethod])
+    public static let shape = ObjectShape<Result>(
+      blank: { Result() },
+      [
+        .member("status", \.status), .member("errors", \.errors),
+        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+      ])
   }
 
   /// A method not offered for the contact's region (the merchant's country without a contact) is
   /// status invalidShippingPostalAddress with addressUnserviceable, priced with the first offered method.
-  public static func run(_ params: Params, context: ServiceContext) -> Output {
+  public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let pricer = context.pricer
     let config = context.config
     let region = pricer.region(of: params.shippingContact)
@@ -61,7 +50,7 @@ public enum SelectShippingMethod: RPCMethod {
     }
     let merchandise = context.merchandise(params)
     let quote = pricer.quote(merchandise, method: method, region: region)
-    return Output(
+    return Result(
       status: errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
       summaryItems: quote.summaryItems, currencyCode: config.currency.code)
   }

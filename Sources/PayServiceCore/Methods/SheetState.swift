@@ -1,7 +1,7 @@
 /// What the payment sheet currently shows, as the pricing methods receive it: the cart, the chosen
 /// shipping method, the (redacted) shipping contact, the coupon code and the card.
 public struct SheetState: Sendable {
-  public var items: [CartItem]
+  public var items: [CartItem] = []
   public var shippingMethod: String?
   public var shippingContact: Contact?
   /// As typed; nil when absent. Empty means no coupon.
@@ -13,44 +13,61 @@ public struct SheetState: Sendable {
     case shippingMethod, shippingContact, couponCode, paymentMethod
   }
 
-  static let members = ["items", "shippingMethod", "shippingContact", "couponCode", "paymentMethod"]
-
-  /// Reads the sheet members of a params object (unknown members are rejected).
-  static func read(_ params: JSONObject, reader: ParamReader, context: ServiceContext, required: Set<Field> = [])
-    -> SheetState?
-  {
-    reader.rejectUnknown(params, "", allowed: members)
-    let before = reader.errors.count
-    let items = CartItem.read(params["items"], "items", reader: reader, config: context.config)
-    let method = context.readShippingMethod(
-      params["shippingMethod"], "shippingMethod", reader: reader, required: required.contains(.shippingMethod))
-    let contact = Contact.read(
-      params["shippingContact"], "shippingContact", reader: reader, required: required.contains(.shippingContact))
-    let couponCode = context.readCouponCode(params["couponCode"], "couponCode", reader: reader, required: required.contains(.couponCode))
-    let paymentMethod = PaymentMethod.read(
-      params["paymentMethod"], "paymentMethod", reader: reader, required: required.contains(.paymentMethod))
-    guard let items, let method, reader.errors.count == before else { return nil }
-    return SheetState(
-      items: items, shippingMethod: method, shippingContact: contact, couponCode: couponCode,
-      paymentMethod: paymentMethod)
+  /// The params of a pricing method: the sheet's members, those in `required` required.
+  static func params(required: Set<Field>) -> ObjectShape<SheetState> {
+    func presence(_ field: Field, optional: Presence) -> Presence {
+      required.contains(field) ? .required : optional
+    }
+    return ObjectShape(
+      blank: { SheetState() },
+      [
+        .member("items", \.items, .required, CartItem.cartSchema, read: CartItem.readCart),
+        .member(
+          "shippingMethod", \.shippingMethod, presence(.shippingMethod, optional: .optional),
+          required.contains(.shippingMethod)
+            ? Shapes.shippingMethodIdentifier
+            : .string(
+              "The selected shipping method's identifier; priced when offered for the region, else the first offered one.",
+              minLength: 1),
+          read: ShippingMethod.readIdentifier),
+        .member("shippingContact", \.shippingContact, presence(.shippingContact, optional: .optional)),
+        .member(
+          "couponCode", \.couponCode, presence(.couponCode, optional: .optionalOrNull), Shapes.couponCode,
+          read: Coupon.readCode),
+        .member("paymentMethod", \.paymentMethod, presence(.paymentMethod, optional: .optionalOrNull)),
+      ])
   }
 
   /// True when the request uses a version 2 pricing input (coupon or card).
   var usesDiscounts: Bool { couponCode != nil || paymentMethod != nil }
 }
 
-extension ServiceContext {
-  /// Reads an optional `couponCode`: any string (empty means none); JSON null is absent.
-  func readCouponCode(_ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool) -> String? {
-    if case .null? = value, !required { return nil }
-    guard let code = reader.string(value, path, required: required, nonEmpty: false) else { return nil }
+extension ShippingMethod {
+  /// Reads a shipping method identifier, which must name a configured method.
+  static let readIdentifier: MemberReader<String> = { value, path, reader in
+    guard let identifier = reader.string(value, path()) else { return nil }
+    if let config = reader.config, config.shippingMethodsByIdentifier[identifier] == nil {
+      let known = config.shipping.methods.map(\.identifier).joined(separator: ", ")
+      reader.fail(path(), "unknown shipping method \"\(identifier)\"; configured: \(known)")
+      return nil
+    }
+    return identifier
+  }
+}
+
+extension Coupon {
+  /// Reads a coupon code as typed: any string of at most 256 bytes (empty means none).
+  static let readCode: MemberReader<String> = { value, path, reader in
+    guard let code = reader.string(value, path(), nonEmpty: false) else { return nil }
     if code.utf8.count > 256 {
-      reader.fail(path, "must be at most 256 bytes, got \(code.utf8.count)")
+      reader.fail(path(), "must be at most 256 bytes, got \(code.utf8.count)")
       return nil
     }
     return code
   }
+}
 
+extension ServiceContext {
   /// Prices the sheet's merchandise with the service clock.
   func merchandise(_ state: SheetState) -> Merchandise {
     pricer.merchandise(

@@ -1,11 +1,13 @@
 /// A card type as Apple Pay reports it (`ApplePayPaymentMethodType` / `PKPaymentMethodType`).
-public enum CardType: String, Sendable, CaseIterable {
+public enum CardType: String, Sendable, WireEnum {
   case debit, credit, prepaid, store, eMoney
 }
 
 /// The card the payment sheet shows (`ApplePayPaymentMethod`): what pricing and card checks need.
-/// `displayName` ("Visa 1234") carries the last digits of the card: it is never stored or logged.
-public struct PaymentMethod: Equatable, Sendable, JSONRepresentable {
+/// `displayName` ("Visa 1234") carries the last digits of the card: it is read, never written,
+/// stored or logged. Written, a card is its network (lower-cased: networks match
+/// case-insensitively) and type only: what a charge token records and compares.
+public struct PaymentMethod: Equatable, Sendable, WireObject {
   public var displayName: String?
   public var network: String
   public var type: CardType
@@ -16,45 +18,33 @@ public struct PaymentMethod: Equatable, Sendable, JSONRepresentable {
     self.type = type
   }
 
-  /// Network (lower-cased: networks match case-insensitively) and type only, in a fixed order:
-  /// what a charge token records and compares.
-  public func write(to writer: inout JSONWriter) {
-    writer.beginObject()
-    writer.member("network", network.lowercased())
-    writer.member("type", type.rawValue)
-    writer.endObject()
-  }
+  /// The card as a charge token records it: network lower-cased, type, no display name.
+  public var recorded: PaymentMethod { PaymentMethod(network: network.lowercased(), type: type) }
 
-  /// Reads `{displayName?, network, type}`; other members (`paymentPass`, `billingContact`) are
-  /// ignored, as Apple's shape grows. JSON null is absent.
-  /// `displayNameRequired`: an authorized token's method always has one (it may be empty).
-  static func read(
-    _ value: JSONValue?, _ path: String, reader: ParamReader, required: Bool, displayNameRequired: Bool = false
-  ) -> PaymentMethod? {
-    if case .null? = value, !required { return nil }
-    guard let object = reader.object(value, path, required: required) else { return nil }
-    let displayName =
-      displayNameRequired
-      ? reader.string(object["displayName"], "\(path).displayName", nonEmpty: false)
-      : reader.optionalString(object["displayName"], "\(path).displayName")
-    let network = reader.string(object["network"], "\(path).network")
-    var type: CardType?
-    if let text = reader.string(object["type"], "\(path).type") {
-      type = CardType(rawValue: text)
-      if type == nil {
-        reader.fail("\(path).type", "must be one of \(CardType.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\"")
-      }
-    }
-    guard let network, let type else { return nil }
-    return PaymentMethod(displayName: displayName, network: network, type: type)
-  }
+  /// The card as the sheet's events send it; other members (`paymentPass`, `billingContact`) are
+  /// ignored, as Apple's shape grows.
+  public static let shape = makeShape(displayNameRequired: false)
+  /// The card inside an authorized token, which always has a `displayName` (it may be empty).
+  public static let authorizedShape = makeShape(displayNameRequired: true)
 
-  /// The stored form (`{"network":…,"type":…}`) read back; nil when it is not one.
-  static func stored(_ text: String?) -> PaymentMethod? {
-    guard let text, case .object(let object)? = try? JSONParser.parse(text),
-      case .string(let network)? = object["network"], case .string(let type)? = object["type"],
-      let cardType = CardType(rawValue: type)
-    else { return nil }
-    return PaymentMethod(network: network, type: cardType)
+  private static func makeShape(displayNameRequired: Bool) -> ObjectShape<PaymentMethod> {
+    ObjectShape(
+      "An ApplePayPaymentMethod: the card the buyer picked. Other members are ignored.", closed: false,
+      blank: { PaymentMethod(network: "", type: .credit) },
+      [
+        .member(
+          "displayName", \.displayName, displayNameRequired ? .required : .optional,
+          .string("As the sheet shows it; never stored or logged."),
+          read: { value, path, reader in
+            // Null reads as none when the member is optional.
+            if case .null = value, !displayNameRequired { return nil }
+            return reader.string(value, path(), nonEmpty: false)
+          }, written: false),
+        .member(
+          "network", \.network, .required,
+          .string("The card network, for example \"visa\" (compared case-insensitively).", minLength: 1),
+          write: { network, writer in writer.write(network.lowercased()) }),
+        .member("type", \.type, .required, .string("The card type.", values: CardType.allCases.map(\.rawValue))),
+      ])
   }
 }

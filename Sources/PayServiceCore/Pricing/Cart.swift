@@ -11,61 +11,64 @@ public struct CartLine: Equatable, Sendable {
 }
 
 /// A requested cart line, before pricing (what the client asked for and what tokens bind).
-public struct CartItem: Equatable, Sendable, JSONRepresentable {
+public struct CartItem: Equatable, Sendable, WireObject {
   public var sku: String
   public var quantity: Int
 
-  public func write(to writer: inout JSONWriter) {
-    writer.beginObject()
-    writer.member("sku", sku)
-    writer.member("quantity", quantity)
-    writer.endObject()
+  public init(sku: String, quantity: Int) {
+    self.sku = sku
+    self.quantity = quantity
   }
-}
 
-extension CartItem {
   public static let maxItems = 100
   public static let quantityRange = 1...9999
-  static let members = ["sku", "quantity"]
 
-  /// Reads `items`: 1 to 100 entries, each a known sku at most once with quantity 1 to 9999 (default 1).
-  static func read(_ value: JSONValue?, _ path: String, reader: ParamReader, config: Config) -> [CartItem]? {
-    guard let elements = reader.array(value, path) else { return nil }
+  public static let shape = ObjectShape<CartItem>(
+    blank: { CartItem(sku: "", quantity: 1) },
+    [
+      .member(
+        "sku", \.sku, .required, .string("A catalog sku (listProducts lists them), at most once per cart.", minLength: 1),
+        read: { value, path, reader in
+          guard let sku = reader.string(value, path()) else { return nil }
+          if let config = reader.config, config.catalogPositionBySKU[sku] == nil {
+            reader.fail(path(), "unknown sku \"\(sku)\"; listProducts shows the catalog")
+            return nil
+          }
+          return sku
+        }),
+      .member(
+        "quantity", \.quantity, .optional,
+        .integer("How many; default 1.", minimum: quantityRange.lowerBound, maximum: quantityRange.upperBound),
+        read: { value, path, reader in reader.integer(value, path(), range: quantityRange) }),
+    ])
+
+  /// A cart: 1 to 100 items, each sku at most once.
+  public static let cartSchema = JSONSchema.array(
+    schema, "The cart: one entry per sku.", minItems: 1, maxItems: CartItem.maxItems)
+
+  /// Reads a cart: 1 to 100 entries, each a known sku at most once with quantity 1 to 9999 (default 1).
+  public static let readCart: MemberReader<[CartItem]> = { value, path, reader in
+    guard case .array(let elements) = value else {
+      reader.fail(path(), "must be an array, got \(value.kindName)")
+      return nil
+    }
     guard (1...maxItems).contains(elements.count) else {
-      reader.fail(path, "must hold 1 to \(maxItems) items, got \(elements.count)")
+      reader.fail(path(), "must hold 1 to \(maxItems) items, got \(elements.count)")
       return nil
     }
     let before = reader.errors.count
     var items: [CartItem] = []
     items.reserveCapacity(elements.count)
-    // Which catalog products the cart named already, by catalog position.
-    withUnsafeTemporaryAllocation(of: Bool.self, capacity: config.catalog.count) { named in
-      named.initialize(repeating: false)
-      for (index, element) in elements.enumerated() {
-        // Paths are built only when a problem is reported.
-        guard let object = reader.object(element, "\(path)[\(index)]") else { continue }
-        reader.rejectUnknown(object, "\(path)[\(index)]", allowed: members)
-        var sku = reader.string(object["sku"], "\(path)[\(index)].sku")
-        if let known = sku {
-          if let position = config.catalogPositionBySKU[known] {
-            if named[position] {
-              reader.fail(
-                "\(path)[\(index)].sku",
-                "sku \"\(known)\" appears more than once; give it once with the total quantity")
-              sku = nil
-            }
-            named[position] = true
-          } else {
-            reader.fail("\(path)[\(index)].sku", "unknown sku \"\(known)\"; listProducts shows the catalog")
-            sku = nil
-          }
-        }
-        var quantity: Int? = 1
-        if let value = object["quantity"] {
-          quantity = reader.integer(value, "\(path)[\(index)].quantity", range: quantityRange)
-        }
-        if let sku, let quantity { items.append(CartItem(sku: sku, quantity: quantity)) }
+    for (index, element) in elements.enumerated() {
+      // Paths are built only when a problem is reported.
+      func itemPath() -> String { "\(path())[\(index)]" }
+      guard let item = shape.read(element, at: itemPath, reader: reader) else { continue }
+      if items.contains(where: { $0.sku == item.sku }) {
+        reader.fail(
+          "\(itemPath()).sku", "sku \"\(item.sku)\" appears more than once; give it once with the total quantity")
+        continue
       }
+      items.append(item)
     }
     return reader.errors.count == before ? items : nil
   }

@@ -21,62 +21,82 @@ public enum OneShotCall {
       do {
         request.set("params", try JSONParser.parse(paramsText))
       } catch {
-        return failure(
-          RPCError.parseError("the params are not JSON: \(error.message) at byte \(error.offset)").json, pretty: pretty)
+        return failure(.parseError("the params are not JSON: \(error.message) at byte \(error.offset)"), pretty: pretty)
       }
     }
-    var writer = JSONWriter()
-    guard handler.handle(value: request.value, into: &writer),
-      case .object(let response)? = try? JSONParser.parse(writer.bytes)
-    else {
-      return failure(RPCError.internalError.json, pretty: pretty)
+    switch handler.call(request.value) {
+    case .success(let result): return Outcome(stdout: text(result, pretty: pretty), stderr: "", exitCode: 0)
+    case .failure(let error): return failure(error, pretty: pretty)
     }
-    if let result = response["result"] {
-      return Outcome(stdout: text(result, pretty: pretty), stderr: "", exitCode: 0)
-    }
-    return failure(response["error"] ?? RPCError.internalError.json, pretty: pretty)
   }
 
-  private static func failure(_ error: JSONValue, pretty: Bool) -> Outcome {
-    Outcome(stdout: text(error, pretty: pretty), stderr: "payservice: \(RPCError.readableText(error))\n", exitCode: 1)
+  private static func failure(_ error: RPCError, pretty: Bool) -> Outcome {
+    Outcome(stdout: text(error, pretty: pretty), stderr: "payservice: \(error.readableText)\n", exitCode: 1)
   }
 
-  static func text(_ value: JSONValue, pretty: Bool) -> String {
-    (pretty ? JSONPrettyPrinter.string(value) : JSONWriter.string(value)) + "\n"
+  static func text(_ value: some JSONRepresentable, pretty: Bool) -> String {
+    let compact = JSONWriter.string(value)
+    return (pretty ? JSONPrettyPrinter.indent(compact) : compact) + "\n"
   }
 }
 
-/// JSON for people: two-space indents, one member or element per line, `": "` after keys;
-/// strings and numbers exactly as the compact writer writes them.
+/// JSON for people: two-space indents, one member or element per line, `": "` after keys, empty
+/// containers as `{}` and `[]`; strings and numbers exactly as the compact writer wrote them.
 public enum JSONPrettyPrinter {
-  public static func string(_ value: JSONValue) -> String {
-    var text = ""
-    write(value, indent: 0, into: &text)
-    return text
-  }
-
-  private static func write(_ value: JSONValue, indent: Int, into text: inout String) {
-    let inner = String(repeating: "  ", count: indent + 1)
-    let outer = String(repeating: "  ", count: indent)
-    switch value {
-    case .array(let elements) where !elements.isEmpty:
-      text += "[\n"
-      for (index, element) in elements.enumerated() {
-        text += inner
-        write(element, indent: indent + 1, into: &text)
-        text += index + 1 < elements.count ? ",\n" : "\n"
-      }
-      text += outer + "]"
-    case .object(let object) where !object.members.isEmpty:
-      text += "{\n"
-      for (index, member) in object.members.enumerated() {
-        text += inner + JSONWriter.string(JSONValue.string(member.key)) + ": "
-        write(member.value, indent: indent + 1, into: &text)
-        text += index + 1 < object.members.count ? ",\n" : "\n"
-      }
-      text += outer + "}"
-    default:
-      text += JSONWriter.string(value)
+  /// Indents compact JSON text (as `JSONWriter` writes it: no whitespace outside strings).
+  public static func indent(_ compact: String) -> String {
+    let bytes = Array(compact.utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count * 2)
+    var depth = 0
+    var inString = false
+    var escaped = false
+    func newline() {
+      out.append(0x0A)
+      out.append(contentsOf: repeatElement(0x20, count: 2 * depth))
     }
+    var index = 0
+    while index < bytes.count {
+      let byte = bytes[index]
+      defer { index += 1 }
+      if inString {
+        out.append(byte)
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+        continue
+      }
+      switch byte {
+      case UInt8(ascii: "\""):
+        inString = true
+        out.append(byte)
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        out.append(byte)
+        let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        if index + 1 < bytes.count && bytes[index + 1] == close {
+          out.append(close)
+          index += 1
+        } else {
+          depth += 1
+          newline()
+        }
+      case UInt8(ascii: "}"), UInt8(ascii: "]"):
+        depth -= 1
+        newline()
+        out.append(byte)
+      case UInt8(ascii: ","):
+        out.append(byte)
+        newline()
+      case UInt8(ascii: ":"):
+        out.append(contentsOf: [UInt8(ascii: ":"), 0x20])
+      default:
+        out.append(byte)
+      }
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 }

@@ -2,8 +2,18 @@
 /// (`items[2].quantity`) instead of stopping at the first.
 public final class ParamReader {
   public private(set) var errors: [FieldError] = []
+  /// The config that request values are checked against (known skus, shipping methods); nil when
+  /// reading what payservice itself stored.
+  public let config: Config?
 
-  public init() {}
+  public init(config: Config? = nil) {
+    self.config = config
+  }
+
+  /// Reads any string, the empty one included (names, labels, contact members).
+  public static let anyString: MemberReader<String> = { value, path, reader in
+    reader.string(value, path(), nonEmpty: false)
+  }
 
   public func fail(_ path: String, _ message: String) {
     errors.append(FieldError(path: path, message: message))

@@ -17,11 +17,31 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     public static let unsupportedProtocolVersion = Code(rawValue: -32022)
   }
 
+  /// What an error's `data` member holds.
+  public enum Data: Equatable, Sendable, JSONRepresentable {
+    /// -32602: each invalid field with its path.
+    case fieldErrors([FieldError])
+    /// -32022: the protocol revisions to retry with, and the one asked for.
+    case protocolVersions(supported: [String], requested: String)
+
+    public func write(to writer: inout JSONWriter) {
+      writer.beginObject()
+      switch self {
+      case .fieldErrors(let errors):
+        writer.member("errors", errors)
+      case .protocolVersions(let supported, let requested):
+        writer.member("supported", supported)
+        writer.member("requested", requested)
+      }
+      writer.endObject()
+    }
+  }
+
   public var code: Code
   public var message: String
-  public var data: JSONValue?
+  public var data: Data?
 
-  public init(code: Code, message: String, data: JSONValue? = nil) {
+  public init(code: Code, message: String, data: Data? = nil) {
     self.code = code
     self.message = message
     self.data = data
@@ -48,9 +68,7 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
   }
 
   public static func invalidParams(_ errors: [FieldError]) -> RPCError {
-    var data = JSONObjectBuilder()
-    data.set("errors", .array(errors.map(\.json)))
-    return RPCError(code: .invalidParams, message: "Invalid params", data: data.value)
+    RPCError(code: .invalidParams, message: "Invalid params", data: .fieldErrors(errors))
   }
 
   public static let internalError = RPCError(code: .internalError, message: "Internal error")
@@ -67,28 +85,19 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
 
   /// MCP's answer to a request in a revision payservice does not speak: the ones it does, to retry with.
   public static func unsupportedProtocolVersion(requested: String, supported: [String]) -> RPCError {
-    var data = JSONObjectBuilder()
-    data.set("supported", .array(supported.map(JSONValue.string)))
-    data.set("requested", requested)
-    return RPCError(code: .unsupportedProtocolVersion, message: "Unsupported protocol version", data: data.value)
+    RPCError(
+      code: .unsupportedProtocolVersion, message: "Unsupported protocol version",
+      data: .protocolVersions(supported: supported, requested: requested))
   }
 }
 
 extension RPCError {
-  /// An error object as text for people: the message and code, then each invalid field on its own
-  /// line with its path (`  items[0].quantity: must be …`).
-  public static func readableText(_ error: JSONValue) -> String {
-    guard case .object(let object) = error, case .string(let message)? = object["message"] else {
-      return "the call failed"
-    }
-    var text = message
-    if case .number(let code)? = object["code"] { text += " (\(code))" }
-    if case .object(let data)? = object["data"], case .array(let problems)? = data["errors"] {
-      for case .object(let problem) in problems {
-        if case .string(let path)? = problem["path"], case .string(let detail)? = problem["message"] {
-          text += "\n  \(path.isEmpty ? "params" : path): \(detail)"
-        }
-      }
+  /// The error as text for people: the message and code, then each invalid field on its own line
+  /// with its path (`  items[0].quantity: must be …`).
+  public var readableText: String {
+    var text = "\(message) (\(code.rawValue))"
+    if case .fieldErrors(let problems)? = data {
+      for problem in problems { text += "\n  \(problem.path.isEmpty ? "params" : problem.path): \(problem.message)" }
     }
     return text
   }
@@ -116,7 +125,6 @@ public struct FieldError: Equatable, Sendable, JSONRepresentable {
 /// given codes; anything else becomes -32603 with no internals.
 public enum ServiceError: Error, Equatable, Sendable {
   case invalidParams([FieldError])
-  case storeUnavailable
   case chargeTokenConflict
   case orderNotFound(String)
 }
@@ -129,7 +137,6 @@ extension RPCError {
     case let error as ServiceError:
       switch error {
       case .invalidParams(let errors): self = .invalidParams(errors)
-      case .storeUnavailable: self = .storeUnavailable
       case .chargeTokenConflict: self = .chargeTokenConflict
       case .orderNotFound(let id): self = .orderNotFound(id)
       }

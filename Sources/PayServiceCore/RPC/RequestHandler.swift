@@ -1,89 +1,141 @@
 import Foundation
 
-/// Turns one input line into at most one response line, by the JSON-RPC 2.0 rules: parse errors,
-/// invalid requests, notifications, batches, method dispatch and error mapping.
-public final class RequestHandler: @unchecked Sendable {
+/// Turns input lines into response lines by the JSON-RPC 2.0 rules, in three steps: `parse` reads
+/// a line once into a `ParsedLine` (a request, a batch, or what is wrong with it); `needsStore`
+/// and `groupableRequest` route it; `answer` runs it and writes at most one response.
+public final class RequestHandler: Sendable {
   public let context: ServiceContext
-  let registry: MethodRegistry
-  /// The methods around payservice's own: `rpc.discover` and MCP's (see `MCPEndpoint`).
-  let protocolEntries: [String: MethodRegistry.Entry]
+  let methods: MethodTable
   let log: RequestLog
 
-  /// `"name"` of each method that commits in groups, to rule lines out without parsing them.
-  private let groupedMethodNames: [[UInt8]]
-
-  /// Every method name answered (anything else is -32601): payservice's, then the protocol ones.
-  public var servedMethodNames: [String] { registry.names + protocolEntries.keys.sorted() }
-
-  public init(context: ServiceContext, registry: MethodRegistry = MethodRegistry(), log: RequestLog) {
+  public init(context: ServiceContext, methods: MethodTable = .payservice(), log: RequestLog) {
     self.context = context
-    self.registry = registry
+    self.methods = methods
     self.log = log
-    var protocolEntries = MCPEndpoint.entries(registry: registry, log: log)
-    protocolEntries[OpenRPCDocument.discoverMethodName] = OpenRPCDocument.discoverEntry
-    self.protocolEntries = protocolEntries
-    groupedMethodNames = registry.entries.filter { $0.value.commitsInGroups }.map { Array("\"\($0.key)\"".utf8) }
   }
 
-  /// The response line for `line` (without the LF), or nil when nothing is to be answered.
-  public func handle(line: UnsafeRawBufferPointer) -> [UInt8]? {
-    var writer = JSONWriter()
-    return handle(line: line, into: &writer) ? writer.bytes : nil
+  /// The same handler logging to `log` (the helper thread's collecting log).
+  func logging(to log: RequestLog) -> RequestHandler {
+    RequestHandler(context: context, methods: methods, log: log)
   }
 
-  public func handle(line: [UInt8]) -> [UInt8]? {
-    line.withUnsafeBytes { handle(line: $0) }
+  /// Every method name answered (anything else is -32601), in registration order.
+  public var servedMethodNames: [String] { methods.names }
+
+  // MARK: Step 1: parse
+
+  /// A JSON-RPC request as read: its id, method and params, or what makes it invalid.
+  enum Call: Sendable {
+    case valid(id: JSONValue, isNotification: Bool, method: String, params: JSONValue?)
+    case invalid(id: JSONValue, method: String?, problem: String)
   }
 
-  /// Appends the response to `line` (without the LF) to `writer`; false when nothing is to be
-  /// answered (a notification, or a batch of them), and then nothing was appended.
-  public func handle(line: UnsafeRawBufferPointer, into writer: inout JSONWriter) -> Bool {
-    let request: JSONValue
+  /// One input line, parsed once; every later step reads this.
+  enum ParsedLine: Sendable {
+    /// Only JSON whitespace: not a request, not answered.
+    case blank
+    case unparsable(JSONParser.Failure)
+    /// Longer than the server's limit (`--max-line-bytes`): not parsed.
+    case tooLong(limit: Int)
+    case single(Call)
+    case batch([Call])
+  }
+
+  /// Parses one line (without its LF; a trailing CR is dropped).
+  func parse(_ line: UnsafeRawBufferPointer) -> ParsedLine {
+    var slice = line
+    if let last = slice.last, last == UInt8(ascii: "\r") { slice = UnsafeRawBufferPointer(rebasing: slice.dropLast()) }
+    if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
     do {
-      request = try JSONParser.parse(line)
+      return Self.parsed(try JSONParser.parse(slice))
     } catch {
+      return .unparsable(error)
+    }
+  }
+
+  /// A parsed JSON value as a request or batch.
+  static func parsed(_ value: JSONValue) -> ParsedLine {
+    guard case .array(let elements) = value else { return .single(call(value)) }
+    return .batch(elements.map(call))
+  }
+
+  /// Checks one request object's envelope (id, jsonrpc, method, params), reporting the first problem.
+  static func call(_ value: JSONValue) -> Call {
+    guard case .object(let request) = value else {
+      return .invalid(id: .null, method: nil, problem: "a request must be a JSON object, got \(value.kindName)")
+    }
+    var id: JSONValue = .null
+    var problem: String?
+    switch request["id"] {
+    case nil, .null?: break
+    case .string(let text)?: id = .string(text)
+    case .number(let text)?: id = .number(text)
+    case let other?: problem = "\"id\" must be a string, a number or null, got \(other.kindName)"
+    }
+    if request["jsonrpc"] != .string("2.0") {
+      problem = problem ?? "\"jsonrpc\" must be exactly \"2.0\""
+    }
+    var method: String?
+    switch request["method"] {
+    case .string(let name)?: method = name
+    case nil: problem = problem ?? "\"method\" is required"
+    case let other?: problem = problem ?? "\"method\" must be a string, got \(other.kindName)"
+    }
+    let params = request["params"]
+    switch params {
+    case nil, .object?, .array?: break
+    case let other?: problem = problem ?? "\"params\" must be an object or an array, got \(other.kindName)"
+    }
+    if let problem { return .invalid(id: id, method: method, problem: problem) }
+    return .valid(id: id, isNotification: !request.contains("id"), method: method!, params: params)
+  }
+
+  // MARK: Step 2: route
+
+  /// Whether answering the line may read or write the store: a batch, or a request of a method
+  /// that uses it. Such lines are answered in order on the server thread.
+  func needsStore(_ line: ParsedLine) -> Bool {
+    switch line {
+    case .batch: return true
+    case .single(.valid(_, _, let method, let params)): return methods[method]?.usesStore(params) == true
+    case .blank, .unparsable, .tooLong, .single(.invalid): return false
+    }
+  }
+
+  /// Whether the line is a request (with an id) of a method whose pipelined requests commit in groups.
+  func isGroupable(_ line: ParsedLine) -> Bool {
+    guard case .single(.valid(_, false, let method, _)) = line else { return false }
+    return methods[method]?.commitsInGroups == true
+  }
+
+  // MARK: Step 3: answer
+
+  /// Appends the response to `line` to `writer`, followed by a line feed; false when nothing is to
+  /// be answered (a blank line, a notification or a batch of them), and then nothing was appended.
+  func answer(_ line: ParsedLine, into writer: inout JSONWriter) -> Bool {
+    let answered: Bool
+    switch line {
+    case .blank: return false
+    case .unparsable(let failure):
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32700)")
-      Self.writeError(id: .null, .parseError("\(error.message) at byte \(error.offset)"), into: &writer)
-      return true
+      Self.writeError(id: .null, .parseError("\(failure.message) at byte \(failure.offset)"), into: &writer)
+      answered = true
+    case .tooLong(let limit):
+      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
+      Self.writeError(
+        id: .null, .invalidRequest("line exceeds the limit of \(limit) bytes (--max-line-bytes)"), into: &writer)
+      answered = true
+    case .single(let call):
+      answered = answer(call, into: &writer)
+    case .batch(let calls):
+      answered = answer(batch: calls, into: &writer)
     }
-    return handle(value: request, into: &writer)
+    if answered { writer.newline() }
+    return answered
   }
 
-  /// Like `handle(line:into:)`, but only for a line that cannot touch the store: a single request
-  /// of a method that does not use it, or a line that is answered with an error. Returns nil, and
-  /// writes and logs nothing, for any other line (a batch, or a store method), which the caller
-  /// must then answer in order with `handle(line:into:)`.
-  func handleIfStoreFree(line: UnsafeRawBufferPointer, into writer: inout JSONWriter) -> Bool? {
-    guard let request = try? JSONParser.parse(line) else { return handle(line: line, into: &writer) }
-    switch request {
-    case .array: return nil
-    case .object(let object):
-      if case .string(let method)? = object["method"], let entry = entry(for: method),
-        entry.usesStore(object["params"])
-      {
-        return nil
-      }
-    default: break
-    }
-    return handle(value: request, into: &writer)
-  }
-
-  /// The request on `line` when it is a request (with an id) of a method that commits in groups;
-  /// the caller answers it with `handle(value:into:)`, as `handle(line:into:)` would. Asked of
-  /// every line answered on the server thread, so a line that does not hold such a method's name
-  /// as plain bytes is ruled out without parsing (a name spelled with escapes is then not grouped,
-  /// only answered alone).
-  func groupedRequest(line: UnsafeRawBufferPointer) -> JSONValue? {
-    guard groupedMethodNames.contains(where: { Self.bytes(line, contain: $0) }) else { return nil }
-    guard let parsed = try? JSONParser.parse(line), case .object(let request) = parsed, request.contains("id"),
-      case .string(let method)? = request["method"], registry.entries[method]?.commitsInGroups == true
-    else { return nil }
-    return parsed
-  }
-
-  func handle(value: JSONValue, into writer: inout JSONWriter) -> Bool {
-    guard case .array(let elements) = value else { return handleSingle(value, into: &writer) }
-    if elements.isEmpty {
+  private func answer(batch calls: [Call], into writer: inout JSONWriter) -> Bool {
+    if calls.isEmpty {
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
       Self.writeError(id: .null, .invalidRequest("an empty batch"), into: &writer)
       return true
@@ -91,7 +143,7 @@ public final class RequestHandler: @unchecked Sendable {
     let start = writer.mark
     writer.beginArray()
     var answered = false
-    for element in elements where handleSingle(element, into: &writer) {
+    for call in calls where answer(call, into: &writer) {
       answered = true
     }
     guard answered else {
@@ -110,104 +162,87 @@ public final class RequestHandler: @unchecked Sendable {
     writer.endObject()
   }
 
-  /// Answers one request object; false for a notification (nothing written).
-  func handleSingle(_ value: JSONValue, into writer: inout JSONWriter) -> Bool {
-    guard case .object(let request) = value else {
-      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      Self.writeError(
-        id: .null, .invalidRequest("a request must be a JSON object, got \(value.kindName)"), into: &writer)
-      return true
-    }
-    // The id, when it can be determined.
-    var id: JSONValue = .null
-    var idProblem: String?
-    let isNotification = !request.contains("id")
-    switch request["id"] {
-    case nil, .null?: break
-    case .string(let text)?: id = .string(text)
-    case .number(let text)?: id = .number(text)
-    case let other?: idProblem = "\"id\" must be a string, a number or null, got \(other.kindName)"
-    }
-    var problem = idProblem
-    if request["jsonrpc"] != .string("2.0") {
-      problem = problem ?? "\"jsonrpc\" must be exactly \"2.0\""
-    }
-    var methodName: String?
-    switch request["method"] {
-    case .string(let name)?: methodName = name
-    case nil: problem = problem ?? "\"method\" is required"
-    case let other?: problem = problem ?? "\"method\" must be a string, got \(other.kindName)"
-    }
-    switch request["params"] {
-    case nil, .object?, .array?: break
-    case let other?: problem = problem ?? "\"params\" must be an object or an array, got \(other.kindName)"
-    }
-    if let problem {
-      log.request(id: id, method: methodName ?? "", seconds: 0, outcome: "error(-32600)")
+  /// Answers one request; false for a notification (nothing written).
+  private func answer(_ call: Call, into writer: inout JSONWriter) -> Bool {
+    switch call {
+    case .invalid(let id, let method, let problem):
+      log.request(id: id, method: method ?? "", seconds: 0, outcome: "error(-32600)")
       Self.writeError(id: id, .invalidRequest(problem), into: &writer)
       return true
-    }
-    let method = methodName!
-    guard let entry = entry(for: method) else {
-      log.request(id: id, method: method, seconds: 0, outcome: isNotification ? "ignored" : "error(-32601)")
-      if isNotification { return false }
-      Self.writeError(id: id, .methodNotFound(method), into: &writer)
-      return true
-    }
-    if isNotification && !entry.runsAsNotification {
-      let reason = registry.entries[method] == nil ? "a tool call" : "a payment"
-      log.warning("a notification of \(method) was not executed: \(reason) needs an answer, so send it with an id")
-      return false
-    }
-    let started = DispatchTime.now().uptimeNanoseconds
-    let outcome: String
-    // A notification's result is computed (its effects happen) but not sent.
-    var discarded = JSONWriter(capacity: 0)
-    let start = writer.mark
-    do {
-      if isNotification {
-        try entry.handle(request["params"], context, &discarded)
-      } else {
+    case .valid(let id, let isNotification, let method, let params):
+      guard let result = run(id: id, isNotification: isNotification, method: method, params: params),
+        !isNotification
+      else { return false }
+      switch result {
+      case .success(let result):
         writer.beginObject()
         writer.member("jsonrpc", "2.0")
         writer.member("id", id)
         writer.key("result")
-        try entry.handle(request["params"], context, &writer)
+        result.write(to: &writer)
         writer.endObject()
+      case .failure(let error):
+        Self.writeError(id: id, error, into: &writer)
       }
+      return true
+    }
+  }
+
+  /// Runs a request's method and logs it: its result or wire error, or nil when nothing runs (an
+  /// unknown method's notification, or a notification of a method that needs an answer). A
+  /// notification's method runs (its effects happen); its result is not sent.
+  private func run(id: JSONValue, isNotification: Bool, method: String, params: JSONValue?)
+    -> Result<any MethodResult, RPCError>?
+  {
+    guard let entry = methods[method] else {
+      log.request(id: id, method: method, seconds: 0, outcome: isNotification ? "ignored" : "error(-32601)")
+      return isNotification ? nil : .failure(.methodNotFound(method))
+    }
+    if isNotification, let reason = entry.answerRequired {
+      log.warning("a notification of \(method) was not executed: \(reason) needs an answer, so send it with an id")
+      return nil
+    }
+    let started = DispatchTime.now().uptimeNanoseconds
+    let result: Result<any MethodResult, RPCError>
+    let outcome: String
+    do {
+      result = .success(try entry.call(params, context, log))
       outcome = "ok"
     } catch {
       let rpcError = log.wireError(for: error, method: method)
-      writer.rewind(to: start)
-      if !isNotification { Self.writeError(id: id, rpcError, into: &writer) }
+      result = .failure(rpcError)
       outcome = "error(\(rpcError.code.rawValue))"
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     log.request(id: id, method: method, seconds: seconds, outcome: isNotification ? "\(outcome),notification" : outcome)
-    return !isNotification
+    return result
   }
 
-  /// The entry answering `method`: a payservice method, else a protocol method.
-  private func entry(for method: String) -> MethodRegistry.Entry? {
-    registry.entries[method] ?? protocolEntries[method]
-  }
-
-  static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {
-    guard needle.count > 1 else { return needle.isEmpty || haystack.contains(needle[0]) }
-    guard haystack.count >= needle.count, let base = haystack.baseAddress else { return false }
-    // Candidates are found by their second byte with memchr (the first of a quoted name is a quote,
-    // which JSON is full of), then compared whole.
-    let second = Int32(needle[1])
-    var position = 1
-    let end = haystack.count - needle.count + 2  // past the last position the second byte can have
-    return needle.withUnsafeBytes { needleBytes in
-      while position < end, let found = memchr(base + position, second, end - position) {
-        let candidate = base.distance(to: UnsafeRawPointer(found)) - 1
-        if memcmp(base + candidate, needleBytes.baseAddress!, needle.count) == 0 { return true }
-        position = candidate + 2
-      }
-      return false
+  /// Runs one request object the way a served line would, for `payservice call`: its result or
+  /// its wire error.
+  func call(_ request: JSONValue) -> Result<any MethodResult, RPCError> {
+    switch Self.call(request) {
+    case .invalid(let id, let method, let problem):
+      log.request(id: id, method: method ?? "", seconds: 0, outcome: "error(-32600)")
+      return .failure(.invalidRequest(problem))
+    case .valid(let id, let isNotification, let method, let params):
+      return run(id: id, isNotification: isNotification, method: method, params: params)
+        ?? .failure(.invalidRequest("a notification is not answered"))
     }
   }
 
+  // MARK: Conveniences (tests, fuzzing)
+
+  /// The response line for `line` (without the LF), or nil when nothing is to be answered.
+  public func handle(line: UnsafeRawBufferPointer) -> [UInt8]? {
+    var writer = JSONWriter()
+    guard answer(parse(line), into: &writer) else { return nil }
+    var bytes = writer.bytes
+    bytes.removeLast()  // the LF
+    return bytes
+  }
+
+  public func handle(line: [UInt8]) -> [UInt8]? {
+    line.withUnsafeBytes { handle(line: $0) }
+  }
 }

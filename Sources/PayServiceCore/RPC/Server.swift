@@ -42,8 +42,20 @@ public final class Server {
   let log: RequestLog
   let threads: Int
   let groupCommits: Bool
-  /// Started at the first read that it can help with, so a one-request start pays nothing for it.
-  private lazy var helper: Helper? = threads > 1 ? Helper(handler: handler, maxLineBytes: maxLineBytes) : nil
+  /// Started at the first read that it can help with, so a one-request start pays nothing for it;
+  /// stopped with the server.
+  private var startedHelper: Helper?
+  private var helper: Helper? {
+    guard threads > 1 else { return nil }
+    if let startedHelper { return startedHelper }
+    let maxLineBytes = maxLineBytes
+    let handler = handler
+    let helper = Helper(handler: handler) { line in
+      line.count <= maxLineBytes ? handler.parse(line) : .tooLong(limit: maxLineBytes)
+    }
+    startedHelper = helper
+    return helper
+  }
 
   /// Lines the helper thread answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
@@ -69,6 +81,10 @@ public final class Server {
     self.log = log
     self.threads = threads
     self.groupCommits = groupCommits
+  }
+
+  deinit {
+    startedHelper?.stop()
   }
 
   public func run() -> Exit {
@@ -109,7 +125,7 @@ public final class Server {
           tooLong()
         } else {
           line.append(contentsOf: bytes[0..<newline])
-          line.withUnsafeBytes { answer($0) }
+          line.withUnsafeBytes { _ = handler.answer(parsedLine($0), into: &pendingOutput) }
           line.removeAll(keepingCapacity: line.count <= 1 << 16)
         }
         start = newline + 1
@@ -137,7 +153,7 @@ public final class Server {
     // At EOF a last line without LF is still a request; after a stop signal it is not run, since
     // the client may not have finished writing it.
     if !stopped && !outputClosed && !skipping && !line.isEmpty {
-      line.withUnsafeBytes { answer($0) }
+      line.withUnsafeBytes { _ = handler.answer(parsedLine($0), into: &pendingOutput) }
     }
     flush()
     return outputClosed ? .outputClosed : .finished
@@ -166,10 +182,13 @@ public final class Server {
 
   /// Answers complete lines in order; false when a stop was requested (the rest are not answered).
   private func answer(_ lines: [Range<Int>], in bytes: UnsafeRawBufferPointer) -> Bool {
+    func parse(_ index: Int) -> RequestHandler.ParsedLine? {
+      parsedLine(UnsafeRawBufferPointer(rebasing: bytes[lines[index]]))
+    }
     guard threads > 1, lines.count >= Self.parallelMinimumLines, let helper else {
       var next = 0
       while next < lines.count {
-        next = answerHere(from: next, before: lines.count, of: lines, in: bytes) { _ in true }
+        next = answerHere(from: next, before: lines.count, parse)
         if stopRequested() { return false }
       }
       return true
@@ -179,121 +198,87 @@ public final class Server {
     defer { helper.reset() }
     var next = 0
     while next < half {
-      next = answerHere(from: next, before: half, of: lines, in: bytes) { _ in true }
+      next = answerHere(from: next, before: half, parse)
       if stopRequested() {
         helper.wait()
         return false
       }
     }
     helper.wait()
-    // The helper's answers in order, with the lines it left answered here in their places.
+    // The helper's answers in order; the lines it left (parsed) are answered here in their places.
+    func deferred(_ index: Int) -> RequestHandler.ParsedLine? {
+      if case .deferred(let line) = helper.outcome(index - half) { return line }
+      return nil
+    }
     while next < lines.count {
-      if let answer = helper.results[next - half] {
+      switch helper.outcome(next - half) {
+      case .answered(let answer):
         helper.copy(answer, into: &pendingOutput, log: log)
         linesAnsweredByHelper += 1
         next += 1
-      } else {
-        next = answerHere(from: next, before: lines.count, of: lines, in: bytes) { helper.results[$0 - half] == nil }
+      case .deferred:
+        next = answerHere(from: next, before: lines.count, deferred)
       }
       if stopRequested() { return false }
     }
     return true
   }
 
-  /// Answers `lines[first]` on this thread, together with the processOrder requests that follow it
-  /// before `limit` (while `here` says they are this thread's to answer) when it is one: those
-  /// commit as a group.
-  /// Returns the index of the next line to answer.
+  /// A line (without its LF) parsed; one longer than `maxLineBytes` is not parsed.
+  private func parsedLine(_ line: UnsafeRawBufferPointer) -> RequestHandler.ParsedLine {
+    line.count <= maxLineBytes ? handler.parse(line) : .tooLong(limit: maxLineBytes)
+  }
+
+  /// Answers the line at `first`, together with the grouped requests (processOrder) that follow it
+  /// before `limit` when it is one: those commit as a group. `line` gives each line parsed, or nil
+  /// when it is not this thread's to answer; it is asked once per line. Returns the index of the
+  /// next line to answer.
   private func answerHere(
-    from first: Int, before limit: Int, of lines: [Range<Int>], in bytes: UnsafeRawBufferPointer,
-    here: (Int) -> Bool
+    from first: Int, before limit: Int, _ line: (Int) -> RequestHandler.ParsedLine?
   ) -> Int {
-    func line(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[lines[index]]) }
-    // A grouped line is parsed once: the request read to decide is the request answered.
-    func groupedRequest(_ index: Int) -> JSONValue? {
-      line(index).count <= maxLineBytes ? handler.groupedRequest(line: line(index)) : nil
-    }
-    guard groupCommits, let firstRequest = groupedRequest(first) else {
-      answerComplete(line(first))
+    guard let firstLine = line(first) else { preconditionFailure("line \(first) is not this thread's") }
+    guard groupCommits, handler.isGroupable(firstLine) else {
+      _ = handler.answer(firstLine, into: &pendingOutput)
       return first + 1
     }
-    var requests = [firstRequest]
-    while first + requests.count < limit, here(first + requests.count),
-      let request = groupedRequest(first + requests.count)
-    {
-      requests.append(request)
+    var group = [firstLine]
+    var next = first + 1
+    while next < limit, let candidate = line(next) {
+      guard handler.isGroupable(candidate) else {
+        // Parsed already: answered here, after the group.
+        answerGroup(group)
+        _ = handler.answer(candidate, into: &pendingOutput)
+        return next + 1
+      }
+      group.append(candidate)
+      next += 1
     }
-    guard requests.count > 1 else {
-      answer(request: firstRequest)
-      return first + 1
+    answerGroup(group)
+    return next
+  }
+
+  /// Answers grouped requests in one store transaction (one alone in its own); when the group
+  /// cannot commit, nothing of it was kept and each is answered again in its own transaction.
+  private func answerGroup(_ group: [RequestHandler.ParsedLine]) {
+    guard group.count > 1 else {
+      _ = handler.answer(group[0], into: &pendingOutput)
+      return
     }
     let mark = pendingOutput.mark
     do {
       try handler.context.store.groupCommit {
-        for request in requests { answer(request: request) }
+        for request in group { _ = handler.answer(request, into: &pendingOutput) }
       }
-      ordersCommittedInGroups += requests.count
+      ordersCommittedInGroups += group.count
     } catch {
-      // Nothing of the group was kept: answer each order again, in its own transaction.
-      log.warning("the group commit of the \(requests.count) orders above failed (\(error)); retrying them one by one")
+      log.warning("the group commit of the \(group.count) orders above failed (\(error)); retrying them one by one")
       pendingOutput.rewind(to: mark)
-      for request in requests { answer(request: request) }
+      for request in group { _ = handler.answer(request, into: &pendingOutput) }
     }
-    return first + requests.count
-  }
-
-  /// Answers a request (with an id) already read from its line.
-  private func answer(request: JSONValue) {
-    if handler.handle(value: request, into: &pendingOutput) { pendingOutput.newline() }
-  }
-
-  private func answerComplete(_ line: UnsafeRawBufferPointer) {
-    if line.count > maxLineBytes {
-      tooLong()
-    } else {
-      answer(line)
-    }
-  }
-
-  /// Answers one line (without its LF).
-  private func answer(_ line: UnsafeRawBufferPointer) {
-    switch Self.answer(line, handler: handler, into: &pendingOutput, storeFreeOnly: false) {
-    case .deferred: preconditionFailure("only the helper defers lines")
-    case .answered, .silent: break
-    }
-  }
-
-  enum LineResult { case answered, silent, deferred }
-
-  /// Answers one line (without its LF) into `writer`; with `storeFreeOnly`, a line that could touch
-  /// the store is left alone (`deferred`).
-  static func answer(
-    _ line: UnsafeRawBufferPointer, handler: RequestHandler, into writer: inout JSONWriter, storeFreeOnly: Bool
-  ) -> LineResult {
-    var slice = line
-    if let last = slice.last, last == UInt8(ascii: "\r") {
-      slice = UnsafeRawBufferPointer(rebasing: slice.dropLast())
-    }
-    // Only JSON whitespace (spaces, tabs, CRs): a blank line, not a request.
-    if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .silent }
-    let answered: Bool
-    if storeFreeOnly {
-      guard let result = handler.handleIfStoreFree(line: slice, into: &writer) else { return .deferred }
-      answered = result
-    } else {
-      answered = handler.handle(line: slice, into: &writer)
-    }
-    guard answered else { return .silent }
-    writer.newline()
-    return .answered
   }
 
   private func tooLong() {
-    log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-    RequestHandler.writeError(
-      id: .null, .invalidRequest("line exceeds the limit of \(maxLineBytes) bytes (--max-line-bytes)"),
-      into: &pendingOutput)
-    pendingOutput.newline()
+    _ = handler.answer(.tooLong(limit: maxLineBytes), into: &pendingOutput)
   }
 
   /// Blocks until input is readable; false when a stop was requested.
@@ -338,8 +323,13 @@ public final class Server {
     pendingOutput.reset(capacityLimit: 1 << 20)
   }
 
-  /// The helper thread: answers store-free lines of a read while the server thread answers others.
-  /// The two hand over with semaphores; the helper's buffers are only touched by one side at a time.
+  /// The helper thread: answers the store-free lines of a read while the server thread answers
+  /// others, and parses the rest for it.
+  ///
+  /// Unchecked Sendable: its buffers (`lines`, `bytes`, `output`, the log, `results`) are shared by
+  /// two threads but handed over whole, never touched by both at once. `start` gives them to the
+  /// helper (the `go` semaphore), the helper gives them back when done (`done`), and `phase`
+  /// records whose they are; every access asserts it. The semaphores order the accesses.
   final class Helper: @unchecked Sendable {
     /// Where one line's response and log lines are in the helper's buffers.
     struct Answer {
@@ -347,21 +337,32 @@ public final class Server {
       let log: Range<Int>
     }
 
+    /// What the helper did with one line.
+    enum Outcome {
+      case answered(Answer)
+      /// The line may touch the store: the server thread answers it, parsed here.
+      case deferred(RequestHandler.ParsedLine)
+    }
+
+    private enum Phase { case server, helper, stopped }
+
     private let handler: RequestHandler
     private let log: RequestLog
-    private let maxLineBytes: Int
     private let go = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
+    private var phase = Phase.server
     private var lines: [Range<Int>] = []
     private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
     private var output = JSONWriter(capacity: 1 << 16)
-    /// One per line given to `start`: its answer, or nil when the server thread must answer it.
-    private(set) var results: [Answer?] = []
+    private var parse: (UnsafeRawBufferPointer) -> RequestHandler.ParsedLine
+    /// One per line given to `start`.
+    private var outcomes: [Outcome] = []
 
-    init(handler: RequestHandler, maxLineBytes: Int) {
+    /// - Parameter parse: how a line is read (the server's, with its line limit).
+    init(handler: RequestHandler, parse: @escaping (UnsafeRawBufferPointer) -> RequestHandler.ParsedLine) {
       log = RequestLog(collectingFor: handler.log)
-      self.handler = RequestHandler(context: handler.context, registry: handler.registry, log: log)
-      self.maxLineBytes = maxLineBytes
+      self.handler = handler.logging(to: log)
+      self.parse = parse
       let thread = Thread { [self] in run() }
       thread.name = "payservice-helper"
       thread.start()
@@ -376,45 +377,65 @@ public final class Server {
       pthread_sigmask(SIG_BLOCK, &signals, nil)
       while true {
         go.wait()
+        if phase == .stopped { return }
+        precondition(phase == .helper)
         for range in lines {
-          let line = UnsafeRawBufferPointer(rebasing: bytes[range])
-          let (outputStart, logStart) = (output.count, log.count)
-          if line.count > maxLineBytes
-            || Server.answer(line, handler: handler, into: &output, storeFreeOnly: true) == .deferred
-          {
-            results.append(nil)
+          let line = parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
+          if handler.needsStore(line) {
+            outcomes.append(.deferred(line))
           } else {
-            results.append(Answer(output: outputStart..<output.count, log: logStart..<log.count))
+            let (outputStart, logStart) = (output.count, log.count)
+            _ = handler.answer(line, into: &output)
+            outcomes.append(.answered(Answer(output: outputStart..<output.count, log: logStart..<log.count)))
           }
         }
+        phase = .server
         done.signal()
       }
     }
 
     /// Starts answering `lines` of `bytes`, which must stay valid until `wait` returns.
     func start(_ lines: ArraySlice<Range<Int>>, in bytes: UnsafeRawBufferPointer) {
+      precondition(phase == .server)
       self.lines.removeAll(keepingCapacity: true)
       self.lines.append(contentsOf: lines)
       self.bytes = bytes
+      phase = .helper
       go.signal()
     }
 
-    /// Waits until every line given to `start` has a result.
+    /// Waits until every line given to `start` has an outcome.
     func wait() {
       done.wait()
+      precondition(phase == .server)
     }
 
-    /// Appends one answer's response and log lines.
+    /// The outcome of the line at `index` of those given to `start`, after `wait`.
+    func outcome(_ index: Int) -> Outcome {
+      assert(phase == .server)
+      return outcomes[index]
+    }
+
+    /// Appends one answer's response and log lines, after `wait`.
     func copy(_ answer: Answer, into writer: inout JSONWriter, log serverLog: RequestLog) {
+      assert(phase == .server)
       output.withBytes { writer.appendLines(UnsafeRawBufferPointer(rebasing: $0[answer.output])) }
       log.copy(answer.log, to: serverLog)
     }
 
-    /// Forgets the results, after `wait`.
+    /// Forgets the outcomes, after `wait`.
     func reset() {
-      results.removeAll(keepingCapacity: true)
+      assert(phase == .server)
+      outcomes.removeAll(keepingCapacity: true)
       output.reset(capacityLimit: 1 << 20)
       log.discard()
+    }
+
+    /// Ends the thread (between reads: never while it works).
+    func stop() {
+      precondition(phase == .server)
+      phase = .stopped
+      go.signal()
     }
   }
 }

@@ -1,35 +1,48 @@
 /// A charge token as stored: what it was authorized for and, once used, the answer it produced.
 public struct ChargeTokenRecord: Sendable {
   public var token: String
-  public var binding: String
-  public var billingContact: String?
-  /// The authorized card's network and type (`{"network":…,"type":…}`); nil for tokens issued before
-  /// version 2 (migration v2), which were priced without a card adjustment.
-  public var paymentMethod: String?
+  public var binding: OrderBinding
+  public var billingContact: Contact?
+  /// The authorized card's network and type; nil for tokens issued before version 2 (migration
+  /// v2), which were priced without a card adjustment.
+  public var paymentMethod: PaymentMethod?
   public var issuedAt: Int64
   public var amountMinor: Int64
   public var currencyCode: String
   public var sandboxOutcome: SandboxOutcome
   public var expiresAt: Int64
   public var usedAt: String?
+  /// processOrder's fingerprint of the request that used the token, and its answer, as JSON text.
   public var requestFingerprint: String?
   public var result: String?
   /// The Apple Pay authorization hold the token charges; nil for sandbox test tokens.
   public var authorizationId: String?
 
+  /// A token from its columns as the store holds them; a column payservice cannot read is a store
+  /// failure, never a default.
   public init(
-    token: String, binding: String, billingContact: String?, paymentMethod: String?, issuedAt: Int64,
-    amountMinor: Int64, currencyCode: String, sandboxOutcome: SandboxOutcome, expiresAt: Int64, usedAt: String?,
+    token: String, binding: String, billingContact: String?, paymentMethod: String?, issuedAt: String,
+    amountMinor: Int64, currencyCode: String, sandboxOutcome: String, expiresAt: Int64, usedAt: String?,
     requestFingerprint: String?, result: String?, authorizationId: String?
-  ) {
+  ) throws(StoreError) {
+    guard let issued = RFC3339.parse(issuedAt) else {
+      throw StoreError.unavailable(reason: "charge token \(token) has an unreadable issuedAt")
+    }
+    guard let outcome = SandboxOutcome(rawValue: sandboxOutcome) else {
+      throw StoreError.unavailable(reason: "charge token \(token) has an unknown sandboxOutcome")
+    }
     self.token = token
-    self.binding = binding
-    self.billingContact = billingContact
-    self.paymentMethod = paymentMethod
-    self.issuedAt = issuedAt
+    self.binding = try StoredJSON.read(binding, as: OrderBinding.self, "binding")
+    self.billingContact = try billingContact.map { text throws(StoreError) in
+      try StoredJSON.read(text, as: Contact.self, "billingContact")
+    }
+    self.paymentMethod = try paymentMethod.map { text throws(StoreError) in
+      try StoredJSON.read(text, as: PaymentMethod.self, "paymentMethod")
+    }
+    self.issuedAt = issued
     self.amountMinor = amountMinor
     self.currencyCode = currencyCode
-    self.sandboxOutcome = sandboxOutcome
+    self.sandboxOutcome = outcome
     self.expiresAt = expiresAt
     self.usedAt = usedAt
     self.requestFingerprint = requestFingerprint
@@ -43,15 +56,18 @@ extension StoreTransaction {
   /// hold it charges. The token is derived from the next sequence number, so the same store state
   /// and clock issue the same token.
   func issueChargeToken(
-    merchant: String, binding: String, billingContact: String?, paymentMethod: String?, amountMinor: Int64,
-    currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int, authorizationId: String?
+    merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
+    amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
+    authorizationId: String?
   ) throws -> String {
     let sequence = try nextChargeTokenSequence()
-    let token = Identifiers.chargeToken(merchant: merchant, sequence: sequence, binding: binding, issuedAt: issuedAt)
+    let bindingText = binding.canonical
+    let token = Identifiers.chargeToken(
+      merchant: merchant, sequence: sequence, binding: bindingText, issuedAt: issuedAt)
     try insert(
       NewChargeToken(
-        token: token, sequence: sequence, binding: binding, billingContact: billingContact,
-        paymentMethod: paymentMethod, amountMinor: amountMinor, currencyCode: currencyCode, sandboxOutcome: outcome,
+        token: token, sequence: sequence, binding: bindingText, billingContact: billingContact.map(JSONWriter.string),
+        paymentMethod: JSONWriter.string(paymentMethod), amountMinor: amountMinor, currencyCode: currencyCode, sandboxOutcome: outcome,
         issuedAt: RFC3339.format(issuedAt), expiresAt: issuedAt + Int64(ttlSeconds), authorizationId: authorizationId))
     return token
   }

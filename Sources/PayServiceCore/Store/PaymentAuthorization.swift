@@ -8,6 +8,14 @@ public struct PaymentAuthorization: Sendable, Equatable {
     case declined
     /// Settled by processOrder.
     case captured
+
+    /// A status column read back; an unknown one is a store failure.
+    public init(stored: String) throws(StoreError) {
+      guard let status = Status(rawValue: stored) else {
+        throw StoreError.unavailable(reason: "an authorization has an unknown status")
+      }
+      self = status
+    }
   }
 
   public var authorizationId: String
@@ -35,13 +43,8 @@ public struct PaymentAuthorization: Sendable, Equatable {
   }
 
   /// The order document's `payment` member.
-  var orderPayment: JSONValue {
-    var payment = JSONObjectBuilder()
-    payment.set("network", network)
-    payment.set("type", cardType)
-    payment.set("lastFour", lastFour)
-    payment.set("transactionId", transactionId)
-    return payment.value
+  var orderPayment: OrderDocument.Payment {
+    OrderDocument.Payment(network: network, type: cardType, lastFour: lastFour, transactionId: transactionId)
   }
 }
 

@@ -18,10 +18,10 @@ struct SQLiteTransaction: StoreTransaction {
     let cursor = try Row.fetchCursor(statement, arguments: [token])
     return try withExtendedLifetime(cursor) {
       guard let row = try cursor.next() else { return nil }
-      return ChargeTokenRecord(
+      return try ChargeTokenRecord(
         token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
-        issuedAt: RFC3339.parse(row[4]) ?? 0, amountMinor: row[5], currencyCode: row[6],
-        sandboxOutcome: SandboxOutcome(rawValue: row[7]) ?? .processingError, expiresAt: row[8], usedAt: row[9],
+        issuedAt: row[4], amountMinor: row[5], currencyCode: row[6], sandboxOutcome: row[7], expiresAt: row[8],
+        usedAt: row[9],
         requestFingerprint: row[10], result: row[11], authorizationId: row[12])
     }
   }
@@ -114,10 +114,10 @@ struct SQLiteTransaction: StoreTransaction {
     "authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status"
 
   /// A row selected with `authorizationColumns`.
-  static func authorization(_ row: Row) -> PaymentAuthorization {
+  static func authorization(_ row: Row) throws(StoreError) -> PaymentAuthorization {
     PaymentAuthorization(
       authorizationId: row[0], transactionId: row[1], network: row[2], cardType: row[3], lastFour: row[4],
-      amountMinor: row[5], currencyCode: row[6], status: PaymentAuthorization.Status(rawValue: row[7]) ?? .declined)
+      amountMinor: row[5], currencyCode: row[6], status: try PaymentAuthorization.Status(stored: row[7]))
   }
 
   func authorization(_ authorizationId: String) throws -> PaymentAuthorization? {

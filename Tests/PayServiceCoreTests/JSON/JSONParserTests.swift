@@ -18,11 +18,18 @@ struct JSONParserTests {
     #expect(Self.files(prefix: "n_").count == 188)
   }
 
-  @Test("every n_ file is rejected, and through the service is a -32700 with id null", arguments: files(prefix: "n_"))
+  @Test(
+    "every n_ file is rejected, and through the service is a -32700 with id null (a blank line is not answered)",
+    arguments: files(prefix: "n_"))
   func rejects(name: String) throws {
     let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: "\(Self.suiteDirectory)/\(name)")))
     #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(bytes) }
     let handler = TestConfig.handler(try TestConfig.context())
+    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+      #expect(["n_single_space.json", "n_structure_no_data.json"].contains(name))
+      #expect(handler.handle(line: bytes) == nil)
+      return
+    }
     let response = try #require(handler.handle(line: bytes))
     let parsed = try JSONParser.parse(response)
     #expect(parsed["id"] == .null)

@@ -5,22 +5,22 @@ import Testing
 struct JSONPrettyPrinterTests {
   @Test("nesting, empty containers and escapes")
   func shapes() throws {
-    let value = try JSONParser.parse(#"{"a":[],"b":{},"c":[1,{"d":"x\"y"}],"e":null,"f":-1.5e3}"#)
+    let compact = #"{"a":[],"b":{},"c":[1,{"d":"x\"y,{}:"}],"e":null,"f":-1.5e3}"#
     #expect(
-      JSONPrettyPrinter.string(value) == """
+      JSONPrettyPrinter.indent(compact) == """
         {
           "a": [],
           "b": {},
           "c": [
             1,
             {
-              "d": "x\\"y"
+              "d": "x\\"y,{}:"
             }
           ],
           "e": null,
           "f": -1.5e3
         }
         """)
-    #expect(JSONPrettyPrinter.string(.string("plain")) == #""plain""#)
+    #expect(JSONPrettyPrinter.indent(#""plain""#) == #""plain""#)
   }
 }

@@ -55,8 +55,8 @@ struct MCPEndpointTests {
       let described = try Self.object(methods[index], "method \(index)")
       #expect(tool.keys == ["name", "description", "inputSchema", "outputSchema", "annotations"])
       #expect(tool["name"] == .string(method.name))
-      #expect(tool["inputSchema"] == method.documentation.paramsSchema.json)
-      #expect(tool["outputSchema"] == method.documentation.result.json)
+      #expect(tool["inputSchema"] == method.description.paramsSchema.json)
+      #expect(tool["outputSchema"] == method.description.result.json)
       // The same schemas as OpenRPC: each param's schema and the result's.
       let properties = try Self.object(try Self.object(tool["inputSchema"], "inputSchema")["properties"], "properties")
       let params = try Self.array(described["params"], "params").map { try Self.object($0, "param") }
@@ -74,7 +74,7 @@ struct MCPEndpointTests {
               ("idempotentHint", .bool(idempotent.contains(method.name))),
             ])), "\(method.name)")
       let text = try #require(tool["description"].flatMap { if case .string(let text) = $0 { text } else { nil } })
-      #expect(text.hasPrefix(method.documentation.summary + "\n\n"))
+      #expect(text.hasPrefix(method.description.summary + "\n\n"))
       #expect(text.count > 150, "\(method.name)'s description says enough to act on")
       for (name, schema) in [("inputSchema", tool["inputSchema"]), ("outputSchema", tool["outputSchema"])] {
         #expect(JSONSchemaValidator.schemaProblems(schema ?? .null, at: method.name) == [])
@@ -94,7 +94,7 @@ struct MCPEndpointTests {
     #expect(tool["content"] == .array([.object(JSONObject([("type", .string("text")), ("text", .string(JSONWriter.string(JSONValue.object(direct))))]))]))
     #expect(tool["isError"] == .bool(false))
     // The result fits the tool's outputSchema.
-    let output = JSONSchemaValidator(schema: ComputeSummaryItems.documentation.result.json)
+    let output = JSONSchemaValidator(schema: ComputeSummaryItems.description.result.json)
     #expect(output.validate(.object(direct)) == [])
   }
 
@@ -136,16 +136,15 @@ struct MCPEndpointTests {
   @Test("a tools/call of a store method stays with the ordered lines; other tools may be answered by the helper thread")
   func storeToolCallsKeepTheirPlace() throws {
     let handler = try Self.handler()
-    func storeFree(_ line: String) -> Bool? {
-      var writer = JSONWriter()
-      return Array(line.utf8).withUnsafeBytes { handler.handleIfStoreFree(line: $0, into: &writer) }
+    func needsStore(_ line: String) -> Bool {
+      Array(line.utf8).withUnsafeBytes { handler.needsStore(handler.parse($0)) }
     }
     for tool in ["authorizePayment", "processOrder", "listProducts", "getOrder"] {
-      #expect(storeFree(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#) == nil, "\(tool)")
+      #expect(needsStore(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#), "\(tool)")
     }
     for tool in ["computeSummaryItems", "listShippingMethods", "unknownTool"] {
-      #expect(storeFree(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#) == true, "\(tool)")
+      #expect(!needsStore(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#), "\(tool)")
     }
-    #expect(storeFree(#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#) == true)
+    #expect(!needsStore(#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
   }
 }

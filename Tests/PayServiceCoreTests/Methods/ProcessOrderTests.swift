@@ -122,6 +122,6 @@ struct ProcessOrderTests {
     struct Secret: Error { let path = "/etc/secret" }
     let error = RPCError(mapping: Secret())
     #expect(error == .internalError)
-    #expect(JSONWriter.string(error.json) == #"{"code":-32603,"message":"Internal error"}"#)
+    #expect(JSONWriter.string(error) == #"{"code":-32603,"message":"Internal error"}"#)
   }
 }

@@ -128,27 +128,4 @@ struct GroupCommitTests {
     #expect(later.output == expected.output)
     #expect(later.grouped > 20)
   }
-
-  @Test("the byte search that rules lines out before parsing finds a name anywhere, and only whole")
-  func byteSearch() {
-    let name = Array(#""processOrder""#.utf8)
-    func found(_ text: String) -> Bool {
-      Array(text.utf8).withUnsafeBytes { RequestHandler.bytes($0, contain: name) }
-    }
-    #expect(found(#""processOrder""#))
-    #expect(found(#"{"method":"processOrder"}"#))
-    #expect(found(#"x"processOrder""#))
-    #expect(found(#""processOrder"x"#))
-    #expect(found(#"""processOrder""#))
-    #expect(found(#"pp"pp"processOrder""#))
-    #expect(found(#"{"params":{},"method":"processOrder"}"#))
-    #expect(!found(#"processOrder""#))
-    #expect(!found(#""processOrder"#))
-    #expect(!found(#""pprocessOrder""#))
-    #expect(!found(#""processOrde""#))
-    #expect(!found(#""processOrders""#))
-    #expect(!found(#""process\u004frder""#))
-    #expect(!found(""))
-    #expect(!found(#""p"#))
-  }
 }

@@ -11,9 +11,13 @@ struct StoreContractTests {
 
   struct Rollback: Error {}
 
+  /// Issues a token for one clock, shipped by the method named `binding` (what tells tokens apart).
   static func issue(_ transaction: any StoreTransaction, binding: String = "b") throws -> String {
     try transaction.issueChargeToken(
-      merchant: "merchant.test", binding: binding, billingContact: nil, paymentMethod: nil, amountMinor: 5000,
+      merchant: "merchant.test",
+      binding: OrderBinding(
+        items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: binding, shippingContact: nil, couponCode: nil),
+      billingContact: nil, paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000,
       currencyCode: "USD", outcome: .approved, issuedAt: TestConfig.now, ttlSeconds: 600, authorizationId: nil)
   }
 
@@ -81,7 +85,7 @@ struct StoreContractTests {
     #expect(tokens == reference)
     #expect(Set(tokens).count == 3)
     let record = try #require(try first.write { try $0.chargeToken(tokens[1]) })
-    #expect(record.binding == "b1" && record.amountMinor == 5000 && record.usedAt == nil)
+    #expect(record.binding.shippingMethod == "b1" && record.amountMinor == 5000 && record.usedAt == nil)
     #expect(record.expiresAt == TestConfig.now + 600 && record.issuedAt == TestConfig.now)
   }
 

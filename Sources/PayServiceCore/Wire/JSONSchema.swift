@@ -33,6 +33,10 @@ public struct JSONSchema: Sendable, Equatable, JSONRepresentable {
     string(description, values: [value])
   }
 
+  public static func boolean() -> JSONSchema {
+    JSONSchema(json: .object(JSONObject([(key: "type", value: .string("boolean"))])))
+  }
+
   public static func integer(_ description: String? = nil, minimum: Int? = nil, maximum: Int? = nil) -> JSONSchema {
     var schema = JSONObjectBuilder()
     schema.set("type", "integer")
@@ -99,6 +103,25 @@ public struct JSONSchema: Sendable, Equatable, JSONRepresentable {
     }
     object.members.append((key: "oneOf", value: .array(alternatives)))
     return JSONSchema(json: .object(object))
+  }
+
+  /// An object that is one of several variants told apart by the string value of its `tag` member:
+  /// every variant's members, in order of first appearance (the tag as an enum of the values),
+  /// requiring the members all variants require, and each variant's own required members (`oneOf`).
+  public static func variants(tag: String, _ variants: [(value: String, members: [ObjectMember])]) -> JSONSchema {
+    var properties: [(String, JSONSchema)] = [(tag, .string(values: variants.map(\.value)))]
+    for variant in variants {
+      for member in variant.members where !properties.contains(where: { $0.0 == member.name }) {
+        properties.append((member.name, member.schema))
+      }
+    }
+    let required = properties.map(\.0).filter { name in
+      variants.allSatisfy { variant in variant.members.contains { $0.name == name && $0.required } }
+    }
+    return object(properties, required: required).requiring(
+      oneOf: variants.map { variant in
+        (tag, variant.value, variant.members.filter { $0.required && $0.name != tag }.map(\.name))
+      })
   }
 
   /// This schema, or JSON null as well (`"type": [type, "null"]`).
