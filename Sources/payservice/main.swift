@@ -308,15 +308,7 @@ struct Call: ParsableCommand {
 
   static func write(_ text: String, to fd: Int32) {
     var text = text
-    text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        offset += written
-      }
-    }
+    text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
   }
 }
 

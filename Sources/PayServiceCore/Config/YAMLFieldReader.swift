@@ -17,10 +17,6 @@ final class YAMLFieldReader {
     problems.append(.init(file: file, line: mark?.line, column: mark?.column, path: path, message: message))
   }
 
-  static func join(_ path: String, _ key: String) -> String {
-    path.isEmpty ? key : "\(path).\(key)"
-  }
-
   /// A mapping's values by key. Unknown keys and non-string keys are reported.
   func mapping(_ node: Node, _ path: String, allowed: [String]) -> [String: Node]? {
     guard case .mapping(let mapping) = node else {
@@ -34,7 +30,7 @@ final class YAMLFieldReader {
         continue
       }
       guard allowed.contains(key.string) else {
-        report(keyNode, Self.join(path, key.string), "unknown key; valid keys here: \(allowed.joined(separator: ", "))")
+        report(keyNode, FieldPath.join(path, key.string), "unknown key; valid keys here: \(allowed.joined(separator: ", "))")
         continue
       }
       values[key.string] = value
@@ -193,7 +189,7 @@ final class YAMLFieldReader {
   /// Reports a missing required key at its parent mapping.
   func require(_ values: [String: Node], _ key: String, in parent: Node, _ path: String) -> Node? {
     guard let node = values[key] else {
-      report(parent, Self.join(path, key), "is required")
+      report(parent, FieldPath.join(path, key), "is required")
       return nil
     }
     return node

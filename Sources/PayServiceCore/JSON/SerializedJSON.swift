@@ -8,6 +8,11 @@ public struct SerializedJSON: Equatable, Sendable, MethodResult {
     text = JSONWriter.string(value)
   }
 
+  /// What `writer` wrote: one complete value.
+  init(writtenBy writer: borrowing JSONWriter) {
+    text = writer.string
+  }
+
   public func write(to writer: inout JSONWriter) {
     writer.write(serialized: self)
   }

@@ -81,15 +81,17 @@ struct ToolCatalog: Sendable {
     }
     guard reader.errors.isEmpty else { throw ServiceError.invalidParams(reader.errors) }
 
-    let result: any MethodResult
+    var output = JSONWriter()
+    let failure: String?
     do {
-      result = try entry.call(arguments == .null ? nil : arguments, context, log)
+      failure = try entry.call(arguments == .null ? nil : arguments, context, log, &output).map {
+        Self.failureText(tool: name, $0)
+      }
     } catch {
       let rpcError = log.wireError(for: error, method: "tools/call \(name)")
       return ToolResult(texts: ["\(name): \(rpcError.readableText)"], structured: nil, isError: true, modern: modern)
     }
-    let structured = SerializedJSON(result)
-    let failure = result.failure.map { Self.failureText(tool: name, $0) }
+    let structured = SerializedJSON(writtenBy: output)
     return ToolResult(
       texts: (failure.map { [$0] } ?? []) + [structured.text], structured: structured, isError: failure != nil,
       modern: modern)

@@ -141,7 +141,7 @@ public enum ProcessOrder: RPCMethod {
       case .string("succeeded")?: return Succeeded.shape.read(object, at: path, reader: reader).map(Result.succeeded)
       case .string("failed")?: return Failed.shape.read(object, at: path, reader: reader).map(Result.failed)
       default:
-        reader.fail(ParamReader.join(path(), "status"), "must be \"succeeded\" or \"failed\"")
+        reader.fail(FieldPath.join(path(), "status"), "must be \"succeeded\" or \"failed\"")
         return nil
       }
     }

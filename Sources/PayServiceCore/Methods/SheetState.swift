@@ -46,8 +46,8 @@ extension ShippingMethod {
   /// Reads a shipping method identifier, which must name a configured method.
   static let readIdentifier: MemberReader<String> = { value, path, reader in
     guard let identifier = reader.string(value, path()) else { return nil }
-    if let config = reader.config, config.shippingMethodsByIdentifier[identifier] == nil {
-      let known = config.shipping.methods.map(\.identifier).joined(separator: ", ")
+    if let context = reader.context, context.config.shippingMethodsByIdentifier[identifier] == nil {
+      let known = context.config.shipping.methods.map(\.identifier).joined(separator: ", ")
       reader.fail(path(), "unknown shipping method \"\(identifier)\"; configured: \(known)")
       return nil
     }

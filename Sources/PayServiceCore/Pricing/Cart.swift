@@ -30,7 +30,7 @@ public struct CartItem: Equatable, Sendable, WireObject {
         "sku", \.sku, .required, .string("A catalog sku (listProducts lists them), at most once per cart.", minLength: 1),
         read: { value, path, reader in
           guard let sku = reader.string(value, path()) else { return nil }
-          if let config = reader.config, config.catalogPositionBySKU[sku] == nil {
+          if let context = reader.context, context.config.catalogPositionBySKU[sku] == nil {
             reader.fail(path(), "unknown sku \"\(sku)\"; listProducts shows the catalog")
             return nil
           }

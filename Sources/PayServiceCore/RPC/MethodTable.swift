@@ -2,8 +2,8 @@
 /// spoken beside them (`rpc.discover`, MCP), which register themselves here. The RPC layer knows
 /// entries, not what registered them.
 public struct MethodTable: Sendable {
-  /// How one method is called.
-  public struct Entry: Sendable {
+  /// How one method is called. A class: a parsed request carries its method's entry.
+  public final class Entry: Sendable {
     /// Why a notification of this method is not run (it needs an answer), for the operator's log;
     /// nil when notifications run.
     let answerRequired: String?
@@ -12,19 +12,37 @@ public struct MethodTable: Sendable {
     let usesStore: @Sendable (JSONValue?) -> Bool
     /// Whether pipelined requests may share one store transaction (see `RPCMethod.commitsInGroups`).
     let commitsInGroups: Bool
-    /// Reads the params and runs the method; throws a domain or wire error. The log is the
-    /// answering thread's, for warnings.
-    let call: @Sendable (JSONValue?, ServiceContext, RequestLog) throws -> any MethodResult
+    /// Reads the params, runs the method and writes its result, returning the result's failure
+    /// report (see `MethodResult.failure`); throws a domain or wire error before writing anything.
+    /// The log is the answering thread's, for warnings.
+    let call: @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
 
+    /// - Parameter call: reads the params and runs the method, writing its result.
     public init(
       answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in false },
       commitsInGroups: Bool = false,
-      call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog) throws -> any MethodResult
+      call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
     ) {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
       self.call = call
+    }
+
+    /// - Parameter call: reads the params and runs the method, returning its result.
+    public init<Result: MethodResult>(
+      answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in false },
+      commitsInGroups: Bool = false,
+      call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog) throws -> Result
+    ) {
+      self.answerRequired = answerRequired
+      self.usesStore = usesStore
+      self.commitsInGroups = commitsInGroups
+      self.call = { params, context, log, writer in
+        let result = try call(params, context, log)
+        result.write(to: &writer)
+        return result.failure
+      }
     }
   }
 

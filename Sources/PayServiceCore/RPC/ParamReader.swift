@@ -2,12 +2,15 @@
 /// (`items[2].quantity`) instead of stopping at the first.
 public final class ParamReader {
   public private(set) var errors: [FieldError] = []
-  /// The config that request values are checked against (known skus, shipping methods); nil when
-  /// reading what payservice itself stored.
-  public let config: Config?
+  /// The service whose config request values are checked against (known skus, shipping methods);
+  /// nil when reading what payservice itself stored. Held as the context (a reference), so that a
+  /// check reads one member of the config without copying all of it; unretained, since a reader
+  /// lives within one request of that service (a retain of the context, which every thread
+  /// shares, would cost each request a contended atomic).
+  public unowned(unsafe) let context: ServiceContext?
 
-  public init(config: Config? = nil) {
-    self.config = config
+  public init(context: ServiceContext? = nil) {
+    self.context = context
   }
 
   /// Reads any string, the empty one included (names, labels, contact members).
@@ -17,10 +20,6 @@ public final class ParamReader {
 
   public func fail(_ path: String, _ message: String) {
     errors.append(FieldError(path: path, message: message))
-  }
-
-  public static func join(_ path: String, _ key: String) -> String {
-    path.isEmpty ? key : "\(path).\(key)"
   }
 
   /// The params object. Absent params read as `{}`; by-position (array) params are rejected.
@@ -41,9 +40,9 @@ public final class ParamReader {
   public func rejectUnknown(_ object: JSONObject, _ path: @autoclosure () -> String, allowed: [String]) {
     for (key, _) in object.members where !allowed.contains(key) {
       if allowed.isEmpty {
-        fail(Self.join(path(), key), "unknown field; this method takes no params")
+        fail(FieldPath.join(path(), key), "unknown field; this method takes no params")
       } else {
-        fail(Self.join(path(), key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+        fail(FieldPath.join(path(), key), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
       }
     }
   }

@@ -24,10 +24,23 @@ public final class RequestHandler: Sendable {
 
   // MARK: Step 1: parse
 
-  /// A JSON-RPC request as read: its id, method and params, or what makes it invalid.
+  /// A JSON-RPC request as read: its id, method (with the entry that answers it, nil for an
+  /// unknown one) and params, or what makes it invalid.
   enum Call: Sendable {
-    case valid(id: JSONValue, isNotification: Bool, method: String, params: JSONValue?)
+    case valid(Request)
     case invalid(id: JSONValue, method: String?, problem: String)
+  }
+
+  struct Request: Sendable {
+    let id: JSONValue
+    let isNotification: Bool
+    let method: String
+    /// Unretained: the handler's method table keeps its entries, and a request is answered by the
+    /// handler that parsed it (a retain of an entry, which every thread shares, would cost each
+    /// request a contended atomic).
+    let unretainedEntry: Unmanaged<MethodTable.Entry>?
+    let params: JSONValue?
+
   }
 
   /// One input line, parsed once; every later step reads this.
@@ -47,20 +60,21 @@ public final class RequestHandler: Sendable {
     if let last = slice.last, last == UInt8(ascii: "\r") { slice = UnsafeRawBufferPointer(rebasing: slice.dropLast()) }
     if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
     do {
-      return Self.parsed(try JSONParser.parse(slice))
+      return parsed(try JSONParser.parse(slice))
     } catch {
       return .unparsable(error)
     }
   }
 
   /// A parsed JSON value as a request or batch.
-  static func parsed(_ value: JSONValue) -> ParsedLine {
-    guard case .array(let elements) = value else { return .single(call(value)) }
-    return .batch(elements.map(call))
+  func parsed(_ value: JSONValue) -> ParsedLine {
+    guard case .array(let elements) = value else { return .single(envelope(value)) }
+    return .batch(elements.map(envelope))
   }
 
-  /// Checks one request object's envelope (id, jsonrpc, method, params), reporting the first problem.
-  static func call(_ value: JSONValue) -> Call {
+  /// Checks one request object's envelope (id, jsonrpc, method, params), reporting the first
+  /// problem, and finds the method's entry.
+  func envelope(_ value: JSONValue) -> Call {
     guard case .object(let request) = value else {
       return .invalid(id: .null, method: nil, problem: "a request must be a JSON object, got \(value.kindName)")
     }
@@ -86,8 +100,11 @@ public final class RequestHandler: Sendable {
     case nil, .object?, .array?: break
     case let other?: problem = problem ?? "\"params\" must be an object or an array, got \(other.kindName)"
     }
-    if let problem { return .invalid(id: id, method: method, problem: problem) }
-    return .valid(id: id, isNotification: !request.contains("id"), method: method!, params: params)
+    guard let method, problem == nil else { return .invalid(id: id, method: method, problem: problem!) }
+    return .valid(
+      Request(
+        id: id, isNotification: !request.contains("id"), method: method,
+        unretainedEntry: methods[method].map { Unmanaged.passUnretained($0) }, params: params))
   }
 
   // MARK: Step 2: route
@@ -97,15 +114,16 @@ public final class RequestHandler: Sendable {
   func needsStore(_ line: ParsedLine) -> Bool {
     switch line {
     case .batch: return true
-    case .single(.valid(_, _, let method, let params)): return methods[method]?.usesStore(params) == true
+    case .single(.valid(let request)):
+      return request.unretainedEntry?._withUnsafeGuaranteedRef { $0.usesStore(request.params) } == true
     case .blank, .unparsable, .tooLong, .single(.invalid): return false
     }
   }
 
   /// Whether the line is a request (with an id) of a method whose pipelined requests commit in groups.
   func isGroupable(_ line: ParsedLine) -> Bool {
-    guard case .single(.valid(_, false, let method, _)) = line else { return false }
-    return methods[method]?.commitsInGroups == true
+    guard case .single(.valid(let request)) = line, !request.isNotification else { return false }
+    return request.unretainedEntry?._withUnsafeGuaranteedRef { $0.commitsInGroups } == true
   }
 
   // MARK: Step 3: answer
@@ -169,65 +187,67 @@ public final class RequestHandler: Sendable {
       log.request(id: id, method: method ?? "", seconds: 0, outcome: "error(-32600)")
       Self.writeError(id: id, .invalidRequest(problem), into: &writer)
       return true
-    case .valid(let id, let isNotification, let method, let params):
-      guard let result = run(id: id, isNotification: isNotification, method: method, params: params),
-        !isNotification
-      else { return false }
-      switch result {
-      case .success(let result):
-        writer.beginObject()
-        writer.member("jsonrpc", "2.0")
-        writer.member("id", id)
-        writer.key("result")
-        result.write(to: &writer)
+    case .valid(let request) where request.isNotification:
+      // A notification's method runs (its effects happen), but its result is not sent.
+      var discarded = JSONWriter(capacity: 0)
+      _ = run(request, into: &discarded)
+      return false
+    case .valid(let request):
+      let start = writer.mark
+      writer.beginObject()
+      writer.member("jsonrpc", "2.0")
+      writer.member("id", request.id)
+      writer.key("result")
+      if let error = run(request, into: &writer) {
+        writer.rewind(to: start)
+        Self.writeError(id: request.id, error, into: &writer)
+      } else {
         writer.endObject()
-      case .failure(let error):
-        Self.writeError(id: id, error, into: &writer)
       }
       return true
     }
   }
 
-  /// Runs a request's method and logs it: its result or wire error, or nil when nothing runs (an
-  /// unknown method's notification, or a notification of a method that needs an answer). A
-  /// notification's method runs (its effects happen); its result is not sent.
-  private func run(id: JSONValue, isNotification: Bool, method: String, params: JSONValue?)
-    -> Result<any MethodResult, RPCError>?
-  {
-    guard let entry = methods[method] else {
-      log.request(id: id, method: method, seconds: 0, outcome: isNotification ? "ignored" : "error(-32601)")
-      return isNotification ? nil : .failure(.methodNotFound(method))
+  /// Runs a request's method, writing its result, and logs it. Returns the wire error instead (with
+  /// nothing written) when it fails or the method is unknown. A notification of a method that
+  /// needs an answer does not run.
+  private func run(_ request: Request, into writer: inout JSONWriter) -> RPCError? {
+    let (id, method) = (request.id, request.method)
+    guard let entry = request.unretainedEntry else {
+      log.request(id: id, method: method, seconds: 0, outcome: request.isNotification ? "ignored" : "error(-32601)")
+      return .methodNotFound(method)
     }
-    if isNotification, let reason = entry.answerRequired {
+    if request.isNotification, let reason = entry._withUnsafeGuaranteedRef({ $0.answerRequired }) {
       log.warning("a notification of \(method) was not executed: \(reason) needs an answer, so send it with an id")
       return nil
     }
     let started = DispatchTime.now().uptimeNanoseconds
-    let result: Result<any MethodResult, RPCError>
-    let outcome: String
+    let start = writer.mark
+    var error: RPCError?
     do {
-      result = .success(try entry.call(params, context, log))
-      outcome = "ok"
-    } catch {
-      let rpcError = log.wireError(for: error, method: method)
-      result = .failure(rpcError)
-      outcome = "error(\(rpcError.code.rawValue))"
+      _ = try entry._withUnsafeGuaranteedRef { try $0.call(request.params, context, log, &writer) }
+    } catch let failure {
+      writer.rewind(to: start)
+      error = log.wireError(for: failure, method: method)
     }
+    let outcome = error.map { "error(\($0.code.rawValue))" } ?? "ok"
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-    log.request(id: id, method: method, seconds: seconds, outcome: isNotification ? "\(outcome),notification" : outcome)
-    return result
+    log.request(
+      id: id, method: method, seconds: seconds, outcome: request.isNotification ? "\(outcome),notification" : outcome)
+    return error
   }
 
   /// Runs one request object the way a served line would, for `payservice call`: its result or
   /// its wire error.
-  func call(_ request: JSONValue) -> Result<any MethodResult, RPCError> {
-    switch Self.call(request) {
+  func call(_ request: JSONValue) -> Result<SerializedJSON, RPCError> {
+    switch envelope(request) {
     case .invalid(let id, let method, let problem):
       log.request(id: id, method: method ?? "", seconds: 0, outcome: "error(-32600)")
       return .failure(.invalidRequest(problem))
-    case .valid(let id, let isNotification, let method, let params):
-      return run(id: id, isNotification: isNotification, method: method, params: params)
-        ?? .failure(.invalidRequest("a notification is not answered"))
+    case .valid(let request):
+      var writer = JSONWriter()
+      if let error = run(request, into: &writer) { return .failure(error) }
+      return .success(SerializedJSON(writtenBy: writer))
     }
   }
 

@@ -90,17 +90,7 @@ public final class RequestLog: @unchecked Sendable {
 
   public func flush() {
     guard !buffer.isEmpty, fd >= 0 else { return }
-    buffer.withBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let written = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          break
-        }
-        offset += written
-      }
-    }
+    buffer.withBytes { writeAll($0, to: fd) }
     buffer.reset(capacityLimit: 1 << 20)
   }
 }

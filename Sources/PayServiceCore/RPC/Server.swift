@@ -308,18 +308,7 @@ public final class Server {
       pendingOutput.reset()
       return
     }
-    pendingOutput.withBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let written = write(output, raw.baseAddress! + offset, raw.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          outputClosed = true
-          return
-        }
-        offset += written
-      }
-    }
+    if !pendingOutput.withBytes({ writeAll($0, to: output) }) { outputClosed = true }
     pendingOutput.reset(capacityLimit: 1 << 20)
   }
 

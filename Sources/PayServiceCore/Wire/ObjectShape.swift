@@ -16,42 +16,90 @@ public enum Presence: Sendable {
   var allowsNull: Bool { self == .optionalOrNull || self == .alwaysOrNull }
 }
 
+/// The offset of a stored property in its struct: what its key path resolves to. Fields reach
+/// their members through it, without the key path machinery (a generic metadata lookup under a
+/// lock) on every access, and without copying the object to read one member of it.
+func memberOffset<Root, Value>(_ name: StaticString, _ keyPath: WritableKeyPath<Root, Value>) -> Int {
+  guard let offset = MemoryLayout<Root>.offset(of: keyPath) else {
+    preconditionFailure("member \(name) is not a stored property of \(Root.self)")
+  }
+  return offset
+}
+
 /// Reads one member's present value; nil after reporting to the reader.
 public typealias MemberReader<Value> = @Sendable (JSONValue, () -> String, ParamReader) -> Value?
 
 /// One member of an object on the wire: its name, presence and schema, how to read it into the
 /// object being built and how to write it from a finished one.
-public struct Field<Root>: Sendable {
+///
+/// A class, used in place: its closures keep their own calling convention (in an array of
+/// closures every call would go through a reabstraction thunk), and reaching one does not copy
+/// the others. The closures are given the member's address, so those of a plain member capture
+/// nothing (and cost no reference counting to call).
+public final class Field<Root>: Sendable {
+  typealias Read = @Sendable (JSONValue, () -> String, ParamReader, UnsafeMutableRawPointer) -> Void
+  typealias Write = @Sendable (UnsafeRawPointer, inout JSONWriter) -> Void
+
   let key: String
   let staticKey: StaticString
   let presence: Presence
+  /// Where the member is in its object (0 for a constant, which has no storage).
+  let offset: Int
   /// The member's schema before `presence` allows null. Built only when a document asks
   /// (rpc.discover, tools/list), never per request.
   let schema: @Sendable () -> JSONSchema
-  let read: @Sendable (JSONValue, () -> String, ParamReader, inout Root) -> Void
-  let write: @Sendable (Root, inout JSONWriter) -> Void
-  /// Whether the member is written for `root`: false for an optional member without a value, and
-  /// for members that are read but never written.
-  let isWritten: @Sendable (Root) -> Bool
+  /// Reads the member into the object being built (at the member's address).
+  let read: Read
+  /// Writes the member at the address.
+  let write: Write
+  /// Whether the member at the address is written: false for an optional member without a value,
+  /// and for members that are read but never written; nil for members always written.
+  let isWritten: (@Sendable (UnsafeRawPointer) -> Bool)?
+
+  init(
+    _ name: StaticString, presence: Presence, offset: Int, schema: @escaping @Sendable () -> JSONSchema,
+    read: @escaping Read, write: @escaping Write, isWritten: (@Sendable (UnsafeRawPointer) -> Bool)?
+  ) {
+    self.key = "\(name)"
+    self.staticKey = name
+    self.presence = presence
+    self.offset = offset
+    self.schema = schema
+    self.read = read
+    self.write = write
+    self.isWritten = isWritten
+  }
 
   /// A member of non-optional type: `.required`, or `.optional` to keep the blank's value when it
   /// is left out. `read` and `write` replace the type's own when the member is read or written
-  /// differently (a catalog check, a normalized form); `written: false` reads it and never writes it.
+  /// differently (a catalog check, a normalized form).
   public static func member<Value: WireValue>(
     _ name: StaticString, _ keyPath: WritableKeyPath<Root, Value> & Sendable, _ presence: Presence = .required,
     _ schema: @autoclosure @escaping @Sendable () -> JSONSchema = Value.schema, read: MemberReader<Value>? = nil,
     write: (@Sendable (Value, inout JSONWriter) -> Void)? = nil
   ) -> Field {
     precondition(presence == .required || presence == .optional, "\(name): a non-optional member cannot be null")
-    let reading = read ?? { value, path, reader in Value.read(value, at: path, reader: reader) }
-    let writing = write ?? { value, writer in value.write(to: &writer) }
+    let reading: Read
+    if let read {
+      reading = { value, path, reader, member in
+        if let value = read(value, path, reader) { member.assumingMemoryBound(to: Value.self).pointee = value }
+      }
+    } else {
+      reading = { value, path, reader, member in
+        if let value = Value.read(value, at: path, reader: reader) {
+          member.assumingMemoryBound(to: Value.self).pointee = value
+        }
+      }
+    }
+    let writing: Write
+    if let write {
+      writing = { member, writer in write(member.assumingMemoryBound(to: Value.self).pointee, &writer) }
+    } else {
+      writing = { member, writer in member.assumingMemoryBound(to: Value.self).pointee.write(to: &writer) }
+    }
     return Field(
-      key: "\(name)", staticKey: name, presence: presence, schema: schema,
-      read: { value, path, reader, root in
-        if let read = reading(value, path, reader) { root[keyPath: keyPath] = read }
-      },
-      write: { root, writer in writing(root[keyPath: keyPath], &writer) },
-      isWritten: { _ in true })
+      name, presence: presence, offset: memberOffset(name, keyPath), schema: schema, read: reading, write: writing,
+      isWritten: nil)
   }
 
   /// A required member with its own schema.
@@ -64,38 +112,65 @@ public struct Field<Root>: Sendable {
   }
 
   /// A member of optional type; `presence` says whether it may be left out or null (`.required`: it
-  /// must be sent, and is written when it has a value).
+  /// must be sent, and is written when it has a value). `written: false` reads it and never writes it.
   public static func member<Value: WireValue>(
     _ name: StaticString, _ keyPath: WritableKeyPath<Root, Value?> & Sendable, _ presence: Presence,
     _ schema: @autoclosure @escaping @Sendable () -> JSONSchema = Value.schema, read: MemberReader<Value>? = nil,
     write: (@Sendable (Value, inout JSONWriter) -> Void)? = nil, written: Bool = true
   ) -> Field {
-    let reading = read ?? { value, path, reader in Value.read(value, at: path, reader: reader) }
-    let writing = write ?? { value, writer in value.write(to: &writer) }
+    let reading: Read
+    if let read {
+      reading = { value, path, reader, member in
+        member.assumingMemoryBound(to: Value?.self).pointee = read(value, path, reader)
+      }
+    } else {
+      reading = { value, path, reader, member in
+        member.assumingMemoryBound(to: Value?.self).pointee = Value.read(value, at: path, reader: reader)
+      }
+    }
+    let writing: Write
+    if let write {
+      writing = { member, writer in
+        if let value = member.assumingMemoryBound(to: Value?.self).pointee { write(value, &writer) } else {
+          writer.writeNull()
+        }
+      }
+    } else {
+      writing = { member, writer in
+        if let value = member.assumingMemoryBound(to: Value?.self).pointee { value.write(to: &writer) } else {
+          writer.writeNull()
+        }
+      }
+    }
+    let isWritten: (@Sendable (UnsafeRawPointer) -> Bool)?
+    if !written {
+      isWritten = { _ in false }
+    } else if presence == .alwaysOrNull {
+      isWritten = nil
+    } else {
+      isWritten = { member in member.assumingMemoryBound(to: Value?.self).pointee != nil }
+    }
     return Field(
-      key: "\(name)", staticKey: name, presence: presence, schema: schema,
-      read: { value, path, reader, root in root[keyPath: keyPath] = reading(value, path, reader) },
-      write: { root, writer in
-        if let value = root[keyPath: keyPath] { writing(value, &writer) } else { writer.writeNull() }
-      },
-      isWritten: { root in written && (presence == .alwaysOrNull || root[keyPath: keyPath] != nil) })
+      name, presence: presence, offset: memberOffset(name, keyPath), schema: schema, read: reading, write: writing,
+      isWritten: isWritten)
   }
 
   /// A member whose value is fixed: a result's `status` in one of its variants.
   public static func constant(_ name: StaticString, _ value: String) -> Field {
     Field(
-      key: "\(name)", staticKey: name, presence: .required, schema: { .constant(value) },
+      name, presence: .required, offset: 0, schema: { .constant(value) },
       read: { member, path, reader, _ in
         if member != .string(value) { reader.fail(path(), "must be \"\(value)\"") }
       },
       write: { _, writer in writer.write(value) },
-      isWritten: { _ in true })
+      isWritten: nil)
   }
 }
 
 /// An object on the wire, described once: its fields in the order they are written and listed in
 /// the schema. Params, results and stored documents are read, written and described from it.
-public struct ObjectShape<Root>: Sendable {
+/// A class: every request uses the shapes, and one reference is cheaper to pass than its members.
+public final class ObjectShape<Root>: Sendable {
   let description: String?
   let fields: [Field<Root>]
   /// Whether members not in `fields` are rejected (payservice's own shapes) or ignored (Apple's,
@@ -110,6 +185,11 @@ public struct ObjectShape<Root>: Sendable {
   let check: (@Sendable (Root, ParamReader) -> Void)?
   /// The field indices in the order they are read and their problems reported.
   let readingOrder: [Int]
+  private let keyLengths: [Int]
+  /// The fields, unretained: `fields` keeps them alive as long as the shape, and a request reads
+  /// and writes through the shape, so they are used without reference counting (which, on objects
+  /// every thread shares, costs more than the rest of a member's writing).
+  private let unretainedFields: [Unmanaged<Field<Root>>]
 
   /// - Parameter readingOrder: the member names in the order problems are reported, when that
   ///   differs from the written order (a published order clients may match on); nil: field order.
@@ -127,6 +207,8 @@ public struct ObjectShape<Root>: Sendable {
     let order = readingOrder.map { $0.map { keys.firstIndex(of: $0)! } } ?? Array(keys.indices)
     precondition(order.sorted() == Array(keys.indices), "readingOrder names every field once")
     self.readingOrder = order
+    keyLengths = keys.map(\.utf8.count)
+    unretainedFields = fields.map { Unmanaged.passUnretained($0) }
   }
 
   /// The object's schema: closed or open as read, null allowed where the presence accepts it.
@@ -171,34 +253,52 @@ public struct ObjectShape<Root>: Sendable {
       // One pass from the end finds each field's last member.
       var unknown = false
       for index in members.indices.reversed() {
-        if let field = keys.firstIndex(of: members[index].key) {
+        if let field = fieldIndex(members[index].key) {
           if position[field] < 0 { position[field] = index }
         } else {
           unknown = true
         }
       }
       if unknown && closed { reader.rejectUnknown(object, path(), allowed: keys) }
-      for index in readingOrder {
-        let field = fields[index]
-        func memberPath() -> String { ParamReader.join(path(), field.key) }
-        guard position[index] >= 0 else {
-          if field.presence.isRequired { reader.fail(memberPath(), "is required") }
-          continue
+      withUnsafeMutableBytes(of: &root) { rootBytes in
+        let rootPointer = rootBytes.baseAddress!
+        for index in readingOrder {
+          unretainedFields[index]._withUnsafeGuaranteedRef { field in
+            func memberPath() -> String { FieldPath.join(path(), field.key) }
+            guard position[index] >= 0 else {
+              if field.presence.isRequired { reader.fail(memberPath(), "is required") }
+              return
+            }
+            if case .null = members[position[index]].value, field.presence.allowsNull { return }
+            field.read(members[position[index]].value, memberPath, reader, rootPointer + field.offset)
+          }
         }
-        let value = members[position[index]].value
-        if case .null = value, field.presence.allowsNull { continue }
-        field.read(value, memberPath, reader, &root)
       }
     }
     if let check, reader.errors.count == before { check(root, reader) }
     return reader.errors.count == before ? root : nil
   }
 
+  /// The field named `key`: compared by UTF-8 length first, since nearly every other name differs in it.
+  @inline(__always)
+  private func fieldIndex(_ key: String) -> Int? {
+    let length = key.utf8.count
+    for index in keys.indices where keyLengths[index] == length && keys[index] == key { return index }
+    return nil
+  }
+
   public func write(_ root: Root, to writer: inout JSONWriter) {
     writer.beginObject()
-    for field in fields where field.isWritten(root) {
-      writer.key(field.staticKey)
-      field.write(root, &writer)
+    withUnsafePointer(to: root) { typed in
+      let rootPointer = UnsafeRawPointer(typed)
+      for index in unretainedFields.indices {
+        unretainedFields[index]._withUnsafeGuaranteedRef { field in
+          let member = rootPointer + field.offset
+          guard field.isWritten?(member) ?? true else { return }
+          writer.key(field.staticKey)
+          field.write(member, &writer)
+        }
+      }
     }
     writer.endObject()
   }

@@ -155,7 +155,7 @@ public struct Amount: Equatable, Sendable, WireValue {
 
   /// Read in the configured currency (two digits when there is no config).
   public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Amount? {
-    let digits = reader.config?.currency.minorDigits ?? 2
+    let digits = reader.context?.config.currency.minorDigits ?? 2
     return reader.amount(value, path(), digits: digits).map { Amount(minor: $0, digits: digits) }
   }
 
