@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
   name: "payservice",
-  platforms: [.macOS(.v13)],
+  platforms: [.macOS(.v15)],
   products: [
     .executable(name: "payservice", targets: ["payservice"]),
     .library(name: "PayServiceCore", targets: ["PayServiceCore"]),
@@ -26,9 +26,9 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
-      // glibc linked in; no dynamic loader at start) that exports no symbols: the dynamic loader's
-      // symbol binding was a third of a cold start, and dladdr at start scanned 14,000 exported
-      // symbols (issue 5). It needs the static libraries of libsqlite3-dev and libstdc++-dev;
+      // glibc linked in; no dynamic loader at start) that exports no symbols: it starts without
+      // binding symbols or scanning an export table. It needs the static libraries of
+      // libsqlite3-dev and libstdc++-dev;
       // the linker's warnings about dlopen/getpwuid in static programs concern code payservice
       // never calls (SQLite extensions, CoreFoundation bundles and home directories).
       swiftSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))],
@@ -65,6 +65,7 @@ let package = Package(
       dependencies: [
         "PayServiceCore", "PayServicePostgres",
         .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),

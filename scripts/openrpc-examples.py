@@ -19,7 +19,7 @@ CHOICES = [
     ("pricing", 3, "clock-to-cupertino", "One clock to a redacted Cupertino address"),
     ("shipping-contact", 1, "redacted-california-address", "A valid redacted US address"),
     ("events", 4, "switch-to-express", "The buyer picks express shipping"),
-    ("events", 10, "amex-surcharge", "An Amex card adds its surcharge"),
+    ("events", 10, "store-card-discount", "A store card gets its discount"),
     ("events", 15, "coupon-applied", "A valid coupon code"),
     ("authorize", 1, "authorized", "Everything checks out: a charge token"),
     ("orders", 22, "charged", "The authorized order is charged and recorded"),

@@ -8,6 +8,8 @@ import Foundation
 import PayServiceCore
 import PayServiceTestSupport
 
+// Used from one thread: libFuzzer calls its entry point serially on the thread that started it,
+// and the replay mode runs the files in a loop.
 nonisolated(unsafe) let oracle = FuzzOracle()
 
 func runOne(_ bytes: [UInt8], name: String) -> Bool {

@@ -12,6 +12,9 @@ import PostgresNIO
 /// gapless). The session commits synchronously, so a commit is durable on the server before
 /// anyone is answered. A lost connection fails the statement in flight (the server rolls back its
 /// transaction); the next call connects again.
+///
+/// Unchecked Sendable: its mutable state (`session`, `sessionsOpened`, `group`) is only touched
+/// with `lock` held (`enter` … `leave`); `liveSession` asserts it.
 public final class PostgresStore: Store, @unchecked Sendable {
   /// How long a statement waits for another transaction's locks (`lock_timeout`), like SQLite's
   /// busy timeout.
@@ -58,7 +61,22 @@ public final class PostgresStore: Store, @unchecked Sendable {
   }
 
   /// The open session, connecting again when the last one was lost.
+  /// How many times the current holder of `lock` has entered it (0 when no thread holds it).
+  private var lockDepth = 0
+
+  private func enter() {
+    lock.lock()
+    lockDepth += 1
+  }
+
+  private func leave() {
+    lockDepth -= 1
+    lock.unlock()
+  }
+
   private func liveSession() throws(StoreError) -> PostgresSession {
+    // Only with the lock held: the session is this store's one connection.
+    assert(lockDepth > 0, "the session is used without the store's lock")
     if let session, !session.isClosed { return session }
     session?.close()
     session = nil
@@ -83,8 +101,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
   }
 
   public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-    lock.lock()
-    defer { lock.unlock() }
+    enter()
+    defer { leave() }
     if let group { return try writeInGroup(group.session, body) }
     var attempt = 1
     while true {
@@ -153,8 +171,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
   }
 
   public func groupCommit(_ body: () -> Void) throws(StoreError) {
-    lock.lock()
-    defer { lock.unlock() }
+    enter()
+    defer { leave() }
     let session = try liveSession()
     do throws(PostgresFailure) {
       try session.run("BEGIN")
@@ -186,8 +204,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   /// Runs one statement on its own, in the server's implicit transaction.
   private func statement(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(StoreError) -> [PostgresRow] {
-    lock.lock()
-    defer { lock.unlock() }
+    enter()
+    defer { leave() }
     let session = try liveSession()
     do throws(PostgresFailure) {
       return try session.run(sql, binds).rows
@@ -222,40 +240,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
     return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
   }
 
-  public func stockLedger() throws(StoreError) -> [String: (onHand: Int, sold: Int)] {
-    let rows = try decoded(try statement("SELECT sku, quantityOnHand, sold FROM stock"), as: (String, Int, Int).self)
-    var result: [String: (onHand: Int, sold: Int)] = [:]
-    for (sku, onHand, sold) in rows { result[sku] = (onHand, sold) }
-    return result
-  }
-
-  public func orderTotals() throws(StoreError) -> (charges: Int, orders: Int, unitsBySKU: [String: Int]) {
-    let counts = try decoded(
-      try statement(
-        #"SELECT (SELECT COUNT(*) FROM charge WHERE status = 'succeeded'), (SELECT COUNT(*) FROM "order")"#),
-      as: (Int, Int).self)
-    let units = try decoded(
-      try statement("SELECT sku, SUM(quantity)::bigint FROM orderItem GROUP BY sku"), as: (String, Int).self)
-    return (counts.first?.0 ?? 0, counts.first?.1 ?? 0, Dictionary(units.map { ($0.0, $0.1) }, uniquingKeysWith: +))
-  }
-
   public func orderDocument(id: String) throws(StoreError) -> String? {
     var binds = PostgresBindings()
     binds.append(id)
     return try decoded(try statement(#"SELECT document FROM "order" WHERE orderId = $1"#, binds), as: String.self).first
-  }
-
-  public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
-    let rows = try statement(
-      "SELECT \(PostgresTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY position")
-    do {
-      return try rows.map { row in try PostgresTransaction.authorization(row) }
-    } catch let error as PostgresFailure {
-      throw StoreError.unavailable(reason: error.reason)
-    } catch let error as StoreError {
-      throw error
-    } catch {
-      throw StoreError.unavailable(reason: "\(type(of: error))")
-    }
   }
 }

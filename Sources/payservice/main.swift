@@ -312,8 +312,9 @@ struct Call: ParsableCommand {
   }
 }
 
-// The common start (`payservice --config … --database …`) skips ArgumentParser's reflection, which
-// is a seventh of a cold start; anything else, and any invalid value, goes through ArgumentParser.
+// The common start (`payservice --config … --database …`) is read without ArgumentParser, which
+// discovers its options by reflection at a noticeable cost to every start; anything else, and any
+// invalid value, goes through ArgumentParser.
 if let settings = ServeSettings.parse(Array(CommandLine.arguments.dropFirst())) {
   settings.run()
 } else {

@@ -32,9 +32,14 @@ struct GoldenTranscriptTests {
     return (result, result.stdout)
   }
 
-  @Test("every golden case has a transcript")
+  @Test("all 16 golden cases have a transcript")
   func casesExist() {
-    #expect(Self.cases.count >= 6)
+    #expect(
+      Self.cases == [
+        "applepay", "authorize", "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
+        "discounts", "discovery", "events", "jsonrpc", "line-limit", "mcp", "orders", "pricing", "read-only",
+        "shipping-contact",
+      ])
   }
 
   @Test("transcript matches its golden responses", arguments: cases, StoreBackend.available)

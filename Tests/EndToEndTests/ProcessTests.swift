@@ -121,7 +121,8 @@ struct ProcessTests {
     // A line the client has not finished (no LF yet) is not run when the stop arrives.
     let partial = Array(Self.clockLine.utf8)
     _ = partial.withUnsafeBytes { write(running.stdin.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
-    usleep(200_000)
+    // Signalled once the server has read the partial line (the pipe holds nothing unread).
+    #expect(running.waitUntilInputRead())
     kill(running.process.processIdentifier, signal)
     #expect(running.waitForExit() == 0)
     #expect(running.stdout.fileHandleForReading.readDataToEndOfFile().isEmpty)

@@ -23,6 +23,19 @@ public final class RunningPayservice: @unchecked Sendable {
     _ = bytes.withUnsafeBytes { write(stdin.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
   }
 
+  /// Waits until the process has read everything written to its stdin (the pipe holds no unread
+  /// byte: FIONREAD on Linux counts them from either end); false after `timeout` seconds.
+  public func waitUntilInputRead(timeout: TimeInterval = 10) -> Bool {
+    let fd = stdin.fileHandleForWriting.fileDescriptor
+    let deadline = Date().addingTimeInterval(timeout)
+    var unread: Int32 = 0
+    while ioctl(fd, UInt(FIONREAD), &unread) == 0 && unread > 0 {
+      guard Date() < deadline else { return false }
+      usleep(1000)
+    }
+    return unread == 0
+  }
+
   /// Reads one response line, failing after `timeout` seconds.
   public func readLine(timeout: TimeInterval = 10) -> String? {
     var buffer = Data()

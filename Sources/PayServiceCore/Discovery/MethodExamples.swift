@@ -30,7 +30,7 @@ public struct MethodExample: Sendable {
       params: #"{"items":[{"sku":"clock"}],"shippingMethod":"express"}"#,
       result: #"{"status":"success","errors":[],"summaryItems":[{"label":"Clock","amount":"50.00","type":"final"},{"label":"Shipping","amount":"12.50","type":"final"},{"label":"Tax","amount":"4.00","type":"final"},{"label":"Acme","amount":"66.50","type":"final"}],"currencyCode":"USD"}"#),
     MethodExample(
-      method: "selectPaymentMethod", name: "amex-surcharge", summary: "An Amex card adds its surcharge",
+      method: "selectPaymentMethod", name: "store-card-discount", summary: "A store card gets its discount",
       golden: "events", requestId: 10,
       params: #"{"items":[{"sku":"clock","quantity":2},{"sku":"lamp"}],"paymentMethod":{"displayName":"Acme Card 0042","network":"privateLabel","type":"store"},"shippingMethod":"express","shippingContact":{"locality":"Albany","administrativeArea":"NY","postalCode":"12207","countryCode":"US"}}"#,
       result: #"{"errors":[],"summaryItems":[{"label":"Clock × 2","amount":"100.00","type":"final"},{"label":"Desk Lamp","amount":"19.99","type":"final"},{"label":"Store card discount","amount":"-6.00","type":"final"},{"label":"Shipping","amount":"12.50","type":"final"},{"label":"Tax","amount":"5.06","type":"final"},{"label":"Acme","amount":"131.55","type":"final"}],"currencyCode":"USD"}"#),

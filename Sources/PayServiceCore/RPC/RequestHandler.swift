@@ -3,7 +3,9 @@ import Foundation
 /// Turns input lines into response lines by the JSON-RPC 2.0 rules, in three steps: `parse` reads
 /// a line once into a `ParsedLine` (a request, a batch, or what is wrong with it); `needsStore`
 /// and `groupableRequest` route it; `answer` runs it and writes at most one response.
-public final class RequestHandler: Sendable {
+///
+/// Not Sendable: a handler logs to its thread's `RequestLog` (the helper thread has its own).
+public final class RequestHandler {
   public let context: ServiceContext
   let methods: MethodTable
   let log: RequestLog

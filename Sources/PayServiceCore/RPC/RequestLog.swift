@@ -2,7 +2,10 @@ import Foundation
 
 /// Operator log on stderr: one line per request with id, method, duration and outcome. Never params,
 /// contacts or payment data. Lines are buffered and flushed with each batch of responses.
-public final class RequestLog: @unchecked Sendable {
+///
+/// Not Sendable: each log belongs to the thread that answers with it (the server thread's writes
+/// to stderr; the helper thread's collects lines that the server thread copies in order).
+public final class RequestLog {
   public enum Level: Int, Sendable { case quiet = 0, warnings = 1, requests = 2 }
 
   private let fd: Int32

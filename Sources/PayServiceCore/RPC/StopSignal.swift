@@ -1,5 +1,8 @@
 import Foundation
 
+// Shared with the signal handler, which can only touch plain globals: `stopPipeWrite` is written
+// once by `install` before the handlers are installed, `stopFlag` only by the handler
+// (sig_atomic_t, the type C guarantees a handler may write) and read by the server thread.
 nonisolated(unsafe) private var stopFlag: sig_atomic_t = 0
 nonisolated(unsafe) private var stopPipeWrite: Int32 = -1
 

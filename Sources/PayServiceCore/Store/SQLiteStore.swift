@@ -6,6 +6,10 @@ import GRDB
 /// One `SQLiteStore` owns one `DatabaseQueue`. Files use WAL with `synchronous = FULL`, so a commit is
 /// durable before anyone is answered; several processes may share a file, waiting up to
 /// `busyTimeout` for each other's write transactions.
+///
+/// Unchecked Sendable: its one mutable property, `groupTransaction`, is only set and read inside
+/// `dbQueue`'s write closures, which GRDB runs one at a time (`write` also checks that the
+/// transaction it names is still open).
 public final class SQLiteStore: Store, @unchecked Sendable {
   public static let busyTimeout: TimeInterval = 5
 
@@ -78,9 +82,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   /// `StoreSchema.migrations` in SQLite's SQL. Never edit one that has shipped: add a new one.
   static var migrator: DatabaseMigrator {
     var migrator = DatabaseMigrator()
-    // Both migrations only create tables and add a column, so foreign keys are checked as each
+    // The migrations only create tables and add columns, so foreign keys are checked as each
     // statement runs (`.immediate`) instead of by a whole-database check after each migration:
-    // the same guarantee, and a fifth of a cold start's store opening saved.
+    // the same guarantee, without reading the whole database when a store is opened.
     migrator.registerMigration(StoreSchema.migrations[0], foreignKeyChecks: .immediate) { db in
       try db.execute(
         sql: """
@@ -252,40 +256,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
   }
 
-  public func stockLedger() throws(StoreError) -> [String: (onHand: Int, sold: Int)] {
-    try read { db in
-      var result: [String: (onHand: Int, sold: Int)] = [:]
-      for row in try Row.fetchAll(db, sql: "SELECT sku, quantityOnHand, sold FROM stock") {
-        result[row["sku"]] = (row["quantityOnHand"], row["sold"])
-      }
-      return result
-    }
-  }
-
-  public func orderTotals() throws(StoreError) -> (charges: Int, orders: Int, unitsBySKU: [String: Int]) {
-    try read { db in
-      let charges = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM charge WHERE status = 'succeeded'") ?? 0
-      let orders = try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "order""#) ?? 0
-      var units: [String: Int] = [:]
-      for row in try Row.fetchAll(db, sql: "SELECT sku, SUM(quantity) AS units FROM orderItem GROUP BY sku") {
-        units[row["sku"]] = row["units"]
-      }
-      return (charges, orders, units)
-    }
-  }
-
   public func orderDocument(id: String) throws(StoreError) -> String? {
     try read { db in
       try String.fetchOne(db, sql: #"SELECT document FROM "order" WHERE orderId = ?"#, arguments: [id])
     }
   }
-
-  public func authorizations() throws(StoreError) -> [PaymentAuthorization] {
-    try read { db in
-      try Row.fetchAll(
-        db, sql: "SELECT \(SQLiteTransaction.authorizationColumns) FROM paymentAuthorization ORDER BY rowid"
-      ).map(SQLiteTransaction.authorization)
-    }
-  }
 }
-

@@ -47,17 +47,8 @@ public protocol Store: AnyObject, Sendable {
   /// Current stock by sku.
   func stock() throws(StoreError) -> [String: Int]
 
-  /// Each sku's stock on hand and units sold; their sum never changes (no sale is lost or invented).
-  func stockLedger() throws(StoreError) -> [String: (onHand: Int, sold: Int)]
-
-  /// Succeeded charges, orders and the units their order lines hold, for consistency checks.
-  func orderTotals() throws(StoreError) -> (charges: Int, orders: Int, unitsBySKU: [String: Int])
-
   /// The stored order document (JSON text), or nil.
   func orderDocument(id: String) throws(StoreError) -> String?
-
-  /// Every stored Apple Pay authorization, oldest first (for tests and audits).
-  func authorizations() throws(StoreError) -> [PaymentAuthorization]
 }
 
 /// The statements of one write transaction, the same on every backend. The methods' logic (what to

@@ -1,18 +1,21 @@
 import Foundation
+import Synchronization
 
 /// A store being opened on another thread, so that opening overlaps reading the config at start.
-public final class StoreOpening: @unchecked Sendable {
+public final class StoreOpening: Sendable {
   private let done = DispatchSemaphore(value: 0)
-  private var result: Result<any Store, StoreError>?
+  private let result = Mutex<Result<any Store, StoreError>?>(nil)
 
-  /// Starts `open` on a new thread.
+  /// Starts `open` on a new thread, which ends when the store is open (or failed to open).
   public init(_ open: @escaping @Sendable () throws(StoreError) -> any Store) {
     let thread = Thread { [self] in
+      let opened: Result<any Store, StoreError>
       do throws(StoreError) {
-        result = .success(try open())
+        opened = .success(try open())
       } catch {
-        result = .failure(error)
+        opened = .failure(error)
       }
+      result.withLock { $0 = opened }
       done.signal()
     }
     thread.start()
@@ -27,7 +30,7 @@ public final class StoreOpening: @unchecked Sendable {
   public func wait() throws(StoreError) -> any Store {
     done.wait()
     done.signal()
-    return try result!.get()
+    return try result.withLock { $0! }.get()
   }
 }
 
@@ -38,49 +41,48 @@ public final class StoreOpening: @unchecked Sendable {
 /// (pricing and sheet events only, the common one-shot call) neither waits for the migrations nor
 /// pays for them. A store file is always opened before serving, so that a store that cannot be
 /// opened stops the start with exit 2 instead of failing requests.
-public final class StoreSource: @unchecked Sendable {
-  private let lock = NSLock()
-  private var opening: StoreOpening?
-  private var prepare: ((any Store) throws -> Void)?
-  private var result: Result<any Store, StoreError>?
+public final class StoreSource: Sendable {
+  private struct State {
+    var opening: StoreOpening?
+    var prepare: (@Sendable (any Store) throws -> Void)?
+    var result: Result<any Store, StoreError>?
+  }
+
+  /// Held while a deferred store is waited for and prepared, so that it is prepared once.
+  private let state: Mutex<State>
 
   /// A store that is already open and prepared.
   public init(_ store: any Store) {
-    result = .success(store)
+    state = Mutex(State(result: .success(store)))
   }
 
   /// A store being opened; `prepare` runs once on it, on the thread that first asks for it.
-  public init(opening: StoreOpening, prepare: @escaping (any Store) throws -> Void) {
-    self.opening = opening
-    self.prepare = prepare
+  public init(opening: StoreOpening, prepare: @escaping @Sendable (any Store) throws -> Void) {
+    state = Mutex(State(opening: opening, prepare: prepare))
   }
 
   /// The store, waiting for it to be open the first time. A store that failed to open or prepare
   /// keeps failing with the same error.
   public func get() throws(StoreError) -> any Store {
-    lock.lock()
-    defer { lock.unlock() }
-    if let result { return try result.get() }
-    let resolved: Result<any Store, StoreError>
-    do {
-      let store = try opening!.wait()
-      try prepare!(store)
-      resolved = .success(store)
-    } catch let error as StoreError {
-      resolved = .failure(error)
-    } catch {
-      resolved = .failure(.unavailable(reason: "\(error)"))
+    try state.withLock { state throws(StoreError) -> any Store in
+      if let result = state.result { return try result.get() }
+      let resolved: Result<any Store, StoreError>
+      do {
+        let store = try state.opening!.wait()
+        try state.prepare!(store)
+        resolved = .success(store)
+      } catch let error as StoreError {
+        resolved = .failure(error)
+      } catch {
+        resolved = .failure(.unavailable(reason: "\(error)"))
+      }
+      state = State(result: resolved)
+      return try resolved.get()
     }
-    result = resolved
-    opening = nil
-    prepare = nil
-    return try resolved.get()
   }
 
   /// Whether any request has asked for the store yet (a deferred store may still be opening).
   public var wasUsed: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return result != nil
+    state.withLock { $0.result != nil }
   }
 }

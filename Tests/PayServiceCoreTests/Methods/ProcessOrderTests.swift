@@ -48,14 +48,17 @@ struct ProcessOrderTests {
   func stockAccounting() throws {
     let context = try TestConfig.context()
     let handler = TestConfig.handler(context)
+    let initial = try #require(try context.store.stockLedger()["notebook"])
+    #expect(initial.onHand == 3 && initial.sold == 0)
     var succeeded = 0
-    for _ in 0..<5 {
+    for attempt in 0..<5 {
       let (token, amount) = Self.authorize(handler, items: #"[{"sku":"notebook"}]"#)
       let result = handler.call("processOrder", Self.orderParams(token, amount, items: #"[{"sku":"notebook"}]"#))
       if result["result"]?["status"] == .string("succeeded") { succeeded += 1 }
+      let level = try #require(try context.store.stockLedger()["notebook"])
+      #expect(level.sold == min(attempt + 1, 3) && level.onHand == 3 - level.sold, "after order \(attempt + 1)")
     }
     #expect(succeeded == 3)
-    #expect(try context.store.stock()["notebook"] == 0)
   }
 
   @Test("a store locked past the busy timeout answers -32001 and changes nothing")

@@ -97,15 +97,21 @@ struct PropertyTests {
     }
   }
 
-  @Test("a processOrder replay returns the same bytes and never changes stock")
+  /// Each order's outcome is predicted from a model of the stock (short: out_of_stock and nothing
+  /// taken; a declining test card: card_declined; else succeeded and the stock taken), so a run in
+  /// which orders never succeed, or succeed when they should not, fails.
+  @Test("a processOrder replay returns the same bytes and never changes stock; outcomes follow the stock")
   func replayKeepsStock() throws {
     var generator = SplitMix64(seed: 11)
-    let context = try TestConfig.context(config: TestConfig.discounts())
+    let config = TestConfig.discounts()
+    let context = try TestConfig.context(config: config)
     let handler = TestConfig.handler(context)
+    var model = Dictionary(uniqueKeysWithValues: config.catalog.map { ($0.sku, $0.quantityOnHand) })
+    var outcomes: [String: Int] = [:]
     let contact =
       #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":["1 Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
     for index in 0..<60 {
-      let cart = Self.cart(&generator)
+      let cart = Self.smallCart(&generator)
       let coupon = Self.pick(Self.coupons, &generator)
       let card = Self.pick([
         #"{"displayName":"V","network":"visa","type":"debit"}"#, #"{"displayName":"S","network":"privateLabel","type":"store"}"#,
@@ -114,13 +120,13 @@ struct PropertyTests {
       let data = Self.pick(["tok_visa", "tok_visa", "tok_visa_chargeDeclined"], &generator)
       let authorized = handler.call(
         "authorizePayment",
-        #"{"items":\#(cart),"shippingMethod":"standard"\#(coupon),"payment":{"token":{"paymentData":"\#(data)","paymentMethod":\#(card),"transactionIdentifier":"T\#(index)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
+        #"{"items":\#(cart.json),"shippingMethod":"standard"\#(coupon),"payment":{"token":{"paymentData":"\#(data)","paymentMethod":\#(card),"transactionIdentifier":"T\#(index)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
       )["result"]!
       guard let token = authorized["chargeToken"]?.stringValue else {
         Issue.record("not authorized: \(authorized.compact)")
         continue
       }
-      let order = #"{"chargeToken":"\#(token)","items":\#(cart),"shippingMethod":"standard","shippingContact":\#(contact),"amount":"\#(authorized["amount"]!.stringValue!)","currencyCode":"USD"\#(coupon)}"#
+      let order = #"{"chargeToken":"\#(token)","items":\#(cart.json),"shippingMethod":"standard","shippingContact":\#(contact),"amount":"\#(authorized["amount"]!.stringValue!)","currencyCode":"USD"\#(coupon)}"#
       let line = Array(#"{"jsonrpc":"2.0","id":7,"method":"processOrder","params":\#(order)}"#.utf8)
       let first = handler.handle(line: line)!
       let stockAfterFirst = try context.store.stockLedger().mapValues { [$0.onHand, $0.sold] }
@@ -128,12 +134,34 @@ struct PropertyTests {
         #expect(handler.handle(line: line)! == first)
       }
       #expect(try context.store.stockLedger().mapValues { [$0.onHand, $0.sold] } == stockAfterFirst)
-      let status = try JSONParser.parse(first)["result"]?["status"]?.stringValue
-      #expect(status == "succeeded" || status == "failed", "\(String(decoding: first, as: UTF8.self))")
+
+      let expected: String
+      if cart.lines.contains(where: { model[$0.sku]! < $0.quantity }) {
+        expected = "out_of_stock"
+      } else if data == "tok_visa_chargeDeclined" {
+        expected = "card_declined"
+      } else {
+        expected = "succeeded"
+        for (sku, quantity) in cart.lines { model[sku]! -= quantity }
+      }
+      let result = try JSONParser.parse(first)["result"]
+      let outcome = result?["status"]?.stringValue == "succeeded" ? "succeeded" : result?["failureCode"]?.stringValue
+      #expect(outcome == expected, "order \(index): \(String(decoding: first, as: UTF8.self))")
+      outcomes[expected, default: 0] += 1
     }
+    // The seed gives every outcome (the stock runs short as orders succeed).
+    #expect(outcomes == ["succeeded": 20, "out_of_stock": 32, "card_declined": 8])
     for (sku, level) in try context.store.stockLedger() {
-      #expect(level.onHand + level.sold == TestConfig.discounts().productsBySKU[sku]!.quantityOnHand)
+      #expect(level.onHand == model[sku]!, "\(sku)")
+      #expect(level.onHand + level.sold == config.productsBySKU[sku]!.quantityOnHand)
     }
+  }
+
+  /// A cart of 1 to 3 skus, 1 to 4 units each, as JSON and as lines.
+  static func smallCart(_ generator: inout SplitMix64) -> (json: String, lines: [(sku: String, quantity: Int)]) {
+    let skus = ["clock", "lamp", "mug", "pen", "notebook"].shuffled(using: &generator)
+    let lines = skus.prefix(Int(generator.next() % 3) + 1).map { ($0, Int(generator.next() % 4) + 1) }
+    return ("[" + lines.map { #"{"sku":"\#($0.0)","quantity":\#($0.1)}"# }.joined(separator: ",") + "]", lines)
   }
 }
 

@@ -9,7 +9,7 @@ struct ServerTests {
   /// Feeds `input` (from a file descriptor) through a server and returns everything it wrote.
   func serve(
     _ input: [UInt8], maxLineBytes: Int = 1 << 20, threads: Int = 1, logPath: String? = nil,
-    helperAnswered: (Int) -> Void = { _ in }
+    helperAnswered: (Int) -> Void = { _ in }, lineBytesKept: (Int) -> Void = { _ in }
   ) throws -> String {
     let directory = TestPaths.temporaryDirectory()
     let inPath = directory.appendingPathComponent("in").path
@@ -30,6 +30,7 @@ struct ServerTests {
     #expect(server.run() == .finished)
     log.flush()
     helperAnswered(server.linesAnsweredByHelper)
+    lineBytesKept(server.mostLineBytesKept)
     return try String(contentsOfFile: outPath, encoding: .utf8)
   }
 
@@ -51,12 +52,15 @@ struct ServerTests {
     #expect(lines[0].hasPrefix(#"{"jsonrpc":"2.0","id":1,"result":{"shippingMethods":[{"identifier":"free""#))
   }
 
-  @Test("an overlong line is one -32600 and memory does not grow with it")
+  @Test("an overlong line is one -32600, and no more than the limit of it is ever kept")
   func overlong() throws {
     var input = Array(request.utf8) + [0x0A]
     input += [UInt8](repeating: UInt8(ascii: "x"), count: 3_000_000) + [0x0A]
     input += Array(request.utf8) + [0x0A]
-    let output = try serve(input, maxLineBytes: 1000)
+    var kept = -1
+    let output = try serve(input, maxLineBytes: 1000, lineBytesKept: { kept = $0 })
+    // The 3 MB line arrives in 64 KB reads; the first already passes the limit, so none of it is kept.
+    #expect(kept == 0)
     let lines = output.split(separator: "\n").map(String.init)
     #expect(lines.count == 3)
     #expect(lines[1] == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: line exceeds the limit of 1000 bytes (--max-line-bytes)"}}"#)
