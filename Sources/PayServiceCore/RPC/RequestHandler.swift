@@ -16,11 +16,6 @@ public final class RequestHandler {
     self.log = log
   }
 
-  /// The same handler logging to `log` (the helper thread's collecting log).
-  func logging(to log: RequestLog) -> RequestHandler {
-    RequestHandler(context: context, methods: methods, log: log)
-  }
-
   /// Every method name answered (anything else is -32601), in registration order.
   public var servedMethodNames: [String] { methods.names }
 

@@ -3,8 +3,9 @@ import Foundation
 /// Operator log on stderr: one line per request with id, method, duration and outcome. Never params,
 /// contacts or payment data. Lines are buffered and flushed with each batch of responses.
 ///
-/// Not Sendable: each log belongs to the thread that answers with it (the server thread's writes
-/// to stderr; the helper thread's collects lines that the server thread copies in order).
+/// Not Sendable: each log belongs to the one thread or task that answers with it (the server
+/// thread's writes to stderr; a helper task's collects lines that the server thread appends in
+/// order).
 public final class RequestLog {
   public enum Level: Int, Sendable { case quiet = 0, warnings = 1, requests = 2 }
 
@@ -19,25 +20,25 @@ public final class RequestLog {
     self.level = level
   }
 
-  /// A log that only collects lines, for the helper thread; `copy(_:to:)` hands them on in order.
-  init(collectingFor log: RequestLog) {
+  /// A log that only collects lines (for a helper task): `collected` hands them to the server's.
+  init(collecting level: Level) {
     self.fd = -1
-    self.level = log.level
+    self.level = level
   }
+
+  var logLevel: Level { level }
 
   /// Bytes collected so far.
   var count: Int { buffer.count }
 
-  /// Appends the collected bytes in `range` to `log`.
-  func copy(_ range: Range<Int>, to log: RequestLog) {
-    guard !range.isEmpty else { return }
-    buffer.withBytes { log.buffer.append(UnsafeRawBufferPointer(rebasing: $0[range])) }
-    log.flushIfFull()
-  }
+  /// The collected bytes.
+  var collected: [UInt8] { buffer.bytes }
 
-  /// Forgets the collected lines.
-  func discard() {
-    buffer.reset(capacityLimit: 1 << 20)
+  /// Appends lines another log collected.
+  func append(collected lines: ArraySlice<UInt8>) {
+    guard !lines.isEmpty else { return }
+    lines.withUnsafeBytes { buffer.append($0) }
+    flushIfFull()
   }
 
   public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {

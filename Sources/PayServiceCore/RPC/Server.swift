@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The stdio loop: reads LF-delimited lines from `input`, answers each through the handler, and
 /// writes responses to `output` in request order.
@@ -7,12 +8,15 @@ import Foundation
 /// the next read, so an interactive client gets each answer without sending more. A line longer
 /// than `maxLineBytes` is answered with one -32600 and skipped without being buffered.
 ///
-/// With `threads: 2`, a read that brings many lines (a pipelined client) is split in two: a helper
-/// thread answers the second half while this thread answers the first. The helper only answers
-/// lines that cannot touch the store (pricing and sheet events, and lines answered with an error);
-/// it leaves the others (batches, authorizePayment, processOrder, getOrder, listProducts) to this
-/// thread, which answers them after its own half, in order. Every store access therefore still
-/// happens on one thread in request order, and responses and log lines come in request order.
+/// One concurrency model: the server thread reads, and answers every read's lines in request
+/// order before it reads again; work that may run alongside runs in Swift tasks whose results the
+/// server thread waits for (the compiler checks that what crosses into a task is Sendable). With
+/// `threads: 2`, a read that brings many lines (a pipelined client) is split in two, and a task
+/// answers the second half's store-free lines (pricing and sheet events, and lines answered with
+/// an error) while this thread answers the first half. It parses the others (batches,
+/// authorizePayment, processOrder, getOrder, listProducts) for this thread, which answers them
+/// after its own half, in order. Every store access therefore still happens on one thread in
+/// request order, and responses and log lines come in request order.
 ///
 /// With `groupCommits`, consecutive processOrder requests of one read share one store transaction
 /// (group commit): each runs in its own savepoint, the transaction commits once, and only then
@@ -42,22 +46,11 @@ public final class Server {
   let log: RequestLog
   let threads: Int
   let groupCommits: Bool
-  /// Started at the first read that it can help with, so a one-request start pays nothing for it;
-  /// stopped with the server.
-  private var startedHelper: Helper?
-  private var helper: Helper? {
-    guard threads > 1 else { return nil }
-    if let startedHelper { return startedHelper }
-    let maxLineBytes = maxLineBytes
-    let handler = handler
-    let helper = Helper(handler: handler) { line in
-      line.count <= maxLineBytes ? handler.parse(line) : .tooLong(limit: maxLineBytes)
-    }
-    startedHelper = helper
-    return helper
-  }
+  /// Where helper tasks run: started at the first read they can help with (a one-request start
+  /// pays nothing for it), stopped with the server.
+  private var taskThread: TaskThread?
 
-  /// Lines the helper thread answered (statistics for tests and benchmarks).
+  /// Lines helper tasks answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
   /// Orders committed in groups of two or more (statistics for tests and benchmarks).
   public private(set) var ordersCommittedInGroups = 0
@@ -71,7 +64,7 @@ public final class Server {
 
   /// - Parameter stopSignal: a descriptor that becomes readable when the process should stop
   ///   (the signal handler's self-pipe); the loop then finishes the request in flight and returns.
-  /// - Parameter threads: 1, or 2 to answer pipelined store-free requests on a helper thread too.
+  /// - Parameter threads: 1, or 2 to answer pipelined store-free requests in a helper task too.
   public init(
     handler: RequestHandler, input: Int32, output: Int32, maxLineBytes: Int, stopSignal: Int32? = nil,
     log: RequestLog, threads: Int = 1, groupCommits: Bool = true
@@ -87,7 +80,7 @@ public final class Server {
   }
 
   deinit {
-    startedHelper?.stop()
+    taskThread?.stop()
   }
 
   public func run() -> Exit {
@@ -190,7 +183,7 @@ public final class Server {
     func parse(_ index: Int) -> RequestHandler.ParsedLine? {
       parsedLine(UnsafeRawBufferPointer(rebasing: bytes[lines[index]]))
     }
-    guard threads > 1, lines.count >= Self.parallelMinimumLines, let helper else {
+    guard threads > 1, lines.count >= Self.parallelMinimumLines else {
       var next = 0
       while next < lines.count {
         next = answerHere(from: next, before: lines.count, parse)
@@ -199,26 +192,26 @@ public final class Server {
       return true
     }
     let half = lines.count / 2
-    helper.start(lines[half...], in: bytes)
-    defer { helper.reset() }
+    let helper = helperTask(for: lines[half...], in: bytes)
     var next = 0
     while next < half {
       next = answerHere(from: next, before: half, parse)
       if stopRequested() {
-        helper.wait()
+        _ = helper.wait()
         return false
       }
     }
-    helper.wait()
-    // The helper's answers in order; the lines it left (parsed) are answered here in their places.
+    let batch = helper.wait()
+    // The task's answers in order; the lines it left (parsed) are answered here in their places.
     func deferred(_ index: Int) -> RequestHandler.ParsedLine? {
-      if case .deferred(let line) = helper.outcome(index - half) { return line }
+      if case .deferred(let line) = batch.outcomes[index - half] { return line }
       return nil
     }
     while next < lines.count {
-      switch helper.outcome(next - half) {
-      case .answered(let answer):
-        helper.copy(answer, into: &pendingOutput, log: log)
+      switch batch.outcomes[next - half] {
+      case .answered(let output, let log):
+        batch.output[output].withUnsafeBytes { pendingOutput.appendLines($0) }
+        self.log.append(collected: batch.log[log])
         linesAnsweredByHelper += 1
         next += 1
       case .deferred:
@@ -229,8 +222,57 @@ public final class Server {
     return true
   }
 
+  /// What a helper task did with its lines: their responses and log lines, and for each line
+  /// where its answer is, or the line parsed when it may touch the store.
+  struct HelperBatch: Sendable {
+    enum Outcome: Sendable {
+      case answered(output: Range<Int>, log: Range<Int>)
+      case deferred(RequestHandler.ParsedLine)
+    }
+
+    var output: [UInt8] = []
+    var log: [UInt8] = []
+    var outcomes: [Outcome] = []
+  }
+
+  /// Starts a task answering the store-free `lines` of `bytes` (copied for it).
+  private func helperTask(for lines: ArraySlice<Range<Int>>, in bytes: UnsafeRawBufferPointer) -> Awaited<HelperBatch> {
+    let start = lines.first!.lowerBound
+    let text = Array(bytes[start..<lines.last!.upperBound])
+    let ranges = lines.map { ($0.lowerBound - start)..<($0.upperBound - start) }
+    let (context, methods, level, maxLineBytes) = (handler.context, handler.methods, log.logLevel, maxLineBytes)
+    let executor = taskThread ?? TaskThread(name: "payservice-tasks")
+    taskThread = executor
+    return Awaited(on: executor) {
+      let log = RequestLog(collecting: level)
+      let handler = RequestHandler(context: context, methods: methods, log: log)
+      var output = JSONWriter(capacity: text.count * 2)
+      var outcomes: [HelperBatch.Outcome] = []
+      outcomes.reserveCapacity(ranges.count)
+      text.withUnsafeBytes { text in
+        for range in ranges {
+          let line = Server.parsedLine(UnsafeRawBufferPointer(rebasing: text[range]), handler, maxLineBytes)
+          if handler.needsStore(line) {
+            outcomes.append(.deferred(line))
+          } else {
+            let (outputStart, logStart) = (output.count, log.count)
+            _ = handler.answer(line, into: &output)
+            outcomes.append(.answered(output: outputStart..<output.count, log: logStart..<log.count))
+          }
+        }
+      }
+      return HelperBatch(output: output.bytes, log: log.collected, outcomes: outcomes)
+    }
+  }
+
   /// A line (without its LF) parsed; one longer than `maxLineBytes` is not parsed.
   private func parsedLine(_ line: UnsafeRawBufferPointer) -> RequestHandler.ParsedLine {
+    Server.parsedLine(line, handler, maxLineBytes)
+  }
+
+  static func parsedLine(
+    _ line: UnsafeRawBufferPointer, _ handler: RequestHandler, _ maxLineBytes: Int
+  ) -> RequestHandler.ParsedLine {
     line.count <= maxLineBytes ? handler.parse(line) : .tooLong(limit: maxLineBytes)
   }
 
@@ -315,121 +357,5 @@ public final class Server {
     }
     if !pendingOutput.withBytes({ writeAll($0, to: output) }) { outputClosed = true }
     pendingOutput.reset(capacityLimit: 1 << 20)
-  }
-
-  /// The helper thread: answers the store-free lines of a read while the server thread answers
-  /// others, and parses the rest for it.
-  ///
-  /// Unchecked Sendable: its buffers (`lines`, `bytes`, `output`, the log, `results`) are shared by
-  /// two threads but handed over whole, never touched by both at once. `start` gives them to the
-  /// helper (the `go` semaphore), the helper gives them back when done (`done`), and `phase`
-  /// records whose they are; every access asserts it. The semaphores order the accesses.
-  final class Helper: @unchecked Sendable {
-    /// Where one line's response and log lines are in the helper's buffers.
-    struct Answer {
-      let output: Range<Int>
-      let log: Range<Int>
-    }
-
-    /// What the helper did with one line.
-    enum Outcome {
-      case answered(Answer)
-      /// The line may touch the store: the server thread answers it, parsed here.
-      case deferred(RequestHandler.ParsedLine)
-    }
-
-    private enum Phase { case server, helper, stopped }
-
-    private let handler: RequestHandler
-    private let log: RequestLog
-    private let go = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
-    private var phase = Phase.server
-    private var lines: [Range<Int>] = []
-    private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-    private var output = JSONWriter(capacity: 1 << 16)
-    private var parse: (UnsafeRawBufferPointer) -> RequestHandler.ParsedLine
-    /// One per line given to `start`.
-    private var outcomes: [Outcome] = []
-
-    /// - Parameter parse: how a line is read (the server's, with its line limit).
-    init(handler: RequestHandler, parse: @escaping (UnsafeRawBufferPointer) -> RequestHandler.ParsedLine) {
-      log = RequestLog(collectingFor: handler.log)
-      self.handler = handler.logging(to: log)
-      self.parse = parse
-      let thread = Thread { [self] in run() }
-      thread.name = "payservice-helper"
-      thread.start()
-    }
-
-    private func run() {
-      // Stop signals are the server thread's to take.
-      var signals = sigset_t()
-      sigemptyset(&signals)
-      sigaddset(&signals, SIGTERM)
-      sigaddset(&signals, SIGINT)
-      pthread_sigmask(SIG_BLOCK, &signals, nil)
-      while true {
-        go.wait()
-        if phase == .stopped { return }
-        precondition(phase == .helper)
-        for range in lines {
-          let line = parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
-          if handler.needsStore(line) {
-            outcomes.append(.deferred(line))
-          } else {
-            let (outputStart, logStart) = (output.count, log.count)
-            _ = handler.answer(line, into: &output)
-            outcomes.append(.answered(Answer(output: outputStart..<output.count, log: logStart..<log.count)))
-          }
-        }
-        phase = .server
-        done.signal()
-      }
-    }
-
-    /// Starts answering `lines` of `bytes`, which must stay valid until `wait` returns.
-    func start(_ lines: ArraySlice<Range<Int>>, in bytes: UnsafeRawBufferPointer) {
-      precondition(phase == .server)
-      self.lines.removeAll(keepingCapacity: true)
-      self.lines.append(contentsOf: lines)
-      self.bytes = bytes
-      phase = .helper
-      go.signal()
-    }
-
-    /// Waits until every line given to `start` has an outcome.
-    func wait() {
-      done.wait()
-      precondition(phase == .server)
-    }
-
-    /// The outcome of the line at `index` of those given to `start`, after `wait`.
-    func outcome(_ index: Int) -> Outcome {
-      assert(phase == .server)
-      return outcomes[index]
-    }
-
-    /// Appends one answer's response and log lines, after `wait`.
-    func copy(_ answer: Answer, into writer: inout JSONWriter, log serverLog: RequestLog) {
-      assert(phase == .server)
-      output.withBytes { writer.appendLines(UnsafeRawBufferPointer(rebasing: $0[answer.output])) }
-      log.copy(answer.log, to: serverLog)
-    }
-
-    /// Forgets the outcomes, after `wait`.
-    func reset() {
-      assert(phase == .server)
-      outcomes.removeAll(keepingCapacity: true)
-      output.reset(capacityLimit: 1 << 20)
-      log.discard()
-    }
-
-    /// Ends the thread (between reads: never while it works).
-    func stop() {
-      precondition(phase == .server)
-      phase = .stopped
-      go.signal()
-    }
   }
 }
