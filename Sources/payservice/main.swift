@@ -179,7 +179,8 @@ struct ServeSettings: Equatable {
     }
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
     let log = RequestLog(level: quiet ? .warnings : .requests)
-    let handler = RequestHandler(context: ServiceContext(config: loaded, storeSource: storeSource, clock: clock), log: log)
+    let handler = RequestHandler(
+      context: ServiceContext(config: loaded, storeSource: storeSource, clock: clock), methods: .payservice(), log: log)
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
       stopSignal: StopSignal.install(), log: log,
@@ -298,7 +299,7 @@ struct Call: ParsableCommand {
     let log = RequestLog(level: .warnings)
     let handler = RequestHandler(
       context: ServiceContext(config: loaded, store: store, clock: ServiceClock(pinned: service.now.flatMap(RFC3339.parse))),
-      log: log)
+      methods: .payservice(), log: log)
     let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
     log.flush()
     Call.write(outcome.stdout, to: responses)

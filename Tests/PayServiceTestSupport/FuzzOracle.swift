@@ -35,7 +35,7 @@ public final class FuzzOracle {
     } catch {
       return "cannot open the store: \(error)"
     }
-    let handler = RequestHandler(context: context, log: RequestLog(level: .quiet))
+    let handler = RequestHandler(context: context, methods: .payservice(), log: RequestLog(level: .quiet))
     let server = Server(
       handler: handler, input: inFD, output: outFD, maxLineBytes: maxLineBytes, log: RequestLog(level: .quiet))
     guard server.run() == .finished else { return "the server did not finish" }

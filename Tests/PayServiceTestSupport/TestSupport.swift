@@ -72,7 +72,7 @@ public enum TestConfig {
   }
 
   public static func handler(_ context: ServiceContext) -> RequestHandler {
-    RequestHandler(context: context, log: RequestLog(level: .quiet))
+    RequestHandler(context: context, methods: .payservice(), log: RequestLog(level: .quiet))
   }
 }
 

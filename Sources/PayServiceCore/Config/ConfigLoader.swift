@@ -258,76 +258,76 @@ struct ConfigDecoder {
       reader.report(methodsNode, "shipping.methods", "must list at least one shipping method")
       return nil
     }
-    var methods: [ShippingMethod] = []
-    var ok = true
     var seen: Set<String> = []
-    for (index, entry) in entries.enumerated() {
-      let path = "shipping.methods[\(index)]"
-      let keys = [
-        "identifier", "label", "detail", "transitDays", "transitDaysMax", "amount", "freeOver", "regions",
-        "exceptRegions",
-      ]
-      guard let f = reader.mapping(entry, path, allowed: keys) else {
-        ok = false
-        continue
-      }
-      let identifier = uniqueIdentifier(f, "identifier", in: entry, path, seen: &seen, owner: "shipping method")
-      let label = reader.require(f, "label", in: entry, path).flatMap { reader.string($0, "\(path).label") }
-      let detail = reader.require(f, "detail", in: entry, path).flatMap {
-        reader.string($0, "\(path).detail", nonEmpty: false)
-      }
-      let transitDays = reader.require(f, "transitDays", in: entry, path).flatMap {
-        reader.int($0, "\(path).transitDays", range: 0...365)
-      }
-      let amount = reader.require(f, "amount", in: entry, path).flatMap {
-        reader.amount($0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true)
-      }
-      var transitDaysMax: Int?
-      var transitDaysMaxOK = true
-      if let n = f["transitDaysMax"] {
-        transitDaysMax = reader.int(n, "\(path).transitDaysMax", range: 0...365)
-        if let last = transitDaysMax, let first = transitDays, last < first {
-          reader.report(n, "\(path).transitDaysMax", "must be at least transitDays (\(first)), got \(last)")
-          transitDaysMax = nil
-        }
-        transitDaysMaxOK = transitDaysMax != nil
-      }
-      var freeOver: Int64?
-      var freeOverOK = true
-      if let n = f["freeOver"] {
-        freeOver = reader.amount(n, "\(path).freeOver", digits: merchant.currency.minorDigits, allowZero: false)
-        freeOverOK = freeOver != nil
-      }
-      func regionList(_ key: String) -> ([String]?, Bool) {
-        guard let n = f[key] else { return (nil, true) }
-        let list = reader.stringList(n, "\(path).\(key)") { code in
-          guard Self.isRegionCode(code) else {
-            return "must be a region code like \"US\" or \"US-CA\", got \"\(code)\""
-          }
-          let country = String(code.prefix(2))
-          if let shipsTo, !shipsTo.contains(country) {
-            return "\"\(code)\" is outside shipping.shipsTo (\(shipsTo.joined(separator: ", ")))"
-          }
-          return nil
-        }
-        return (list, list != nil)
-      }
-      let (regions, regionsOK) = regionList("regions")
-      let (exceptRegions, exceptOK) = regionList("exceptRegions")
-      guard let identifier, let label, let detail, let transitDays, let amount, regionsOK, exceptOK,
-        transitDaysMaxOK, freeOverOK
-      else {
-        ok = false
-        continue
-      }
-      methods.append(
-        ShippingMethod(
-          identifier: identifier, label: label, detail: detail, transitDays: transitDays,
-          transitDaysMax: transitDaysMax, amountMinor: amount, freeOverMinor: freeOver, regions: regions,
-          exceptRegions: exceptRegions))
+    // Every entry is decoded (each reports its own problems) before any failure counts.
+    let methods = entries.enumerated().map { index, entry in
+      decodeShippingMethod(entry, "shipping.methods[\(index)]", merchant: merchant, shipsTo: shipsTo, seen: &seen)
     }
-    guard ok, let shipsTo else { return nil }
-    return Shipping(shipsTo: shipsTo, methods: methods)
+    guard let shipsTo, methods.allSatisfy({ $0 != nil }) else { return nil }
+    return Shipping(shipsTo: shipsTo, methods: methods.compactMap { $0 })
+  }
+
+  /// One entry of `shipping.methods`; its identifier must not be in `seen` (and is added to it).
+  func decodeShippingMethod(
+    _ entry: Node, _ path: String, merchant: Merchant, shipsTo: [String]?, seen: inout Set<String>
+  ) -> ShippingMethod? {
+    let keys = [
+      "identifier", "label", "detail", "transitDays", "transitDaysMax", "amount", "freeOver", "regions",
+      "exceptRegions",
+    ]
+    guard let f = reader.mapping(entry, path, allowed: keys) else { return nil }
+    let identifier = uniqueIdentifier(f, "identifier", in: entry, path, seen: &seen, owner: "shipping method")
+    let label = reader.require(f, "label", in: entry, path).flatMap { reader.string($0, "\(path).label") }
+    let detail = reader.require(f, "detail", in: entry, path).flatMap {
+      reader.string($0, "\(path).detail", nonEmpty: false)
+    }
+    let transitDays = reader.require(f, "transitDays", in: entry, path).flatMap {
+      reader.int($0, "\(path).transitDays", range: 0...365)
+    }
+    let amount = reader.require(f, "amount", in: entry, path).flatMap {
+      reader.amount($0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true)
+    }
+    var transitDaysMax: Int?
+    var transitDaysMaxOK = true
+    if let n = f["transitDaysMax"] {
+      transitDaysMax = reader.int(n, "\(path).transitDaysMax", range: 0...365)
+      if let last = transitDaysMax, let first = transitDays, last < first {
+        reader.report(n, "\(path).transitDaysMax", "must be at least transitDays (\(first)), got \(last)")
+        transitDaysMax = nil
+      }
+      transitDaysMaxOK = transitDaysMax != nil
+    }
+    var freeOver: Int64?
+    var freeOverOK = true
+    if let n = f["freeOver"] {
+      freeOver = reader.amount(n, "\(path).freeOver", digits: merchant.currency.minorDigits, allowZero: false)
+      freeOverOK = freeOver != nil
+    }
+    let (regions, regionsOK) = regionList(f["regions"], "\(path).regions", shipsTo: shipsTo)
+    let (exceptRegions, exceptOK) = regionList(f["exceptRegions"], "\(path).exceptRegions", shipsTo: shipsTo)
+    guard let identifier, let label, let detail, let transitDays, let amount, regionsOK, exceptOK,
+      transitDaysMaxOK, freeOverOK
+    else { return nil }
+    return ShippingMethod(
+      identifier: identifier, label: label, detail: detail, transitDays: transitDays, transitDaysMax: transitDaysMax,
+      amountMinor: amount, freeOverMinor: freeOver, regions: regions, exceptRegions: exceptRegions)
+  }
+
+  /// A list of region codes ("US", "US-CA") within `shipsTo`; (nil, true) when absent, (nil, false)
+  /// when invalid.
+  func regionList(_ node: Node?, _ path: String, shipsTo: [String]?) -> ([String]?, Bool) {
+    guard let node else { return (nil, true) }
+    let list = reader.stringList(node, path) { code in
+      guard Self.isRegionCode(code) else {
+        return "must be a region code like \"US\" or \"US-CA\", got \"\(code)\""
+      }
+      let country = String(code.prefix(2))
+      if let shipsTo, !shipsTo.contains(country) {
+        return "\"\(code)\" is outside shipping.shipsTo (\(shipsTo.joined(separator: ", ")))"
+      }
+      return nil
+    }
+    return (list, list != nil)
   }
 
   func decodeTax(_ node: Node) -> Tax? {

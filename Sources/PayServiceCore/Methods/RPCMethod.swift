@@ -49,33 +49,6 @@ extension RPCMethod {
   }
 }
 
-/// A method's result: written as JSON, and able to say when it reports a payment or order that did
-/// not go through (an MCP tool call with such a result is marked `isError`).
-public protocol MethodResult: JSONRepresentable {
-  /// The failure in words, for people and models; nil for a result that is not a failure.
-  var failure: ResultFailure? { get }
-}
-
-extension MethodResult {
-  public var failure: ResultFailure? { nil }
-}
-
-/// A result that reports a failed payment or order: its status, code, message and the lines it
-/// lists (sheet errors, short stock).
-public struct ResultFailure: Equatable, Sendable {
-  public var status: String
-  public var code: String?
-  public var message: String?
-  public var lines: [String]
-
-  public init(status: String, code: String? = nil, message: String? = nil, lines: [String] = []) {
-    self.status = status
-    self.code = code
-    self.message = message
-    self.lines = lines
-  }
-}
-
 /// What every method works with: config, pricing, the store and the clock.
 public final class ServiceContext: Sendable {
   public let config: Config

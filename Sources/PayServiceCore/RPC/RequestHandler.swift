@@ -10,7 +10,7 @@ public final class RequestHandler {
   let methods: MethodTable
   let log: RequestLog
 
-  public init(context: ServiceContext, methods: MethodTable = .payservice(), log: RequestLog) {
+  public init(context: ServiceContext, methods: MethodTable, log: RequestLog) {
     self.context = context
     self.methods = methods
     self.log = log

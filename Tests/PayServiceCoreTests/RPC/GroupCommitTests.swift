@@ -59,7 +59,7 @@ struct GroupCommitTests {
     defer { [inFD, outFD, logFD].forEach { close($0) } }
     let log = RequestLog(fd: logFD, level: .requests)
     let server = Server(
-      handler: RequestHandler(context: context, log: log), input: inFD, output: outFD, maxLineBytes: 1 << 20,
+      handler: RequestHandler(context: context, methods: .payservice(), log: log), input: inFD, output: outFD, maxLineBytes: 1 << 20,
       log: log, threads: threads, groupCommits: groupCommits)
     #expect(server.run() == .finished)
     log.flush()
