@@ -34,50 +34,35 @@ struct ServiceOptions: ParsableArguments {
   }
 }
 
+/// `serve`: its options are declared once, in `ServeSettings.options`, and read by
+/// `ServeSettings.read`, here and on the direct path that skips ArgumentParser at start.
 struct Serve: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).")
+    commandName: "serve", abstract: "Serve requests from stdin until EOF (the default command).",
+    usage: "payservice [serve] [<options>]", discussion: ServeSettings.optionsHelp)
 
-  @OptionGroup var service: ServiceOptions
-
-  @Option(help: "Longest accepted request line in bytes.")
-  var maxLineBytes: Int = ServeSettings.defaultMaxLineBytes
-
-  @Flag(help: "Log only warnings to stderr, not one line per request.")
-  var quiet = false
-
-  @Option(
-    help: """
-      Threads answering pipelined requests: 1, or 2 to price and answer sheet events on a second \
-      thread too (store methods always run in order on one). Default: 2 when there are 2 or more CPUs.
-      """)
-  var threads: Int?
-
-  @Flag(
-    inversion: .prefixedNo,
-    help: """
-      Commit pipelined processOrder requests of one read in one store transaction (one fsync), \
-      answering each after the commit. --no-group-commit gives each its own transaction.
-      """)
-  var groupCommit = true
-
-  var settings: ServeSettings {
-    ServeSettings(
-      config: service.config, database: service.database, now: service.now, maxLineBytes: maxLineBytes,
-      quiet: quiet, threads: threads, groupCommit: groupCommit)
-  }
+  @Argument(parsing: .allUnrecognized, help: ArgumentHelp(visibility: .private))
+  var arguments: [String] = []
 
   func validate() throws {
-    if let problem = settings.problem { throw ValidationError(problem) }
+    if case .failure(let problem) = ServeSettings.read(arguments) { throw ValidationError(problem.message) }
   }
 
   func run() throws {
-    settings.run()
+    try ServeSettings.read(arguments).get().run()
   }
 }
 
-/// What `serve` runs with, as a plain value: `Serve` (ArgumentParser) produces it, and so does
-/// `ServeSettings.parse` for the common invocation without ArgumentParser's start-up cost.
+/// One option of `serve`: its name, the name of its value (nil for a flag), its help, and how it
+/// sets the settings (false: the value does not convert).
+struct ServeOption: Sendable {
+  let name: String
+  let value: String?
+  let help: String
+  let set: @Sendable (inout ServeSettings, String) -> Bool
+}
+
+/// What `serve` runs with, as a plain value.
 struct ServeSettings: Equatable {
   static let defaultConfig = "config.yaml"
   static let defaultDatabase = "payservice.sqlite"
@@ -91,7 +76,124 @@ struct ServeSettings: Equatable {
   var threads: Int?
   var groupCommit = true
 
-  /// What is wrong with these values, as ArgumentParser reports it; nil when they are valid.
+  /// Every option of `serve`, in the order `serve --help` lists them.
+  static let options: [ServeOption] = [
+    ServeOption(name: "--config", value: "path", help: "The store configuration file (default: config.yaml).") {
+      $0.config = $1
+      return true
+    },
+    ServeOption(
+      name: "--database", value: "store",
+      help: """
+        The order store: a SQLite file (:memory: for a throwaway store), or a PostgreSQL server as \
+        postgres://user:password@host:port/dbname (the password may come from PGPASSWORD instead). \
+        Default: payservice.sqlite.
+        """
+    ) {
+      $0.database = $1
+      return true
+    },
+    ServeOption(name: "--now", value: "time", help: "Pin the service clock to this RFC 3339 time (for tests and replays).") {
+      $0.now = $1
+      return true
+    },
+    ServeOption(name: "--max-line-bytes", value: "bytes", help: "Longest accepted request line in bytes (default: 1048576).") {
+      guard let bytes = Int($1) else { return false }
+      $0.maxLineBytes = bytes
+      return true
+    },
+    ServeOption(name: "--quiet", value: nil, help: "Log only warnings to stderr, not one line per request.") { settings, _ in
+      settings.quiet = true
+      return true
+    },
+    ServeOption(
+      name: "--threads", value: "1|2",
+      help: """
+        Threads answering pipelined requests: 1, or 2 to price and answer sheet events on a second \
+        thread too (store methods always run in order on one). Default: 2 when there are 2 or more CPUs.
+        """
+    ) {
+      guard let threads = Int($1) else { return false }
+      $0.threads = threads
+      return true
+    },
+    ServeOption(
+      name: "--group-commit", value: nil,
+      help: """
+        Commit pipelined processOrder requests of one read in one store transaction (one fsync), \
+        answering each after the commit (the default).
+        """
+    ) { settings, _ in
+      settings.groupCommit = true
+      return true
+    },
+    ServeOption(name: "--no-group-commit", value: nil, help: "Give each processOrder its own transaction.") {
+      settings, _ in
+      settings.groupCommit = false
+      return true
+    },
+  ]
+
+  /// The options for `serve --help`.
+  static var optionsHelp: String {
+    "OPTIONS:\n"
+      + options.map { option in
+        "  \(option.name)\(option.value.map { " <\($0)>" } ?? "")\n      \(option.help)"
+      }.joined(separator: "\n")
+  }
+
+  struct Problem: Error, Equatable {
+    let message: String
+  }
+
+  /// Reads a serve invocation: an optional leading `serve`, then options (`--name value` or
+  /// `--name=value`, flags alone); an option given again replaces its earlier value (a script may
+  /// add to a command line). Any other argument, or a value that does not convert or validate, is
+  /// a problem.
+  static func read(_ arguments: [String]) -> Result<ServeSettings, Problem> {
+    var settings = ServeSettings()
+    var index = arguments.first == "serve" ? 1 : 0
+    while index < arguments.count {
+      var name = arguments[index]
+      var inlineValue: String?
+      if let equals = name.firstIndex(of: "="), name.hasPrefix("--") {
+        inlineValue = String(name[name.index(after: equals)...])
+        name = String(name[..<equals])
+      }
+      index += 1
+      guard let option = options.first(where: { $0.name == name }) else {
+        return .failure(Problem(message: "unknown argument '\(arguments[index - 1])'; serve --help lists the options"))
+      }
+      var value = ""
+      if option.value != nil {
+        if let inlineValue {
+          value = inlineValue
+        } else {
+          guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+            return .failure(Problem(message: "\(name) needs a value <\(option.value!)>"))
+          }
+          value = arguments[index]
+          index += 1
+        }
+      } else if inlineValue != nil {
+        return .failure(Problem(message: "\(name) takes no value"))
+      }
+      guard option.set(&settings, value) else {
+        return .failure(Problem(message: "\(name) takes <\(option.value!)>, got '\(value)'"))
+      }
+    }
+    if let problem = settings.problem { return .failure(Problem(message: problem)) }
+    return .success(settings)
+  }
+
+  /// The common start, read without ArgumentParser (which discovers its options by reflection at a
+  /// noticeable cost to every start); nil leaves the arguments to ArgumentParser (help, another
+  /// command, or a problem it reports).
+  static func parse(_ arguments: [String]) -> ServeSettings? {
+    try? read(arguments).get()
+  }
+
+  /// What is wrong with these values; nil when they are valid.
   var problem: String? {
     if let problem = ServeSettings.problem(now: now) { return problem }
     if maxLineBytes < 64 { return "--max-line-bytes must be at least 64" }
@@ -103,46 +205,6 @@ struct ServeSettings: Equatable {
   static func problem(now: String?) -> String? {
     guard let now, RFC3339.parse(now) == nil else { return nil }
     return "--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got \"\(now)\""
-  }
-
-  /// Reads the plain form of a serve invocation: an optional leading `serve`, then `--name value`
-  /// pairs of this command's options and its flags, each at most once. Returns nil for anything
-  /// else (help, `--name=value`, another subcommand, a repeated or unknown option, a value that
-  /// does not convert or validate), so that ArgumentParser parses it and reports what is wrong.
-  static func parse(_ arguments: [String]) -> ServeSettings? {
-    var settings = ServeSettings()
-    var seen: [String] = []
-    var index = arguments.first == "serve" ? 1 : 0
-    while index < arguments.count {
-      let name = arguments[index]
-      index += 1
-      if seen.contains(name) { return nil }
-      seen.append(name)
-      switch name {
-      case "--quiet": settings.quiet = true
-      case "--group-commit": settings.groupCommit = true
-      case "--no-group-commit": settings.groupCommit = false
-      case "--config", "--database", "--now", "--max-line-bytes", "--threads":
-        guard index < arguments.count, !arguments[index].hasPrefix("-") else { return nil }
-        let value = arguments[index]
-        index += 1
-        switch name {
-        case "--config": settings.config = value
-        case "--database": settings.database = value
-        case "--now": settings.now = value
-        case "--max-line-bytes":
-          guard let number = Int(value) else { return nil }
-          settings.maxLineBytes = number
-        default:
-          guard let number = Int(value) else { return nil }
-          settings.threads = number
-        }
-      default: return nil
-      }
-    }
-    // ArgumentParser takes the last of --group-commit and --no-group-commit; leave both to it.
-    if seen.contains("--group-commit") && seen.contains("--no-group-commit") { return nil }
-    return settings.problem == nil ? settings : nil
   }
 
   /// Serves until EOF. Returns (closing the store) when the store was used; exits at once otherwise.
@@ -313,9 +375,8 @@ struct Call: ParsableCommand {
   }
 }
 
-// The common start (`payservice --config … --database …`) is read without ArgumentParser, which
-// discovers its options by reflection at a noticeable cost to every start; anything else, and any
-// invalid value, goes through ArgumentParser.
+// The common start (`payservice --config … --database …`) is read without ArgumentParser;
+// anything else, and any invalid value, goes through ArgumentParser.
 if let settings = ServeSettings.parse(Array(CommandLine.arguments.dropFirst())) {
   settings.run()
 } else {

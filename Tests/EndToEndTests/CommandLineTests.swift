@@ -2,35 +2,84 @@ import Testing
 
 @testable import payservice
 
-/// The direct parser of plain serve invocations must read exactly what ArgumentParser reads, and
-/// leave everything else to it.
+/// `serve`'s options are declared once (`ServeSettings.options`) and read by `ServeSettings.read`,
+/// on the direct path at start and through ArgumentParser alike.
 @Suite("Command line")
 struct CommandLineTests {
-  static let plain: [[String]] = [
-    [],
-    ["--config", "store.yaml", "--database", ":memory:"],
-    ["serve", "--database", "orders.sqlite", "--now", "2026-11-21T12:00:00Z", "--quiet", "--threads", "1"],
-    ["--quiet", "--max-line-bytes", "4096", "--threads", "2", "--config", "a.yaml"],
-    ["--no-group-commit", "--database", "orders.sqlite"],
-    ["serve", "--group-commit"],
+  static func settings(_ change: (inout ServeSettings) -> Void) -> ServeSettings {
+    var settings = ServeSettings()
+    change(&settings)
+    return settings
+  }
+
+  static let plain: [([String], ServeSettings)] = [
+    ([], ServeSettings()),
+    (["--config", "store.yaml", "--database", ":memory:"], settings { $0.config = "store.yaml"; $0.database = ":memory:" }),
+    (
+      ["serve", "--database", "orders.sqlite", "--now", "2026-11-21T12:00:00Z", "--quiet", "--threads", "1"],
+      settings {
+        $0.database = "orders.sqlite"
+        $0.now = "2026-11-21T12:00:00Z"
+        $0.quiet = true
+        $0.threads = 1
+      }
+    ),
+    (
+      ["--quiet", "--max-line-bytes", "4096", "--threads", "2", "--config=a.yaml"],
+      settings {
+        $0.quiet = true
+        $0.maxLineBytes = 4096
+        $0.threads = 2
+        $0.config = "a.yaml"
+      }
+    ),
+    (["--no-group-commit", "--database", "orders.sqlite"], settings { $0.groupCommit = false; $0.database = "orders.sqlite" }),
+    (["serve", "--group-commit"], ServeSettings()),
+    (["--group-commit", "--no-group-commit"], settings { $0.groupCommit = false }),
+    (["--config", "a.yaml", "--now", "2026-11-21T12:00:00Z", "--config", "b.yaml"], settings {
+      $0.config = "b.yaml"
+      $0.now = "2026-11-21T12:00:00Z"
+    }),
   ]
 
-  @Test("plain serve invocations read the same as through ArgumentParser", arguments: plain)
-  func same(_ arguments: [String]) throws {
-    let direct = try #require(ServeSettings.parse(arguments))
-    let parsed = try #require(try PayService.parseAsRoot(arguments) as? Serve)
-    #expect(direct == parsed.settings)
+  @Test("serve invocations read into their settings, directly and through ArgumentParser", arguments: plain)
+  func reads(_ arguments: [String], _ expected: ServeSettings) throws {
+    #expect(ServeSettings.parse(arguments) == expected)
+    let command = try #require(try PayService.parseAsRoot(arguments) as? Serve)
+    #expect(try ServeSettings.read(command.arguments).get() == expected)
   }
 
   @Test(
-    "anything else is left to ArgumentParser",
+    "a problem names the argument and what would be valid",
     arguments: [
-      ["--help"], ["-h"], ["--config=store.yaml"], ["check-config"], ["--threads", "3"], ["--now", "yesterday"],
-      ["--config", "a.yaml", "--config", "b.yaml"], ["--quiet", "--quiet"], ["--max-line-bytes", "10"],
-      ["--max-line-bytes", "many"], ["--bogus", "1"], ["--config"], ["--generate-completion-script", "bash"],
-      ["serve", "extra"], ["--group-commit", "--no-group-commit"],
+      (["--threads", "3"], "--threads must be 1 or 2, got 3"),
+      (["--now", "yesterday"], #"--now must be an RFC 3339 time like 2026-11-21T12:00:00Z, got "yesterday""#),
+      (["--max-line-bytes", "10"], "--max-line-bytes must be at least 64"),
+      (["--max-line-bytes", "many"], "--max-line-bytes takes <bytes>, got 'many'"),
+      (["--bogus", "1"], "unknown argument '--bogus'; serve --help lists the options"),
+      (["--config"], "--config needs a value <path>"),
+      (["--quiet=yes"], "--quiet takes no value"),
+      (["serve", "extra"], "unknown argument 'extra'; serve --help lists the options"),
     ])
-  func leftToArgumentParser(_ arguments: [String]) {
+  func problems(_ arguments: [String], _ message: String) {
+    #expect(ServeSettings.read(arguments) == .failure(ServeSettings.Problem(message: message)))
     #expect(ServeSettings.parse(arguments) == nil)
+  }
+
+  @Test("help, version and the other commands are left to ArgumentParser")
+  func leftToArgumentParser() {
+    for arguments in [["--help"], ["-h"], ["--version"], ["check-config"], ["call", "listProducts"]] {
+      #expect(ServeSettings.parse(arguments) == nil, "\(arguments)")
+    }
+  }
+
+  @Test("serve --help lists every option, from the same declarations")
+  func help() {
+    for option in ServeSettings.options {
+      #expect(ServeSettings.optionsHelp.contains("  \(option.name)\(option.value.map { " <\($0)>" } ?? "")\n      \(option.help)"))
+    }
+    #expect(ServeSettings.options.map(\.name) == [
+      "--config", "--database", "--now", "--max-line-bytes", "--quiet", "--threads", "--group-commit", "--no-group-commit",
+    ])
   }
 }
