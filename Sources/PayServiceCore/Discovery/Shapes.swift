@@ -9,8 +9,6 @@ public enum Shapes {
   public static let currencyCode = JSONSchema.string(
     "The merchant's ISO 4217 currency code.", pattern: "^[A-Z]{3}$")
 
-  public static var items: JSONSchema { CartItem.cartSchema }
-
   /// A configured shipping method's identifier; `listShippingMethods` lists them.
   public static let shippingMethodIdentifier = JSONSchema.string(
     "A configured shipping method identifier (listShippingMethods lists them), for example \"standard\".",

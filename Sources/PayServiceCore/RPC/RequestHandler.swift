@@ -218,7 +218,8 @@ public final class RequestHandler {
       log.warning("a notification of \(method) was not executed: \(reason) needs an answer, so send it with an id")
       return nil
     }
-    let started = DispatchTime.now().uptimeNanoseconds
+    // Timed only when the log records requests (`--quiet` skips the clock reads).
+    let started = log.recordsRequests ? DispatchTime.now().uptimeNanoseconds : 0
     let start = writer.mark
     var error: RPCError?
     do {
@@ -227,10 +228,12 @@ public final class RequestHandler {
       writer.rewind(to: start)
       error = log.wireError(for: failure, method: method)
     }
-    let outcome = error.map { "error(\($0.code.rawValue))" } ?? "ok"
-    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-    log.request(
-      id: id, method: method, seconds: seconds, outcome: request.isNotification ? "\(outcome),notification" : outcome)
+    if log.recordsRequests {
+      let outcome = error.map { "error(\($0.code.rawValue))" } ?? "ok"
+      let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+      log.request(
+        id: id, method: method, seconds: seconds, outcome: request.isNotification ? "\(outcome),notification" : outcome)
+    }
     return error
   }
 

@@ -28,6 +28,9 @@ public final class RequestLog {
 
   var logLevel: Level { level }
 
+  /// Whether `request` records anything (the caller can skip timing a request when it does not).
+  var recordsRequests: Bool { level.rawValue >= Level.requests.rawValue }
+
   /// Bytes collected so far.
   var count: Int { buffer.count }
 

@@ -217,20 +217,20 @@ public final class ObjectShape<Root>: Sendable {
   /// The schema with another description or openness; `allowingNull: false` describes what
   /// payservice writes (no nulls for members it leaves out instead).
   public func schema(description: String?, closed: Bool, allowingNull: Bool) -> JSONSchema {
-    .object(
-      description,
-      fields.map { field in
-        (field.key, allowingNull && field.presence.allowsNull ? field.schema().allowingNull() : field.schema())
-      },
-      required: fields.filter(\.presence.isRequired).map(\.key), closed: closed)
+    let members = members(allowingNull: allowingNull)
+    return .object(
+      description, members.map { ($0.name, $0.schema) }, required: members.filter(\.required).map(\.name),
+      closed: closed)
   }
 
   /// Each member as a named param: how OpenRPC lists a method's params.
-  public var members: [ObjectMember] {
+  public var members: [ObjectMember] { members(allowingNull: true) }
+
+  private func members(allowingNull: Bool) -> [ObjectMember] {
     fields.map { field in
       ObjectMember(
         name: field.key, required: field.presence.isRequired,
-        schema: field.presence.allowsNull ? field.schema().allowingNull() : field.schema())
+        schema: allowingNull && field.presence.allowsNull ? field.schema().allowingNull() : field.schema())
     }
   }
 
