@@ -28,6 +28,12 @@ CHOICES = [
     ("read-only", 1, "catalog", "The catalog with stock"),
     ("read-only", 3, "shipping-methods", "The configured shipping methods"),
     ("orders", 43, "recorded-order", "An order processOrder recorded"),
+    ("back-office-manual", 10, "partial-capture", "Part of an authorized order is captured; the rest is released"),
+    ("back-office-manual", 16, "canceled", "An authorized order is canceled and restocked"),
+    ("back-office", 10, "one-unit-returned", "One unit refunded at its share of the coupon, surcharge and tax"),
+    ("back-office", 18, "restocking-fee", "Units returned with a restocking fee withheld"),
+    ("back-office", 13, "quantity-exceeds-remaining", "More units than remain: nothing is refunded"),
+    ("back-office", 31, "first-page", "The newest orders, two per page"),
 ]
 
 

@@ -1,11 +1,12 @@
 extension MethodTable {
-  /// What payservice answers on stdio: its methods (`MethodRegistry`), then OpenRPC's discovery
-  /// method and MCP's methods, each registered by its own module.
-  public static func payservice() -> MethodTable {
+  /// What payservice answers on stdio: its methods (`MethodRegistry`; with `backOffice`, the
+  /// back-office methods too), then OpenRPC's discovery method and MCP's methods, each registered
+  /// by its own module and describing the same methods.
+  public static func payservice(backOffice: Bool = false) -> MethodTable {
     var table = MethodTable()
-    MethodRegistry.register(into: &table)
-    OpenRPCDocument.register(into: &table)
-    MCPEndpoint.register(into: &table)
+    MethodRegistry.register(MethodRegistry.methods(backOffice: backOffice), into: &table)
+    OpenRPCDocument.register(into: &table, backOffice: backOffice)
+    MCPEndpoint.register(into: &table, backOffice: backOffice)
     return table
   }
 }

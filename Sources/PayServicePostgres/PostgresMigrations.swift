@@ -88,6 +88,72 @@ enum PostgresMigrations {
       """,
       "ALTER TABLE chargeToken ADD COLUMN authorizationId TEXT REFERENCES paymentAuthorization(authorizationId)",
     ],
+    [
+      // As SQLite's v4 (`SQLiteStore.backOfficeMigration`); orderItem's `position` keeps each
+      // order's line order (SQLite's rowid).
+      """
+      ALTER TABLE "order"
+        ADD COLUMN status TEXT NOT NULL DEFAULT 'paid'
+          CHECK (status IN ('authorized', 'paid', 'partially_refunded', 'refunded', 'canceled')),
+        ADD COLUMN capturedMinor BIGINT,
+        ADD COLUMN refundedMinor BIGINT NOT NULL DEFAULT 0 CHECK (refundedMinor >= 0),
+        ADD COLUMN shippingMinor BIGINT,
+        ADD COLUMN shippingTaxMinor BIGINT,
+        ADD COLUMN shippingRefunded BOOLEAN NOT NULL DEFAULT false
+      """,
+      #"UPDATE "order" SET capturedMinor = amountMinor"#,
+      #"CREATE INDEX orderByCreation ON "order" (createdAt COLLATE "C", orderId COLLATE "C")"#,
+      """
+      ALTER TABLE orderItem
+        ADD COLUMN discountMinor BIGINT,
+        ADD COLUMN taxMinor BIGINT,
+        ADD COLUMN refundedQuantity BIGINT NOT NULL DEFAULT 0 CHECK (refundedQuantity >= 0),
+        ADD COLUMN position BIGINT GENERATED ALWAYS AS IDENTITY
+      """,
+      """
+      CREATE TABLE orderEvent (
+        orderId TEXT NOT NULL REFERENCES "order"(orderId),
+        position BIGINT NOT NULL CHECK (position > 0),
+        kind TEXT NOT NULL CHECK (kind IN ('placed', 'authorized', 'captured', 'canceled', 'refunded')),
+        at TEXT NOT NULL,
+        amountMinor BIGINT NOT NULL,
+        reference TEXT NOT NULL,
+        reason TEXT,
+        PRIMARY KEY (orderId, position)
+      )
+      """,
+      """
+      INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
+        SELECT orderId, 1, 'placed', createdAt, amountMinor, orderId FROM "order"
+      """,
+      """
+      INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
+        SELECT orderId, 2, 'captured', createdAt, amountMinor, chargeId FROM "order"
+      """,
+      """
+      CREATE TABLE refund (
+        refundId TEXT PRIMARY KEY NOT NULL,
+        orderId TEXT NOT NULL REFERENCES "order"(orderId),
+        position BIGINT NOT NULL,
+        createdAt TEXT NOT NULL,
+        amountMinor BIGINT NOT NULL CHECK (amountMinor >= 0),
+        document TEXT NOT NULL,
+        UNIQUE (orderId, position)
+      )
+      """,
+      """
+      CREATE TABLE backOfficeRequest (
+        kind TEXT NOT NULL CHECK (kind IN ('capture', 'cancel', 'refund')),
+        key TEXT NOT NULL,
+        orderId TEXT NOT NULL REFERENCES "order"(orderId),
+        fingerprint TEXT NOT NULL,
+        result TEXT NOT NULL,
+        createdAt TEXT NOT NULL,
+        PRIMARY KEY (kind, key)
+      )
+      """,
+      "ALTER TABLE paymentAuthorization ADD COLUMN releasedAt TEXT",
+    ],
   ]
 
   /// Applies the missing migrations; false (and nothing changed) when the database has a migration

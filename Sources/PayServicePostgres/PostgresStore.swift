@@ -240,9 +240,100 @@ public final class PostgresStore: Store, @unchecked Sendable {
     return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
   }
 
-  public func orderDocument(id: String) throws(StoreError) -> String? {
+  /// Runs `body` in a read-only REPEATABLE READ transaction: its statements see one snapshot.
+  private func snapshot<T>(_ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+    enter()
+    defer { leave() }
+    let session = try liveSession()
+    do {
+      try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+      let result: T
+      do {
+        result = try body(session)
+      } catch {
+        rollback(session)
+        throw error
+      }
+      try session.run("COMMIT")
+      return result
+    } catch let failure as PostgresFailure {
+      throw unavailable(failure, session)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
+    }
+  }
+
+  public func order(id: String) throws(StoreError) -> StoredOrder? {
+    var key = PostgresBindings()
+    key.append(id)
+    return try snapshot { session -> StoredOrder? in
+      let rows = try session.run(
+        #"SELECT document, status, amountMinor, capturedMinor, refundedMinor FROM "order" WHERE orderId = $1"#, key
+      ).rows
+      guard let row = rows.first else { return nil }
+      let (document, status, amount, captured, refunded) = try row.columns(
+        (String, String, Int64, Int64?, Int64).self)
+      var events: [OrderEventRow] = []
+      for event in try session.run(
+        """
+        SELECT position, kind, at, amountMinor, reference, reason FROM orderEvent WHERE orderId = $1 ORDER BY position
+        """, key
+      ).rows {
+        let (position, kind, at, eventAmount, reference, reason) = try event.columns(
+          (Int, String, String, Int64, String, String?).self)
+        guard let kind = OrderEventRow.Kind(rawValue: kind) else {
+          throw StoreError.unavailable(reason: "order \(id) has an event of unknown kind")
+        }
+        events.append(
+          OrderEventRow(
+            orderId: id, position: position, kind: kind, at: at, amountMinor: eventAmount, reference: reference,
+            reason: reason))
+      }
+      let refunds = try session.run("SELECT document FROM refund WHERE orderId = $1 ORDER BY position", key).rows
+        .map { try $0.columns(String.self) }
+      return StoredOrder(
+        document: document, status: try OrderStatus(stored: status), amountMinor: amount, capturedMinor: captured,
+        refundedMinor: refunded, events: events, refunds: refunds)
+    }
+  }
+
+  public func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow] {
+    var conditions: [String] = []
     var binds = PostgresBindings()
-    binds.append(id)
-    return try decoded(try statement(#"SELECT document FROM "order" WHERE orderId = $1"#, binds), as: String.self).first
+    // Compared and sorted byte-wise ("C"), as SQLite does, whatever the database's collation.
+    if let status = query.status {
+      binds.append(status.rawValue)
+      conditions.append("o.status = $\(binds.count)")
+    }
+    if let from = query.createdFrom {
+      binds.append(from)
+      conditions.append(#"o.createdAt COLLATE "C" >= $\#(binds.count)"#)
+    }
+    if let to = query.createdTo {
+      binds.append(to)
+      conditions.append(#"o.createdAt COLLATE "C" < $\#(binds.count)"#)
+    }
+    if let after = query.after {
+      binds.append(after.createdAt)
+      binds.append(after.orderId)
+      conditions.append(
+        #"(o.createdAt COLLATE "C", o.orderId COLLATE "C") < ($\#(binds.count - 1), $\#(binds.count))"#)
+    }
+    binds.append(Int64(query.limit))
+    let sql = """
+      SELECT o.orderId, o.createdAt, o.status, o.amountMinor, o.refundedMinor, o.currencyCode,
+        (SELECT CAST(SUM(quantity) AS BIGINT) FROM orderItem i WHERE i.orderId = o.orderId)
+      FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+      ORDER BY o.createdAt COLLATE "C" DESC, o.orderId COLLATE "C" DESC LIMIT $\(binds.count)
+      """
+    let rows = try decoded(
+      try statement(sql, binds), as: (String, String, String, Int64, Int64, String, Int).self)
+    return try rows.map { row throws(StoreError) in
+      OrderSummaryRow(
+        orderId: row.0, createdAt: row.1, status: try OrderStatus(stored: row.2), amountMinor: row.3,
+        refundedMinor: row.4, currencyCode: row.5, itemCount: row.6)
+    }
   }
 }

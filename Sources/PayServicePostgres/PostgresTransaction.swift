@@ -126,8 +126,10 @@ struct PostgresTransaction: StoreTransaction {
   func insert(_ order: OrderRow) throws {
     try session.run(
       """
-      INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
-      VALUES ($1, $2, $3, $4, $5, $6)
+      INSERT INTO "order"
+        (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
+         shippingTaxMinor)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
       """,
       binds {
         $0.append(order.orderId)
@@ -136,12 +138,20 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(order.amountMinor)
         $0.append(order.currencyCode)
         $0.append(order.document)
+        $0.append(order.status.rawValue)
+        $0.append(order.capturedMinor)
+        $0.append(order.shippingMinor)
+        $0.append(order.shippingTaxMinor)
       })
-    // All lines in one statement: one round trip however long the order.
+    // All lines in one statement: one round trip however long the order. WITH ORDINALITY keeps
+    // the lines' order for `position`.
     try session.run(
       """
-      INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor)
-      SELECT $1, * FROM UNNEST($2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
+      INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor)
+      SELECT $1, sku, quantity, unitPrice, amount, discount, tax
+      FROM UNNEST($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+        WITH ORDINALITY AS line(sku, quantity, unitPrice, amount, discount, tax, n)
+      ORDER BY n
       """,
       binds {
         $0.append(order.orderId)
@@ -149,6 +159,8 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(order.items.map { Int64($0.quantity) })
         $0.append(order.items.map(\.unitPriceMinor))
         $0.append(order.items.map(\.amountMinor))
+        $0.append(order.items.map(\.discountMinor))
+        $0.append(order.items.map(\.taxMinor))
       })
   }
 
@@ -203,6 +215,165 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(chargeId)
         $0.append(now)
         $0.append(authorizationId)
+      }) == 1
+  }
+
+  func markReleased(_ authorizationId: String, at now: String) throws -> Bool {
+    try session.changes(
+      """
+      UPDATE paymentAuthorization SET releasedAt = $1
+      WHERE authorizationId = $2 AND status = 'held' AND releasedAt IS NULL
+      """,
+      binds {
+        $0.append(now)
+        $0.append(authorizationId)
+      }) == 1
+  }
+
+  func lockOrder(_ orderId: String) throws -> OrderState? {
+    // FOR UPDATE OF o: back-office calls on one order take turns; the charge and token rows are
+    // only read.
+    let rows = try session.run(
+      """
+      SELECT o.chargeId, o.createdAt, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
+        o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId
+      FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
+      WHERE o.orderId = $1 FOR UPDATE OF o
+      """, binds { $0.append(orderId) }
+    ).rows
+    guard let row = rows.first else { return nil }
+    let (chargeId, createdAt, currency, status, amount, captured, refunded, shipping, shippingTax, shippingRefunded,
+      outcome, authorizationId) = try row.columns(
+        (String, String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?).self)
+    var lines: [OrderState.Line] = []
+    for line in try session.run(
+      """
+      SELECT sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor, refundedQuantity
+      FROM orderItem WHERE orderId = $1 ORDER BY position
+      """, binds { $0.append(orderId) }
+    ).rows {
+      let (sku, quantity, unitPrice, lineAmount, discount, tax, refundedQuantity) = try line.columns(
+        (String, Int, Int64, Int64, Int64?, Int64?, Int).self)
+      lines.append(
+        OrderState.Line(
+          sku: sku, quantity: quantity, unitPriceMinor: unitPrice, amountMinor: lineAmount, discountMinor: discount,
+          taxMinor: tax, refundedQuantity: refundedQuantity))
+    }
+    let positions = try session.run(
+      "SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent WHERE orderId = $1", binds { $0.append(orderId) }
+    ).rows
+    guard let nextRow = positions.first else { throw StoreError.unavailable(reason: "no event position for \(orderId)") }
+    let next = try nextRow.columns(Int.self)
+    guard let sandboxOutcome = SandboxOutcome(rawValue: outcome) else {
+      throw StoreError.unavailable(reason: "order \(orderId) was paid with a token of unknown sandboxOutcome")
+    }
+    return OrderState(
+      orderId: orderId, chargeId: chargeId, createdAt: createdAt, currencyCode: currency,
+      status: try OrderStatus(stored: status), amountMinor: amount, capturedMinor: captured, refundedMinor: refunded,
+      shippingMinor: shipping, shippingTaxMinor: shippingTax, shippingRefunded: shippingRefunded, lines: lines,
+      sandboxOutcome: sandboxOutcome, authorizationId: authorizationId, nextEventPosition: next)
+  }
+
+  func updateOrder(
+    _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
+  ) throws {
+    let changed = try session.changes(
+      """
+      UPDATE "order" SET status = $1, capturedMinor = $2, refundedMinor = $3, shippingRefunded = $4 WHERE orderId = $5
+      """,
+      binds {
+        $0.append(status.rawValue)
+        $0.append(capturedMinor)
+        $0.append(refundedMinor)
+        $0.append(shippingRefunded)
+        $0.append(orderId)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "order \(orderId) vanished") }
+  }
+
+  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) throws {
+    let changed = try session.changes(
+      "UPDATE orderItem SET refundedQuantity = $1 WHERE orderId = $2 AND sku = $3",
+      binds {
+        $0.append(Int64(quantity))
+        $0.append(orderId)
+        $0.append(sku)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "order \(orderId) has no line \(sku)") }
+  }
+
+  func restock(_ sku: String, by quantity: Int) throws -> Bool {
+    try session.changes(
+      """
+      UPDATE stock SET quantityOnHand = quantityOnHand + $1, sold = sold - $1
+      WHERE sku = $2 AND sold >= $1
+      """,
+      binds {
+        $0.append(Int64(quantity))
+        $0.append(sku)
+      }) == 1
+  }
+
+  func insert(_ event: OrderEventRow) throws {
+    try session.run(
+      """
+      INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference, reason)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
+      """,
+      binds {
+        $0.append(event.orderId)
+        $0.append(Int64(event.position))
+        $0.append(event.kind.rawValue)
+        $0.append(event.at)
+        $0.append(event.amountMinor)
+        $0.append(event.reference)
+        $0.append(event.reason)
+      })
+  }
+
+  func insert(_ refund: RefundRow) throws {
+    try session.run(
+      """
+      INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document) VALUES ($1, $2, $3, $4, $5, $6)
+      """,
+      binds {
+        $0.append(refund.refundId)
+        $0.append(refund.orderId)
+        $0.append(Int64(refund.position))
+        $0.append(refund.createdAt)
+        $0.append(refund.amountMinor)
+        $0.append(refund.document)
+      })
+  }
+
+  func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow? {
+    let rows = try session.run(
+      "SELECT orderId, fingerprint, result, createdAt FROM backOfficeRequest WHERE kind = $1 AND key = $2",
+      binds {
+        $0.append(kind)
+        $0.append(key)
+      }
+    ).rows
+    guard let row = rows.first else { return nil }
+    let (orderId, fingerprint, result, createdAt) = try row.columns((String, String, String, String).self)
+    return BackOfficeRequestRow(
+      kind: kind, key: key, orderId: orderId, fingerprint: fingerprint, result: result, createdAt: createdAt)
+  }
+
+  func insert(_ request: BackOfficeRequestRow) throws -> Bool {
+    // A concurrent insert of the same key waits here for the other transaction, then does nothing.
+    try session.changes(
+      """
+      INSERT INTO backOfficeRequest (kind, key, orderId, fingerprint, result, createdAt) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (kind, key) DO NOTHING
+      """,
+      binds {
+        $0.append(request.kind)
+        $0.append(request.key)
+        $0.append(request.orderId)
+        $0.append(request.fingerprint)
+        $0.append(request.result)
+        $0.append(request.createdAt)
       }) == 1
   }
 }

@@ -29,6 +29,9 @@ struct ServiceOptions: ParsableArguments {
   @Option(help: "Pin the service clock to this RFC 3339 time (for tests and replays).")
   var now: String?
 
+  @Flag(help: ArgumentHelp(ServeSettings.backOfficeHelp))
+  var backOffice = false
+
   func validate() throws {
     if let problem = ServeSettings.problem(now: now) { throw ValidationError(problem) }
   }
@@ -75,6 +78,12 @@ struct ServeSettings: Equatable {
   var quiet = false
   var threads: Int?
   var groupCommit = true
+  var backOffice = false
+
+  static let backOfficeHelp = """
+    Also serve the back-office methods (captureOrder, cancelOrder, refundOrder, listOrders), which \
+    move money back. Without it they do not exist for this process: never give it to a shopper-facing one.
+    """
 
   /// Every option of `serve`, in the order `serve --help` lists them.
   static let options: [ServeOption] = [
@@ -130,6 +139,10 @@ struct ServeSettings: Equatable {
     ServeOption(name: "--no-group-commit", value: nil, help: "Give each processOrder its own transaction.") {
       settings, _ in
       settings.groupCommit = false
+      return true
+    },
+    ServeOption(name: "--back-office", value: nil, help: backOfficeHelp) { settings, _ in
+      settings.backOffice = true
       return true
     },
   ]
@@ -242,7 +255,8 @@ struct ServeSettings: Equatable {
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
     let log = RequestLog(level: quiet ? .warnings : .requests)
     let handler = RequestHandler(
-      context: ServiceContext(config: loaded, storeSource: storeSource, clock: clock), methods: .payservice(), log: log)
+      context: ServiceContext(config: loaded, storeSource: storeSource, clock: clock),
+      methods: .payservice(backOffice: backOffice), log: log)
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
       stopSignal: StopSignal.install(), log: log,
@@ -339,7 +353,8 @@ struct Call: ParsableCommand {
   /// that fails exits 2 before anything is open).
   private func answer(to responses: Int32) -> Int32 {
     if list {
-      Call.write(MethodRegistry.methods.map { $0.name + "\n" }.joined(), to: responses)
+      Call.write(
+        MethodRegistry.methods(backOffice: service.backOffice).map { $0.name + "\n" }.joined(), to: responses)
       return 0
     }
     var paramsText = params
@@ -361,7 +376,7 @@ struct Call: ParsableCommand {
     let log = RequestLog(level: .warnings)
     let handler = RequestHandler(
       context: ServiceContext(config: loaded, store: store, clock: ServiceClock(pinned: service.now.flatMap(RFC3339.parse))),
-      methods: .payservice(), log: log)
+      methods: .payservice(backOffice: service.backOffice), log: log)
     let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
     log.flush()
     Call.write(outcome.stdout, to: responses)

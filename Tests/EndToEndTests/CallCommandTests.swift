@@ -58,6 +58,17 @@ struct CallCommandTests {
     #expect(list.status == 0)
     #expect(list.stdoutText == MethodRegistry.methods.map { $0.name + "\n" }.joined())
     #expect(list.stdoutText.hasPrefix("computeSummaryItems\nselectShippingContact\n"))
+    let backOffice = try PayserviceProcess.run(["call", "--list", "--back-office"])
+    #expect(backOffice.stdoutText == list.stdoutText + "captureOrder\ncancelOrder\nrefundOrder\nlistOrders\n")
+    // Without the flag the back office is not there: -32601, exit 1.
+    let gated = try PayserviceProcess.run(
+      ["call", "listOrders", "{}", "--config", TestConfig.yamlPath, "--database", ":memory:"])
+    #expect(gated.status == 1)
+    #expect(gated.stdoutText == #"{"code":-32601,"message":"Method not found: listOrders"}"# + "\n")
+    let served = try PayserviceProcess.run(
+      ["call", "listOrders", "{}", "--config", TestConfig.yamlPath, "--database", ":memory:", "--back-office"])
+    #expect(served.status == 0)
+    #expect(served.stdoutText == #"{"orders":[],"nextCursor":null}"# + "\n")
     let broken = try PayserviceProcess.run(["call", "listProducts", "--config", "/nonexistent/config.yaml"])
     #expect(broken.status == 2)
     #expect(broken.stdout.isEmpty)

@@ -32,11 +32,12 @@ struct GoldenTranscriptTests {
     return (result, result.stdout)
   }
 
-  @Test("all 16 golden cases have a transcript")
+  @Test("all 20 golden cases have a transcript")
   func casesExist() {
     #expect(
       Self.cases == [
-        "applepay", "authorize", "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
+        "applepay", "authorize", "back-office", "back-office-discovery", "back-office-gate", "back-office-manual",
+        "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
         "discounts", "discovery", "events", "jsonrpc", "line-limit", "mcp", "orders", "pricing", "read-only",
         "shipping-contact",
       ])

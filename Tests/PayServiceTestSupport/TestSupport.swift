@@ -71,8 +71,9 @@ public enum TestConfig {
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
   }
 
-  public static func handler(_ context: ServiceContext) -> RequestHandler {
-    RequestHandler(context: context, methods: .payservice(), log: RequestLog(level: .quiet))
+  /// A handler answering payservice's methods; `backOffice` adds the back-office ones (`--back-office`).
+  public static func handler(_ context: ServiceContext, backOffice: Bool = false) -> RequestHandler {
+    RequestHandler(context: context, methods: .payservice(backOffice: backOffice), log: RequestLog(level: .quiet))
   }
 }
 

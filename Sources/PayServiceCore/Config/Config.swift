@@ -159,8 +159,22 @@ public struct PaymentMethodAdjustment: Sendable {
 
 public struct Gateway: Sendable {
   public enum Kind: String, Sendable { case sandbox }
+  /// When processOrder takes the money: at once, or only when captureOrder says so (physical goods
+  /// charged at shipment); until then the order is `authorized` and the money held.
+  public enum Capture: String, Sendable, CaseIterable {
+    case automatic
+    case manual
+  }
+
   public var kind: Kind
   public var chargeTokenTTLSeconds: Int
+  public var capture: Capture
+
+  public init(kind: Kind, chargeTokenTTLSeconds: Int, capture: Capture = .automatic) {
+    self.kind = kind
+    self.chargeTokenTTLSeconds = chargeTokenTTLSeconds
+    self.capture = capture
+  }
 }
 
 /// Apple Pay network names as Apple Pay on the Web spells them.

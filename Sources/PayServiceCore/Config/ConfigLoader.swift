@@ -387,7 +387,9 @@ struct ConfigDecoder {
   }
 
   func decodeGateway(_ node: Node) -> Gateway? {
-    guard let fields = reader.mapping(node, "gateway", allowed: ["kind", "chargeTokenTTLSeconds"]) else { return nil }
+    guard let fields = reader.mapping(node, "gateway", allowed: ["kind", "chargeTokenTTLSeconds", "capture"]) else {
+      return nil
+    }
     var kind: Gateway.Kind?
     if let n = reader.require(fields, "kind", in: node, "gateway"), let text = reader.string(n, "gateway.kind") {
       kind = Gateway.Kind(rawValue: text)
@@ -397,7 +399,12 @@ struct ConfigDecoder {
     if let n = fields["chargeTokenTTLSeconds"] {
       ttl = reader.int(n, "gateway.chargeTokenTTLSeconds", range: 1...604_800)
     }
-    guard let kind, let ttl else { return nil }
-    return Gateway(kind: kind, chargeTokenTTLSeconds: ttl)
+    var capture: Gateway.Capture? = .automatic
+    if let n = fields["capture"], let text = reader.string(n, "gateway.capture") {
+      capture = Gateway.Capture(rawValue: text)
+      if capture == nil { reader.report(n, "gateway.capture", "must be automatic or manual, got \"\(text)\"") }
+    }
+    guard let kind, let ttl, let capture else { return nil }
+    return Gateway(kind: kind, chargeTokenTTLSeconds: ttl, capture: capture)
   }
 }

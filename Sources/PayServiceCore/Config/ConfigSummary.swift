@@ -49,7 +49,9 @@ public enum ConfigSummary {
         lines.append("  \(adjustment.label)  \(adjustment.percent.text)%  \(match.isEmpty ? "every card" : match)")
       }
     }
-    lines.append("gateway    \(config.gateway.kind.rawValue), charge tokens valid \(config.gateway.chargeTokenTTLSeconds) s")
+    lines.append(
+      "gateway    \(config.gateway.kind.rawValue), charge tokens valid \(config.gateway.chargeTokenTTLSeconds) s, "
+        + "capture \(config.gateway.capture.rawValue)")
     if let applePay = config.applePay {
       let certificate = applePay.certificate
       let day = { (date: Date) in String(RFC3339.format(Int64(date.timeIntervalSince1970)).prefix(10)) }

@@ -12,13 +12,19 @@ public struct MethodDocumentation: Sendable {
   public var readOnly: Bool
   /// The same call again has no further effect (and gets the same answer).
   public var idempotent: Bool
+  /// Undoes or gives back something (MCP's destructiveHint): a cancel, a refund.
+  public var destructive: Bool
 
-  public init(summary: String, description: String, errors: [RPCError.Code] = [], readOnly: Bool, idempotent: Bool) {
+  public init(
+    summary: String, description: String, errors: [RPCError.Code] = [], readOnly: Bool, idempotent: Bool,
+    destructive: Bool = false
+  ) {
     self.summary = summary
     self.description = description
     self.errors = errors
     self.readOnly = readOnly
     self.idempotent = idempotent
+    self.destructive = destructive
   }
 }
 
@@ -49,6 +55,8 @@ extension RPCError.Code {
     case .storeUnavailable: return "Store unavailable: the order store could not be read or written; nothing was changed"
     case .chargeTokenConflict: return "Charge token conflict: the charge token was already used for a different order"
     case .orderNotFound: return "Order not found: no order has this orderId"
+    case .idempotencyKeyConflict:
+      return "Idempotency key conflict: the captureId, cancelId or refundId was already used with different params"
     case .unsupportedProtocolVersion: return "Unsupported protocol version: data.supported lists the ones to retry with"
     default: return "Internal error"
     }

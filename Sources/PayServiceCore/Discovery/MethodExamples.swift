@@ -73,6 +73,36 @@ public struct MethodExample: Sendable {
       method: "getOrder", name: "recorded-order", summary: "An order processOrder recorded",
       golden: "orders", requestId: 43,
       params: #"{"orderId":"ord_00cfebbc9f3385cd7a6e"}"#,
-      result: #"{"order":{"orderId":"ord_00cfebbc9f3385cd7a6e","createdAt":"2026-11-21T12:00:00Z","items":[{"sku":"clock","name":"Clock","quantity":1,"unitPrice":"50.00","amount":"50.00"}],"shippingMethod":"express","summaryItems":[{"label":"Clock","amount":"50.00","type":"final"},{"label":"Shipping","amount":"12.50","type":"final"},{"label":"Tax","amount":"3.63","type":"final"},{"label":"Acme","amount":"66.13","type":"final"}],"shippingContact":{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","phoneNumber":"+1 (408) 555-0100","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"},"billingContact":{"givenName":"Ada","familyName":"Lovelace","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"},"amount":"66.13","currencyCode":"USD","chargeId":"ch_b8cf7a9fbb75a51b9c7e2404","status":"paid"}}"#),
+      result: #"{"order":{"orderId":"ord_00cfebbc9f3385cd7a6e","createdAt":"2026-11-21T12:00:00Z","items":[{"sku":"clock","name":"Clock","quantity":1,"unitPrice":"50.00","amount":"50.00"}],"shippingMethod":"express","summaryItems":[{"label":"Clock","amount":"50.00","type":"final"},{"label":"Shipping","amount":"12.50","type":"final"},{"label":"Tax","amount":"3.63","type":"final"},{"label":"Acme","amount":"66.13","type":"final"}],"shippingContact":{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","phoneNumber":"+1 (408) 555-0100","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"},"billingContact":{"givenName":"Ada","familyName":"Lovelace","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"},"amount":"66.13","currencyCode":"USD","chargeId":"ch_b8cf7a9fbb75a51b9c7e2404","status":"paid","amountCaptured":"66.13","amountRefunded":"0.00","refunds":[],"events":[{"type":"placed","at":"2026-11-21T12:00:00Z","amount":"66.13","id":"ord_00cfebbc9f3385cd7a6e"},{"type":"captured","at":"2026-11-21T12:00:00Z","amount":"66.13","id":"ch_b8cf7a9fbb75a51b9c7e2404"}]}}"#),
+    MethodExample(
+      method: "captureOrder", name: "partial-capture", summary: "Part of an authorized order is captured; the rest is released",
+      golden: "back-office-manual", requestId: 10,
+      params: #"{"orderId":"ord_a84606b34b72ed5796f5","captureId":"cap-e-1","amount":"50.00"}"#,
+      result: #"{"status":"succeeded","orderId":"ord_a84606b34b72ed5796f5","captureId":"cap-e-1","amountCaptured":"50.00","amountReleased":"36.88","orderStatus":"paid"}"#),
+    MethodExample(
+      method: "cancelOrder", name: "canceled", summary: "An authorized order is canceled and restocked",
+      golden: "back-office-manual", requestId: 16,
+      params: #"{"orderId":"ord_d8ba776cf94385d9ef4e","cancelId":"cancel-f-1","reason":"Out of stock at the warehouse"}"#,
+      result: #"{"status":"succeeded","orderId":"ord_d8ba776cf94385d9ef4e","cancelId":"cancel-f-1","amountReleased":"24.16","restocked":[{"sku":"mug","quantity":2}],"orderStatus":"canceled"}"#),
+    MethodExample(
+      method: "refundOrder", name: "one-unit-returned", summary: "One unit refunded at its share of the coupon, surcharge and tax",
+      golden: "back-office", requestId: 10,
+      params: #"{"orderId":"ord_f0344b0e92226a79a6da","refundId":"rf-a-1","lines":[{"sku":"clock","quantity":1,"restock":"return"}],"reason":"Arrived broken"}"#,
+      result: #"{"status":"succeeded","orderId":"ord_f0344b0e92226a79a6da","refund":{"refundId":"rf-a-1","createdAt":"2026-11-21T12:00:00Z","amount":"47.49","tax":"1.82","lines":[{"sku":"clock","quantity":1,"restock":"return","amount":"47.49","tax":"1.82"}],"reason":"Arrived broken","gatewayRefundId":"re_d56564a431b98f642444df67"},"orderStatus":"partially_refunded","amountRefunded":"47.49","amountRemaining":"58.25"}"#),
+    MethodExample(
+      method: "refundOrder", name: "restocking-fee", summary: "Units returned with a restocking fee withheld",
+      golden: "back-office", requestId: 18,
+      params: #"{"orderId":"ord_f2210101c3539935c403","refundId":"rf-b-1","lines":[{"sku":"mug","quantity":2,"restock":"return"}],"amount":"15.00","reason":"Returned; restocking fee kept"}"#,
+      result: #"{"status":"succeeded","orderId":"ord_f2210101c3539935c403","refund":{"refundId":"rf-b-1","createdAt":"2026-11-21T12:00:00Z","amount":"15.00","tax":"0.64","lines":[{"sku":"mug","quantity":2,"restock":"return","amount":"16.77","tax":"0.64"}],"withheld":"1.77","reason":"Returned; restocking fee kept","gatewayRefundId":"re_d657593dbdd8e1b5448994a2"},"orderStatus":"partially_refunded","amountRefunded":"15.00","amountRemaining":"23.17"}"#),
+    MethodExample(
+      method: "refundOrder", name: "quantity-exceeds-remaining", summary: "More units than remain: nothing is refunded",
+      golden: "back-office", requestId: 13,
+      params: #"{"orderId":"ord_f0344b0e92226a79a6da","refundId":"rf-a-2","lines":[{"sku":"clock","quantity":2,"restock":"return"}]}"#,
+      result: #"{"status":"failed","failureCode":"quantity_exceeds_remaining","message":"Some lines ask for more units than remain to refund.","errors":[{"path":"lines[0].quantity","message":"1 of 2 units of clock were already refunded; at most 1 more"}]}"#),
+    MethodExample(
+      method: "listOrders", name: "first-page", summary: "The newest orders, two per page",
+      golden: "back-office", requestId: 31,
+      params: #"{"limit":2}"#,
+      result: #"{"orders":[{"orderId":"ord_f48f7d7e4f256879af6d","createdAt":"2026-11-21T12:00:00Z","status":"partially_refunded","amount":"8.83","amountRefunded":"1.00","currencyCode":"USD","itemCount":7},{"orderId":"ord_f2210101c3539935c403","createdAt":"2026-11-21T12:00:00Z","status":"partially_refunded","amount":"38.17","amountRefunded":"28.00","currencyCode":"USD","itemCount":3}],"nextCursor":"oc1_323032362d31312d32315431323a30303a30305a1f6f72645f6632323130313031633335333939333563343033"}"#),
   ]
 }

@@ -3,19 +3,23 @@ public enum PayServiceVersion {
   public static let current = "0.6.0"
 }
 
-/// The OpenRPC 1.3 document `rpc.discover` answers with: every method in `MethodRegistry.methods`,
-/// described by its `MethodDescription`, with the example pairings from the golden transcripts.
+/// The OpenRPC 1.3 document `rpc.discover` answers with: every method the process serves
+/// (`MethodRegistry.methods(backOffice:)`), described by its `MethodDescription`, with the example
+/// pairings from the golden transcripts.
 public enum OpenRPCDocument {
   public static let openrpcVersion = "1.3.2"
 
   /// The document, the same for every config (schemas name no configured sku or method).
   public static let json: JSONValue = build(methods: MethodRegistry.methods)
+  /// The document of a process started with `--back-office`.
+  public static let backOfficeJSON: JSONValue = build(methods: MethodRegistry.methods(backOffice: true))
   static let serialized = SerializedJSON(json)
+  static let backOfficeSerialized = SerializedJSON(backOfficeJSON)
 
   /// OpenRPC's service discovery method: the document, for params absent, `[]` or `{}`.
   public static let discoverMethodName = "rpc.discover"
 
-  static func register(into table: inout MethodTable) {
+  static func register(into table: inout MethodTable, backOffice: Bool) {
     table.register(
       discoverMethodName,
       MethodTable.Entry { params, _, _ in
@@ -25,7 +29,7 @@ public enum OpenRPCDocument {
         case .object(let members)? where members.members.isEmpty: break
         default: throw ServiceError.invalidParams([FieldError(path: "params", message: "rpc.discover takes no params")])
         }
-        return serialized
+        return backOffice ? backOfficeSerialized : serialized
       })
   }
 

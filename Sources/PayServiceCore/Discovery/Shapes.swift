@@ -6,6 +6,10 @@ public enum Shapes {
     "A decimal string in the merchant currency, for example \"54.00\"; never a JSON number.",
     pattern: MoneyText.pattern)
 
+  /// A time as payservice writes it: RFC 3339, UTC, to the second.
+  public static let timestamp = JSONSchema.string(
+    "RFC 3339 UTC to the second.", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+
   public static let currencyCode = JSONSchema.string(
     "The merchant's ISO 4217 currency code.", pattern: "^[A-Z]{3}$")
 

@@ -30,8 +30,8 @@ public enum MCPEndpoint {
 
   /// Registers MCP's methods and notifications: answered beside payservice's own, each of
   /// payservice's methods one tool.
-  static func register(into table: inout MethodTable) {
-    let tools = ToolCatalog()
+  static func register(into table: inout MethodTable, backOffice: Bool) {
+    let tools = ToolCatalog(backOffice: backOffice)
     // Nothing to answer for these: payservice answers every request before it reads the next line,
     // so a cancellation always names a finished request.
     let nothing = MethodTable.Entry { _, _, _ in SerializedJSON(JSONValue.object(JSONObject())) }
@@ -43,7 +43,7 @@ public enum MCPEndpoint {
     // does not run (a payment needs an answer).
     table.register(
       "tools/call",
-      MethodTable.Entry(answerRequired: "a tool call", usesStore: ToolCatalog.callUsesStore) { params, context, log in
+      MethodTable.Entry(answerRequired: "a tool call", usesStore: tools.callUsesStore) { params, context, log in
         try tools.call(params, modern: try envelope(params), context: context, log: log)
       })
     table.register("notifications/initialized", nothing)

@@ -1,29 +1,36 @@
 /// payservice's methods as MCP tools: `tools/list` describes them from each method's description
 /// (the schemas `rpc.discover` shows), `tools/call` runs them.
 struct ToolCatalog: Sendable {
-  /// The methods a tool call runs: payservice's own, not the protocols'.
+  /// The methods a tool call runs: payservice's own (with `--back-office`, those too), not the protocols'.
   let methods: MethodTable
+  let backOffice: Bool
 
-  init() {
+  init(backOffice: Bool) {
     var methods = MethodTable()
-    MethodRegistry.register(into: &methods)
+    MethodRegistry.register(MethodRegistry.methods(backOffice: backOffice), into: &methods)
     self.methods = methods
+    self.backOffice = backOffice
   }
 
   // Built at the first tools/list (static lets are lazy), not at every start.
-  /// `tools/list`'s result: in a handshake revision, and in 2026-07-28.
-  static let list = SerializedJSON(ToolList(envelope: false))
-  static let envelopeList = SerializedJSON(ToolList(envelope: true))
+  /// `tools/list`'s result: in a handshake revision, and in 2026-07-28; with the back-office tools.
+  static let list = SerializedJSON(ToolList(envelope: false, backOffice: false))
+  static let envelopeList = SerializedJSON(ToolList(envelope: true, backOffice: false))
+  static let backOfficeList = SerializedJSON(ToolList(envelope: false, backOffice: true))
+  static let backOfficeEnvelopeList = SerializedJSON(ToolList(envelope: true, backOffice: true))
 
   /// The `tools/list` result: one tool per method, in registry order.
   struct ToolList: JSONRepresentable {
     let envelope: Bool
+    let backOffice: Bool
 
     func write(to writer: inout JSONWriter) {
       writer.beginObject()
       writer.key("tools")
       writer.beginArray()
-      for method in MethodRegistry.methods { ToolCatalog.writeTool(name: method.name, method.description, into: &writer) }
+      for method in MethodRegistry.methods(backOffice: backOffice) {
+        ToolCatalog.writeTool(name: method.name, method.description, into: &writer)
+      }
       writer.endArray()
       if envelope { MCPEndpoint.writeCompleteResult(cacheable: true, into: &writer) }
       writer.endObject()
@@ -40,7 +47,7 @@ struct ToolCatalog: Sendable {
     writer.key("annotations")
     writer.beginObject()
     writer.member("readOnlyHint", documentation.readOnly)
-    writer.member("destructiveHint", false)
+    writer.member("destructiveHint", documentation.destructive)
     writer.member("idempotentHint", documentation.idempotent)
     writer.endObject()
     writer.endObject()
@@ -53,13 +60,16 @@ struct ToolCatalog: Sendable {
     if let cursor = object["cursor"], cursor != .null {
       throw ServiceError.invalidParams([FieldError(path: "cursor", message: "unknown cursor; tools/list has one page")])
     }
+    if backOffice { return modern ? Self.backOfficeEnvelopeList : Self.backOfficeList }
     return modern ? Self.envelopeList : Self.list
   }
 
   /// Whether a `tools/call` with these params runs a method that uses the store.
-  static let callUsesStore: @Sendable (JSONValue?) -> Bool = { params in
-    guard case .object(let object)? = params, case .string(let name)? = object["name"] else { return false }
-    return MethodRegistry.methods.first { $0.name == name }?.usesStore == true
+  var callUsesStore: @Sendable (JSONValue?) -> Bool {
+    { [backOffice] params in
+      guard case .object(let object)? = params, case .string(let name)? = object["name"] else { return false }
+      return MethodRegistry.methods(backOffice: backOffice).first { $0.name == name }?.usesStore == true
+    }
   }
 
   /// Runs the named tool. Its answer is a tool result either way: a method's JSON-RPC error (invalid

@@ -1,4 +1,5 @@
-/// A recorded order as processOrder returns it, the store keeps it and getOrder reads it back.
+/// A recorded order as processOrder returns it and the store keeps it; getOrder reads it back with
+/// where it stands now (status, money captured and refunded, refunds and events).
 public struct OrderDocument: Equatable, Sendable, WireObject {
   /// One line of the order, priced.
   public struct Line: Equatable, Sendable, WireObject {
@@ -52,14 +53,19 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   public var currencyCode = ""
   public var chargeId = ""
   public var payment: Payment?
+  public var status = OrderStatus.paid
+  /// What getOrder adds: the money captured and refunded so far, the refunds and the events. nil
+  /// (left out) in processOrder's answer, which is the order as placed.
+  public var amountCaptured: String?
+  public var amountRefunded: String?
+  public var refunds: [RefundRecord]?
+  public var events: [OrderEvent]?
 
   public static let shape = ObjectShape<OrderDocument>(
     "A recorded order.", blank: { OrderDocument() },
     [
       .member("orderId", \.orderId),
-      .member(
-        "createdAt", \.createdAt, .required,
-        .string("RFC 3339 UTC to the second.", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")),
+      .member("createdAt", \.createdAt, .required, Shapes.timestamp),
       .member("items", \.items, .required, .array(Line.schema, minItems: 1)),
       .member("shippingMethod", \.shippingMethod),
       .member(
@@ -72,8 +78,51 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
       .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
       .member("chargeId", \.chargeId),
       .member("payment", \.payment, .optional),
-      .constant("status", "paid"),
+      .member(
+        "status", \.status, .required,
+        .string(
+          "authorized (gateway.capture manual: held, not taken), paid, partially_refunded, refunded or canceled.",
+          values: OrderStatus.allCases.map(\.rawValue))),
+      .member(
+        "amountCaptured", \.amountCaptured, .optional,
+        .string("getOrder: the money taken (0 while authorized or canceled).", pattern: MoneyText.pattern)),
+      .member(
+        "amountRefunded", \.amountRefunded, .optional,
+        .string("getOrder: the money refunded so far.", pattern: MoneyText.pattern)),
+      .member("refunds", \.refunds, .optional, .array(RefundRecord.schema, "getOrder: the refunds, oldest first.")),
+      .member("events", \.events, .optional, .array(OrderEvent.schema, "getOrder: what happened, in order.")),
     ])
+}
+
+/// One thing that happened to an order.
+public struct OrderEvent: Equatable, Sendable, WireObject {
+  public var type = OrderEventRow.Kind.placed
+  public var at = ""
+  public var amount = ""
+  /// The order id (placed), charge id (authorized; captured at once), or the client's captureId,
+  /// cancelId or refundId.
+  public var id = ""
+  public var reason: String?
+
+  public static let shape = ObjectShape<OrderEvent>(
+    blank: { OrderEvent() },
+    [
+      .member("type", \.type), .member("at", \.at, .required, Shapes.timestamp),
+      .member("amount", \.amount, .required, Shapes.amount), .member("id", \.id),
+      .member("reason", \.reason, .optional, .string("The reason given with a cancel or refund."), read: ParamReader.anyString),
+    ])
+
+  init(type: OrderEventRow.Kind = .placed, at: String = "", amount: String = "", id: String = "", reason: String? = nil) {
+    self.type = type
+    self.at = at
+    self.amount = amount
+    self.id = id
+    self.reason = reason
+  }
+
+  init(_ row: OrderEventRow, config: Config) {
+    self.init(type: row.kind, at: row.at, amount: config.format(row.amountMinor), id: row.reference, reason: row.reason)
+  }
 }
 
 /// Values payservice wrote to the store as JSON text, read back into their types. A value that does

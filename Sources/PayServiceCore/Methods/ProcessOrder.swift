@@ -275,16 +275,19 @@ public enum ProcessOrder: RPCMethod {
       ChargeRow(
         chargeId: chargeId, token: token.token, succeeded: true, amountMinor: quote.totalMinor,
         currencyCode: config.currency.code, createdAt: nowText))
-    // An Apple Pay token's authorization hold is captured: the settlement phase.
+    // Charged at once, an Apple Pay token's authorization hold is captured (the settlement phase);
+    // with manual capture the hold stays until captureOrder or cancelOrder.
+    let captureNow = config.gateway.capture == .automatic
     var payment: OrderDocument.Payment?
     if let authorizationId = token.authorizationId {
       guard let authorization = try transaction.authorization(authorizationId) else {
         throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
       }
-      try transaction.capture(authorizationId, chargeId: chargeId, at: nowText)
+      if captureNow { try transaction.capture(authorizationId, chargeId: chargeId, at: nowText) }
       payment = authorization.orderPayment
     }
     let orderId = Identifiers.orderId(token: token.token)
+    let status: OrderStatus = captureNow ? .paid : .authorized
     let order = OrderDocument(
       orderId: orderId, createdAt: nowText,
       items: quote.lines.map {
@@ -294,14 +297,26 @@ public enum ProcessOrder: RPCMethod {
       },
       shippingMethod: binding.shippingMethod, couponCode: quote.merchandise.coupon?.code,
       summaryItems: quote.summaryItems, shippingContact: binding.shippingContact ?? Contact(), billingContact: billing,
-      amount: config.format(quote.totalMinor), currencyCode: config.currency.code, chargeId: chargeId, payment: payment)
+      amount: config.format(quote.totalMinor), currencyCode: config.currency.code, chargeId: chargeId, payment: payment,
+      status: status)
     try transaction.insert(
       OrderRow(
         orderId: orderId, chargeId: chargeId, createdAt: nowText, amountMinor: quote.totalMinor,
         currencyCode: config.currency.code, document: JSONWriter.string(order),
-        items: quote.lines.map {
-          OrderRow.Item(sku: $0.sku, quantity: $0.quantity, unitPriceMinor: $0.unitPriceMinor, amountMinor: $0.amountMinor)
-        }))
+        items: quote.lines.indices.map { index in
+          let line = quote.lines[index]
+          return OrderRow.Item(
+            sku: line.sku, quantity: line.quantity, unitPriceMinor: line.unitPriceMinor, amountMinor: line.amountMinor,
+            discountMinor: quote.lineDiscountsMinor[index], taxMinor: quote.lineTaxesMinor[index])
+        },
+        status: status, capturedMinor: captureNow ? quote.totalMinor : nil, shippingMinor: quote.shippingMinor,
+        shippingTaxMinor: quote.shippingTaxMinor))
+    try transaction.insert(
+      OrderEventRow(orderId: orderId, position: 1, kind: .placed, at: nowText, amountMinor: quote.totalMinor, reference: orderId))
+    try transaction.insert(
+      OrderEventRow(
+        orderId: orderId, position: 2, kind: captureNow ? .captured : .authorized, at: nowText,
+        amountMinor: quote.totalMinor, reference: chargeId))
     return .succeeded(
       Succeeded(
         orderId: orderId, chargeId: chargeId, amount: config.format(quote.totalMinor),

@@ -75,8 +75,9 @@ public final class ServiceContext: Sendable {
   }
 }
 
-/// The explicit list of methods payservice serves: adding a method is one file and one line here.
+/// The explicit lists of methods payservice serves: adding a method is one file and one line here.
 public enum MethodRegistry {
+  /// What a shopper-facing client (a checkout, a plugin, an agent) may call.
   public static let methods: [any RPCMethod.Type] = [
     ComputeSummaryItems.self,
     SelectShippingContact.self,
@@ -90,10 +91,25 @@ public enum MethodRegistry {
     GetOrder.self,
   ]
 
+  /// The back office after the sale: served only when the process starts with `--back-office`, so
+  /// that no shopper-facing client can move money back. Otherwise they are unknown methods (-32601)
+  /// and no document or tool list shows them.
+  public static let backOfficeMethods: [any RPCMethod.Type] = [
+    CaptureOrder.self,
+    CancelOrder.self,
+    RefundOrder.self,
+    ListOrders.self,
+  ]
+
+  /// The methods a process serves.
+  public static func methods(backOffice: Bool) -> [any RPCMethod.Type] {
+    backOffice ? methods + backOfficeMethods : methods
+  }
+
   public static var names: [String] { methods.map { $0.name } }
 
-  /// payservice's methods as entries of a method table.
-  static func register(into table: inout MethodTable) {
+  /// The methods as entries of a method table.
+  static func register(_ methods: [any RPCMethod.Type], into table: inout MethodTable) {
     for method in methods { table.register(method.name, entry(for: method)) }
   }
 

@@ -29,4 +29,21 @@ public enum Allocation {
     }
     return total < 0 ? shares.map { -$0 } : shares
   }
+
+  /// What the first `units` of `quantity` equal units carry of `total`: ⌊total × units / quantity⌋.
+  /// Taking units in any order and any batches, the differences of these cumulative shares are
+  /// never negative (for a non-negative total) and sum to `total` once every unit is taken, so
+  /// partial refunds of a line never give back a minor unit more or less than the line paid.
+  public static func cumulativeShare(_ total: Int64, units: Int, of quantity: Int) -> Int64 {
+    precondition(quantity > 0 && (0...quantity).contains(units), "units must be 0 to quantity")
+    let product = Int128(total) * Int128(units)
+    let quotient = product / Int128(quantity)
+    // Rounded towards minus infinity, so that a negative total splits as exactly.
+    return Int64(product % Int128(quantity) < 0 ? quotient - 1 : quotient)
+  }
+
+  /// The share of `total` that `taking` more units carry when `taken` of `quantity` were taken before.
+  public static func unitsShare(_ total: Int64, taking: Int, taken: Int, of quantity: Int) -> Int64 {
+    cumulativeShare(total, units: taken + taking, of: quantity) - cumulativeShare(total, units: taken, of: quantity)
+  }
 }

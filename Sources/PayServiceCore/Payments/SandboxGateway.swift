@@ -8,6 +8,8 @@ public enum SandboxOutcome: String, Sendable, CaseIterable {
   case insufficientFunds
   case expiredCard
   case processingError
+  /// The charge is approved; every refund of it is declined (Stripe's `tok_refundFail`).
+  case refundFails
 
   /// The outcome for a payment token: the test names below, anything else approved.
   public init(paymentData: JSONValue) {
@@ -20,6 +22,7 @@ public enum SandboxOutcome: String, Sendable, CaseIterable {
     case "tok_visa_chargeDeclinedInsufficientFunds": self = .insufficientFunds
     case "tok_chargeDeclinedExpiredCard": self = .expiredCard
     case "tok_chargeDeclinedProcessingError": self = .processingError
+    case "tok_refundFail": self = .refundFails
     default: self = .approved
     }
   }
@@ -27,7 +30,7 @@ public enum SandboxOutcome: String, Sendable, CaseIterable {
   /// nil when approved; else the failure code, decline code and a message for the buyer.
   public var failure: (failureCode: String, declineCode: String?, message: String)? {
     switch self {
-    case .approved: return nil
+    case .approved, .refundFails: return nil
     case .genericDecline: return ("card_declined", "generic_decline", "The card was declined.")
     case .insufficientFunds:
       return ("card_declined", "insufficient_funds", "The card was declined for insufficient funds.")
@@ -61,5 +64,10 @@ public enum Identifiers {
 
   public static func orderId(token: String) -> String {
     "ord_" + digest(["order", token]).prefix(20)
+  }
+
+  /// The gateway's id of a refund: one per order and refundId.
+  public static func gatewayRefundId(orderId: String, refundId: String) -> String {
+    "re_" + digest(["refund", orderId, refundId]).prefix(24)
   }
 }

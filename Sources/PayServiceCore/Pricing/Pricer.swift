@@ -17,6 +17,12 @@ public struct Pricer: Sendable {
     public var taxMinor: Int64
     public var totalMinor: Int64
     public var summaryItems: [SummaryItem]
+    /// How the total splits: each line's share of the coupon and card adjustment (positive reduces
+    /// the line), each line's tax, and the shipping's tax. The line amounts less their shares, plus
+    /// the line taxes, the shipping and its tax, sum to the total exactly: what refunds give back.
+    public var lineDiscountsMinor: [Int64]
+    public var lineTaxesMinor: [Int64]
+    public var shippingTaxMinor: Int64
 
     public var lines: [CartLine] { merchandise.lines }
   }
@@ -160,8 +166,12 @@ public struct Pricer: Sendable {
     let reduction = merchandise.couponMinor - merchandise.adjustmentMinor
     let shares = reduction == 0 ? nil : Allocation.largestRemainder(reduction, weights: lines.map(\.amountMinor))
     var tax: Int64 = 0
+    var lineTaxes: [Int64] = []
+    lineTaxes.reserveCapacity(lines.count)
     for (index, line) in lines.enumerated() {
-      tax += rate.apply(to: line.amountMinor - (shares?[index] ?? 0), rounding: rounding)
+      let lineTax = rate.apply(to: line.amountMinor - (shares?[index] ?? 0), rounding: rounding)
+      lineTaxes.append(lineTax)
+      tax += lineTax
       summary.append(SummaryItem(label: line.label, amount: config.format(line.amountMinor)))
     }
     if let coupon = merchandise.coupon {
@@ -171,10 +181,12 @@ public struct Pricer: Sendable {
       summary.append(SummaryItem(label: adjustment.label, amount: config.format(merchandise.adjustmentMinor)))
     }
     var shipping: Int64 = 0
+    var shippingTax: Int64 = 0
     if let method {
       shipping = shippingMinor(for: method, merchandise)
       summary.append(SummaryItem(label: "Shipping", amount: config.format(shipping)))
-      if rule?.shippingTaxable == true { tax += rate.apply(to: shipping, rounding: rounding) }
+      if rule?.shippingTaxable == true { shippingTax = rate.apply(to: shipping, rounding: rounding) }
+      tax += shippingTax
     }
     summary.append(SummaryItem(label: "Tax", amount: config.format(tax)))
     // Never negative: the net merchandise is capped at zero and shipping and tax are not negative.
@@ -182,7 +194,8 @@ public struct Pricer: Sendable {
     summary.append(SummaryItem(label: config.merchant.displayName, amount: config.format(total)))
     return Quote(
       merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: tax, totalMinor: total,
-      summaryItems: summary)
+      summaryItems: summary, lineDiscountsMinor: shares ?? Array(repeating: 0, count: lines.count),
+      lineTaxesMinor: lineTaxes, shippingTaxMinor: shippingTax)
   }
 
   /// `method` as offered to the sheet for this merchandise (freeOver applied), with its delivery window.

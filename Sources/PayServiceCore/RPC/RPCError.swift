@@ -13,6 +13,8 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     public static let storeUnavailable = Code(rawValue: -32001)
     public static let chargeTokenConflict = Code(rawValue: -32002)
     public static let orderNotFound = Code(rawValue: -32003)
+    /// A back-office idempotency key (captureId, cancelId, refundId) sent again with other params.
+    public static let idempotencyKeyConflict = Code(rawValue: -32004)
     /// MCP 2026-07-28: the request's `_meta` names a protocol revision payservice does not speak.
     public static let unsupportedProtocolVersion = Code(rawValue: -32022)
   }
@@ -83,6 +85,13 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     RPCError(code: .orderNotFound, message: "Order not found: \(orderId)")
   }
 
+  /// `key` names the params member: captureId, cancelId or refundId.
+  public static func idempotencyKeyConflict(_ key: String) -> RPCError {
+    RPCError(
+      code: .idempotencyKeyConflict,
+      message: "Idempotency key conflict: this \(key) was already used with different params; use a new \(key)")
+  }
+
   /// MCP's answer to a request in a revision payservice does not speak: the ones it does, to retry with.
   public static func unsupportedProtocolVersion(requested: String, supported: [String]) -> RPCError {
     RPCError(
@@ -127,6 +136,8 @@ public enum ServiceError: Error, Equatable, Sendable {
   case invalidParams([FieldError])
   case chargeTokenConflict
   case orderNotFound(String)
+  /// The params member whose key was used before with other params.
+  case idempotencyKeyConflict(String)
 }
 
 extension RPCError {
@@ -139,6 +150,7 @@ extension RPCError {
       case .invalidParams(let errors): self = .invalidParams(errors)
       case .chargeTokenConflict: self = .chargeTokenConflict
       case .orderNotFound(let id): self = .orderNotFound(id)
+      case .idempotencyKeyConflict(let key): self = .idempotencyKeyConflict(key)
       }
     case is StoreError:
       self = .storeUnavailable

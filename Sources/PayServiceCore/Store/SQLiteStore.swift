@@ -159,8 +159,62 @@ public final class SQLiteStore: Store, @unchecked Sendable {
           ALTER TABLE chargeToken ADD COLUMN authorizationId TEXT REFERENCES paymentAuthorization(authorizationId);
           """)
     }
+    migrator.registerMigration(StoreSchema.migrations[3], foreignKeyChecks: .immediate) { db in
+      try db.execute(sql: SQLiteStore.backOfficeMigration)
+    }
     return migrator
   }
+
+  /// Migration v4. Orders recorded before it were charged at once: they are `paid` with their
+  /// whole amount captured and get their `placed` and `captured` events; their lines and shipping
+  /// have no per-line amounts (NULL), so they are refunded by amount only.
+  static let backOfficeMigration = """
+    ALTER TABLE "order" ADD COLUMN status TEXT NOT NULL DEFAULT 'paid'
+      CHECK (status IN ('authorized', 'paid', 'partially_refunded', 'refunded', 'canceled'));
+    ALTER TABLE "order" ADD COLUMN capturedMinor INTEGER;
+    ALTER TABLE "order" ADD COLUMN refundedMinor INTEGER NOT NULL DEFAULT 0 CHECK (refundedMinor >= 0);
+    ALTER TABLE "order" ADD COLUMN shippingMinor INTEGER;
+    ALTER TABLE "order" ADD COLUMN shippingTaxMinor INTEGER;
+    ALTER TABLE "order" ADD COLUMN shippingRefunded INTEGER NOT NULL DEFAULT 0;
+    UPDATE "order" SET capturedMinor = amountMinor;
+    CREATE INDEX orderByCreation ON "order" (createdAt, orderId);
+    ALTER TABLE orderItem ADD COLUMN discountMinor INTEGER;
+    ALTER TABLE orderItem ADD COLUMN taxMinor INTEGER;
+    ALTER TABLE orderItem ADD COLUMN refundedQuantity INTEGER NOT NULL DEFAULT 0 CHECK (refundedQuantity >= 0);
+    CREATE TABLE orderEvent (
+      orderId TEXT NOT NULL REFERENCES "order"(orderId),
+      position INTEGER NOT NULL CHECK (position > 0),
+      kind TEXT NOT NULL CHECK (kind IN ('placed', 'authorized', 'captured', 'canceled', 'refunded')),
+      at TEXT NOT NULL,
+      amountMinor INTEGER NOT NULL,
+      reference TEXT NOT NULL,
+      reason TEXT,
+      PRIMARY KEY (orderId, position)
+    );
+    INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
+      SELECT orderId, 1, 'placed', createdAt, amountMinor, orderId FROM "order";
+    INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
+      SELECT orderId, 2, 'captured', createdAt, amountMinor, chargeId FROM "order";
+    CREATE TABLE refund (
+      refundId TEXT PRIMARY KEY NOT NULL,
+      orderId TEXT NOT NULL REFERENCES "order"(orderId),
+      position INTEGER NOT NULL,
+      createdAt TEXT NOT NULL,
+      amountMinor INTEGER NOT NULL CHECK (amountMinor >= 0),
+      document TEXT NOT NULL,
+      UNIQUE (orderId, position)
+    );
+    CREATE TABLE backOfficeRequest (
+      kind TEXT NOT NULL CHECK (kind IN ('capture', 'cancel', 'refund')),
+      key TEXT NOT NULL,
+      orderId TEXT NOT NULL REFERENCES "order"(orderId),
+      fingerprint TEXT NOT NULL,
+      result TEXT NOT NULL,
+      createdAt TEXT NOT NULL,
+      PRIMARY KEY (kind, key)
+    );
+    ALTER TABLE paymentAuthorization ADD COLUMN releasedAt TEXT;
+    """
 
   public func seedStock(_ catalog: [Product]) throws(StoreError) {
     do {
@@ -256,9 +310,67 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
   }
 
-  public func orderDocument(id: String) throws(StoreError) -> String? {
+  public func order(id: String) throws(StoreError) -> StoredOrder? {
     try read { db in
-      try String.fetchOne(db, sql: #"SELECT document FROM "order" WHERE orderId = ?"#, arguments: [id])
+      guard
+        let row = try Row.fetchOne(
+          db, sql: #"SELECT document, status, amountMinor, capturedMinor, refundedMinor FROM "order" WHERE orderId = ?"#,
+          arguments: [id])
+      else { return nil }
+      let events = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT position, kind, at, amountMinor, reference, reason FROM orderEvent WHERE orderId = ? ORDER BY position
+          """, arguments: [id]
+      ).map { event throws(StoreError) in
+        guard let kind = OrderEventRow.Kind(rawValue: event[1]) else {
+          throw StoreError.unavailable(reason: "order \(id) has an event of unknown kind")
+        }
+        return OrderEventRow(
+          orderId: id, position: event[0], kind: kind, at: event[2], amountMinor: event[3], reference: event[4],
+          reason: event[5])
+      }
+      let refunds = try String.fetchAll(
+        db, sql: "SELECT document FROM refund WHERE orderId = ? ORDER BY position", arguments: [id])
+      return StoredOrder(
+        document: row[0], status: try OrderStatus(stored: row[1]), amountMinor: row[2], capturedMinor: row[3],
+        refundedMinor: row[4], events: events, refunds: refunds)
+    }
+  }
+
+  public func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow] {
+    var conditions: [String] = []
+    var arguments: [any DatabaseValueConvertible] = []
+    if let status = query.status {
+      conditions.append("o.status = ?")
+      arguments.append(status.rawValue)
+    }
+    if let from = query.createdFrom {
+      conditions.append("o.createdAt >= ?")
+      arguments.append(from)
+    }
+    if let to = query.createdTo {
+      conditions.append("o.createdAt < ?")
+      arguments.append(to)
+    }
+    if let after = query.after {
+      conditions.append("(o.createdAt, o.orderId) < (?, ?)")
+      arguments.append(after.createdAt)
+      arguments.append(after.orderId)
+    }
+    arguments.append(query.limit)
+    let sql = """
+      SELECT o.orderId, o.createdAt, o.status, o.amountMinor, o.refundedMinor, o.currencyCode,
+        (SELECT SUM(quantity) FROM orderItem i WHERE i.orderId = o.orderId)
+      FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+      ORDER BY o.createdAt DESC, o.orderId DESC LIMIT ?
+      """
+    return try read { db in
+      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row throws(StoreError) in
+        OrderSummaryRow(
+          orderId: row[0], createdAt: row[1], status: try OrderStatus(stored: row[2]), amountMinor: row[3],
+          refundedMinor: row[4], currencyCode: row[5], itemCount: row[6])
+      }
     }
   }
 }

@@ -81,16 +81,24 @@ struct SQLiteTransaction: StoreTransaction {
   func insert(_ order: OrderRow) throws {
     try db.cachedStatement(
       sql: """
-        INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
-        VALUES (?, ?, ?, ?, ?, ?)
+        INSERT INTO "order"
+          (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
+           shippingTaxMinor)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       order.orderId, order.chargeId, order.createdAt, order.amountMinor, order.currencyCode, order.document,
+      order.status.rawValue, order.capturedMinor, order.shippingMinor, order.shippingTaxMinor,
     ])
     let item = try db.cachedStatement(
-      sql: "INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor) VALUES (?, ?, ?, ?, ?)")
+      sql: """
+        INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        """)
     for line in order.items {
-      try item.execute(arguments: [order.orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor])
+      try item.execute(arguments: [
+        order.orderId, line.sku, line.quantity, line.unitPriceMinor, line.amountMinor, line.discountMinor, line.taxMinor,
+      ])
     }
   }
 
@@ -133,6 +141,121 @@ struct SQLiteTransaction: StoreTransaction {
         WHERE authorizationId = ? AND status = 'held'
         """
     ).execute(arguments: [chargeId, now, authorizationId])
+    return db.changesCount == 1
+  }
+
+  func markReleased(_ authorizationId: String, at now: String) throws -> Bool {
+    try db.cachedStatement(
+      sql: """
+        UPDATE paymentAuthorization SET releasedAt = ?
+        WHERE authorizationId = ? AND status = 'held' AND releasedAt IS NULL
+        """
+    ).execute(arguments: [now, authorizationId])
+    return db.changesCount == 1
+  }
+
+  func lockOrder(_ orderId: String) throws -> OrderState? {
+    // The store's write lock is held already: nothing else changes the order meanwhile.
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql: """
+            SELECT o.chargeId, o.createdAt, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
+              o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
+              (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId)
+            FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
+            WHERE o.orderId = ?
+            """), arguments: [orderId])
+    else { return nil }
+    let lines = try Row.fetchAll(
+      db.cachedStatement(
+        sql: """
+          SELECT sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor, refundedQuantity
+          FROM orderItem WHERE orderId = ? ORDER BY rowid
+          """), arguments: [orderId]
+    ).map { line in
+      OrderState.Line(
+        sku: line[0], quantity: line[1], unitPriceMinor: line[2], amountMinor: line[3], discountMinor: line[4],
+        taxMinor: line[5], refundedQuantity: line[6])
+    }
+    guard let outcome = SandboxOutcome(rawValue: row[10]) else {
+      throw StoreError.unavailable(reason: "order \(orderId) was paid with a token of unknown sandboxOutcome")
+    }
+    return OrderState(
+      orderId: orderId, chargeId: row[0], createdAt: row[1], currencyCode: row[2],
+      status: try OrderStatus(stored: row[3]), amountMinor: row[4], capturedMinor: row[5], refundedMinor: row[6],
+      shippingMinor: row[7], shippingTaxMinor: row[8], shippingRefunded: row[9], lines: lines,
+      sandboxOutcome: outcome, authorizationId: row[11], nextEventPosition: row[12])
+  }
+
+  func updateOrder(
+    _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
+  ) throws {
+    try db.cachedStatement(
+      sql: """
+        UPDATE "order" SET status = ?, capturedMinor = ?, refundedMinor = ?, shippingRefunded = ? WHERE orderId = ?
+        """
+    ).execute(arguments: [status.rawValue, capturedMinor, refundedMinor, shippingRefunded, orderId])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "order \(orderId) vanished") }
+  }
+
+  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) throws {
+    try db.cachedStatement(sql: "UPDATE orderItem SET refundedQuantity = ? WHERE orderId = ? AND sku = ?")
+      .execute(arguments: [quantity, orderId, sku])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "order \(orderId) has no line \(sku)") }
+  }
+
+  func restock(_ sku: String, by quantity: Int) throws -> Bool {
+    try db.cachedStatement(
+      sql: """
+        UPDATE stock SET quantityOnHand = quantityOnHand + ?1, sold = sold - ?1
+        WHERE sku = ?2 AND sold >= ?1
+        """
+    ).execute(arguments: [quantity, sku])
+    return db.changesCount == 1
+  }
+
+  func insert(_ event: OrderEventRow) throws {
+    try db.cachedStatement(
+      sql: """
+        INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference, reason)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        """
+    ).execute(arguments: [
+      event.orderId, event.position, event.kind.rawValue, event.at, event.amountMinor, event.reference, event.reason,
+    ])
+  }
+
+  func insert(_ refund: RefundRow) throws {
+    try db.cachedStatement(
+      sql: """
+        INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document) VALUES (?, ?, ?, ?, ?, ?)
+        """
+    ).execute(arguments: [
+      refund.refundId, refund.orderId, refund.position, refund.createdAt, refund.amountMinor, refund.document,
+    ])
+  }
+
+  func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow? {
+    try Row.fetchOne(
+      db.cachedStatement(
+        sql: "SELECT orderId, fingerprint, result, createdAt FROM backOfficeRequest WHERE kind = ? AND key = ?"),
+      arguments: [kind, key]
+    ).map { row in
+      BackOfficeRequestRow(
+        kind: kind, key: key, orderId: row[0], fingerprint: row[1], result: row[2], createdAt: row[3])
+    }
+  }
+
+  func insert(_ request: BackOfficeRequestRow) throws -> Bool {
+    try db.cachedStatement(
+      sql: """
+        INSERT INTO backOfficeRequest (kind, key, orderId, fingerprint, result, createdAt) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (kind, key) DO NOTHING
+        """
+    ).execute(arguments: [
+      request.kind, request.key, request.orderId, request.fingerprint, request.result, request.createdAt,
+    ])
     return db.changesCount == 1
   }
 }

@@ -22,7 +22,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
 ///
 /// Two implementations with the same observable behaviour: `SQLiteStore` (one file, the default)
 /// and `PostgresStore` (module PayServicePostgres, one server for many hosts). Both apply the same
-/// named migrations (v1–v3) and refuse a store written by a newer payservice; both make a write
+/// named migrations (`StoreSchema.migrations`) and refuse a store written by a newer payservice; both make a write
 /// all-or-nothing and durable before `write` returns; both serialize the same rows the same way,
 /// so two processes (on one host or many) never sell the same unit or use a token twice.
 public protocol Store: AnyObject, Sendable {
@@ -47,8 +47,11 @@ public protocol Store: AnyObject, Sendable {
   /// Current stock by sku.
   func stock() throws(StoreError) -> [String: Int]
 
-  /// The stored order document (JSON text), or nil.
-  func orderDocument(id: String) throws(StoreError) -> String?
+  /// A recorded order with its status, money, events and refunds, read in one snapshot; nil when unknown.
+  func order(id: String) throws(StoreError) -> StoredOrder?
+
+  /// Orders newest first (`createdAt` then `orderId`, descending), filtered and paged by `query`.
+  func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow]
 }
 
 /// The statements of one write transaction, the same on every backend. The methods' logic (what to
@@ -77,6 +80,29 @@ public protocol StoreTransaction {
   func authorization(_ authorizationId: String) throws -> PaymentAuthorization?
   /// Settles a held authorization; false when it is not held (nothing written).
   func markCaptured(_ authorizationId: String, chargeId: String, at now: String) throws -> Bool
+  /// Releases a held authorization (the order was canceled); false when it is not held.
+  func markReleased(_ authorizationId: String, at now: String) throws -> Bool
+
+  // The back office: an order's state, locked, and what capture, cancel and refund write.
+
+  /// The order with its lines, locked for this transaction (PostgreSQL: `FOR UPDATE`), so that
+  /// back-office calls on one order take turns; nil when unknown.
+  func lockOrder(_ orderId: String) throws -> OrderState?
+  /// Sets an order's status and money; the order is locked by `lockOrder` first.
+  func updateOrder(
+    _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
+  ) throws
+  /// Sets how many units of an order line were refunded.
+  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) throws
+  /// Puts `quantity` units of `sku` back on hand (and off sold); false when the sku has no stock
+  /// row or fewer units sold (nothing changed).
+  func restock(_ sku: String, by quantity: Int) throws -> Bool
+  func insert(_ event: OrderEventRow) throws
+  func insert(_ refund: RefundRow) throws
+  /// The back-office request stored under this key, or nil.
+  func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow?
+  /// Stores a back-office request; false when its key was stored meanwhile (nothing written).
+  func insert(_ request: BackOfficeRequestRow) throws -> Bool
 }
 
 /// A charge token to insert.
@@ -106,13 +132,16 @@ public struct ChargeRow: Sendable {
   public var createdAt: String
 }
 
-/// An order to insert, with its lines.
+/// An order to insert, with its lines and how its amount splits across them (what refunds give back).
 public struct OrderRow: Sendable {
   public struct Item: Sendable {
     public var sku: String
     public var quantity: Int
     public var unitPriceMinor: Int64
     public var amountMinor: Int64
+    /// The line's share of the coupon and card adjustment (positive reduces it) and its tax.
+    public var discountMinor: Int64
+    public var taxMinor: Int64
   }
 
   public var orderId: String
@@ -122,6 +151,11 @@ public struct OrderRow: Sendable {
   public var currencyCode: String
   public var document: String
   public var items: [Item]
+  public var status: OrderStatus
+  /// What was captured: the amount when charged at once, nil while only authorized.
+  public var capturedMinor: Int64?
+  public var shippingMinor: Int64
+  public var shippingTaxMinor: Int64
 }
 
 /// Where `--database` points: a SQLite file (or `:memory:`), or a PostgreSQL server.
@@ -147,5 +181,6 @@ public enum StoreSchema {
     "v1: stock, charge tokens, charges, orders",
     "v2: the authorized card on charge tokens",
     "v3: Apple Pay authorization holds",
+    "v4: order status, per-line amounts, events, refunds and back-office requests",
   ]
 }

@@ -33,8 +33,11 @@ public struct JSONSchema: Sendable, Equatable, JSONRepresentable {
     string(description, values: [value])
   }
 
-  public static func boolean() -> JSONSchema {
-    JSONSchema(json: .object(JSONObject([(key: "type", value: .string("boolean"))])))
+  public static func boolean(_ description: String? = nil) -> JSONSchema {
+    var schema = JSONObjectBuilder()
+    schema.set("type", "boolean")
+    schema.set("description", description)
+    return JSONSchema(json: schema.value)
   }
 
   public static func integer(_ description: String? = nil, minimum: Int? = nil, maximum: Int? = nil) -> JSONSchema {

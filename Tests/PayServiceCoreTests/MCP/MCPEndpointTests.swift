@@ -38,19 +38,23 @@ struct MCPEndpointTests {
     try #require(value.flatMap { if case .array(let elements) = $0 { elements } else { nil } }, "\(what) is an array")
   }
 
-  @Test("tools/list has one tool per method, with the OpenRPC schemas and the hints")
-  func toolsList() throws {
-    let handler = try Self.handler()
+  @Test("tools/list has one tool per method, with the OpenRPC schemas and the hints", arguments: [false, true])
+  func toolsList(backOffice: Bool) throws {
+    let handler = TestConfig.handler(try TestConfig.context(), backOffice: backOffice)
+    let served = MethodRegistry.methods(backOffice: backOffice)
     let tools = try Self.array(Self.result(handler.call("tools/list"))["tools"], "tools")
-    let methods = try Self.array(try Self.object(OpenRPCDocument.json, "the document")["methods"], "methods")
-    #expect(tools.count == MethodRegistry.methods.count)
-    #expect(methods.count == MethodRegistry.methods.count)
+    let document = backOffice ? OpenRPCDocument.backOfficeJSON : OpenRPCDocument.json
+    let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
+    #expect(tools.count == served.count)
+    #expect(methods.count == served.count)
+    #expect(served.count == (backOffice ? 14 : 10))
     let readOnly: Set = [
       "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
-      "listProducts", "listShippingMethods", "getOrder",
+      "listProducts", "listShippingMethods", "getOrder", "listOrders",
     ]
-    let idempotent = readOnly.union(["processOrder"])
-    for (index, method) in MethodRegistry.methods.enumerated() {
+    let idempotent = readOnly.union(["processOrder", "captureOrder", "cancelOrder", "refundOrder"])
+    let destructive: Set = ["cancelOrder", "refundOrder"]
+    for (index, method) in served.enumerated() {
       let tool = try Self.object(tools[index], "tool \(index)")
       let described = try Self.object(methods[index], "method \(index)")
       #expect(tool.keys == ["name", "description", "inputSchema", "outputSchema", "annotations"])
@@ -70,7 +74,8 @@ struct MCPEndpointTests {
         tool["annotations"]
           == .object(
             JSONObject([
-              ("readOnlyHint", .bool(readOnly.contains(method.name))), ("destructiveHint", .bool(false)),
+              ("readOnlyHint", .bool(readOnly.contains(method.name))),
+              ("destructiveHint", .bool(destructive.contains(method.name))),
               ("idempotentHint", .bool(idempotent.contains(method.name))),
             ])), "\(method.name)")
       let text = try #require(tool["description"].flatMap { if case .string(let text) = $0 { text } else { nil } })

@@ -147,28 +147,107 @@ struct StoreContractTests {
     #expect(try store.authorizations().isEmpty)
   }
 
-  @Test("an order is stored with its lines and found by id", arguments: StoreBackend.available)
+  /// Inserts a charge and an order of a clock (40.00, 1.00 off, 2.00 tax) and two lamps (10.00,
+  /// 0.50 tax), 3.00 shipping with 0.24 tax, created at `createdAt`.
+  static func insertOrder(
+    _ transaction: any StoreTransaction, _ orderId: String, createdAt: String = "2026-11-21T12:00:00Z",
+    status: OrderStatus = .paid
+  ) throws {
+    let token = try Self.issue(transaction)
+    try transaction.insert(
+      ChargeRow(
+        chargeId: "ch_\(orderId)", token: token, succeeded: true, amountMinor: 5474, currencyCode: "USD",
+        createdAt: createdAt))
+    try transaction.insert(
+      OrderRow(
+        orderId: orderId, chargeId: "ch_\(orderId)", createdAt: createdAt, amountMinor: 5474,
+        currencyCode: "USD", document: #"{"orderId":"\#(orderId)"}"#,
+        items: [
+          OrderRow.Item(sku: "clock", quantity: 1, unitPriceMinor: 4000, amountMinor: 4000, discountMinor: 100, taxMinor: 200),
+          OrderRow.Item(sku: "lamp", quantity: 2, unitPriceMinor: 500, amountMinor: 1000, discountMinor: 0, taxMinor: 50),
+        ],
+        status: status, capturedMinor: status == .paid ? 5474 : nil, shippingMinor: 300, shippingTaxMinor: 24))
+    try transaction.insert(
+      OrderEventRow(orderId: orderId, position: 1, kind: .placed, at: createdAt, amountMinor: 5474, reference: orderId))
+  }
+
+  @Test("an order is stored with its lines, money and events, read locked, changed and found by id", arguments: StoreBackend.available)
   func orders(backend: StoreBackend) throws {
     let (store, _) = try backend.freshStore(config: Self.config)
+    try store.write { try Self.insertOrder($0, "ord_1") }
+    let state = try #require(try store.write { try $0.lockOrder("ord_1") })
+    #expect(state.status == .paid && state.amountMinor == 5474 && state.capturedMinor == 5474 && state.refundedMinor == 0)
+    #expect(state.shippingMinor == 300 && state.shippingTaxMinor == 24 && !state.shippingRefunded)
+    #expect(state.lines.map(\.sku) == ["clock", "lamp"] && state.lines.map(\.discountMinor) == [100, 0])
+    #expect(state.lines.map(\.taxMinor) == [200, 50] && state.lines.map(\.refundedQuantity) == [0, 0])
+    #expect(state.sandboxOutcome == .approved && state.authorizationId == nil && state.nextEventPosition == 2)
+    #expect(try store.write { try $0.lockOrder("ord_2") } == nil)
+
     try store.write { transaction in
-      let token = try Self.issue(transaction)
+      try transaction.setRefundedQuantity(orderId: "ord_1", sku: "lamp", to: 1)
+      #expect(try transaction.restock("lamp", by: 1) == false)  // none sold through the store
+      try transaction.updateOrder(
+        "ord_1", status: .partiallyRefunded, capturedMinor: 5474, refundedMinor: 525, shippingRefunded: true)
       try transaction.insert(
-        ChargeRow(
-          chargeId: "ch_1", token: token, succeeded: true, amountMinor: 5000, currencyCode: "USD",
-          createdAt: "2026-11-21T12:00:00Z"))
+        OrderEventRow(
+          orderId: "ord_1", position: 2, kind: .refunded, at: "2026-11-21T12:05:00Z", amountMinor: 525, reference: "r-1",
+          reason: "broken"))
       try transaction.insert(
-        OrderRow(
-          orderId: "ord_1", chargeId: "ch_1", createdAt: "2026-11-21T12:00:00Z", amountMinor: 5000,
-          currencyCode: "USD", document: #"{"orderId":"ord_1"}"#,
-          items: [
-            OrderRow.Item(sku: "clock", quantity: 1, unitPriceMinor: 4000, amountMinor: 4000),
-            OrderRow.Item(sku: "lamp", quantity: 2, unitPriceMinor: 500, amountMinor: 1000),
-          ]))
+        RefundRow(
+          refundId: "r-1", orderId: "ord_1", position: 2, createdAt: "2026-11-21T12:05:00Z", amountMinor: 525,
+          document: #"{"refundId":"r-1"}"#))
     }
-    #expect(try store.orderDocument(id: "ord_1") == #"{"orderId":"ord_1"}"#)
-    #expect(try store.orderDocument(id: "ord_2") == nil)
+    let changed = try #require(try store.write { try $0.lockOrder("ord_1") })
+    #expect(changed.status == .partiallyRefunded && changed.refundedMinor == 525 && changed.shippingRefunded)
+    #expect(changed.lines.map(\.refundedQuantity) == [0, 1] && changed.nextEventPosition == 3)
+
+    let stored = try #require(try store.order(id: "ord_1"))
+    #expect(stored.document == #"{"orderId":"ord_1"}"# && stored.status == .partiallyRefunded)
+    #expect(stored.capturedMinor == 5474 && stored.refundedMinor == 525 && stored.refunds == [#"{"refundId":"r-1"}"#])
+    #expect(stored.events.map(\.kind) == [.placed, .refunded] && stored.events[1].reason == "broken")
+    #expect(try store.order(id: "ord_2") == nil)
     let totals = try store.orderTotals()
     #expect(totals.charges == 1 && totals.orders == 1 && totals.unitsBySKU == ["clock": 1, "lamp": 2])
+  }
+
+  @Test("a back-office key is stored once; a second insert of it changes nothing", arguments: StoreBackend.available)
+  func backOfficeKeys(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    try store.write { try Self.insertOrder($0, "ord_1") }
+    let request = BackOfficeRequestRow(
+      kind: "refund", key: "r 1", orderId: "ord_1", fingerprint: "{}", result: #"{"status":"succeeded"}"#,
+      createdAt: "2026-11-21T12:05:00Z")
+    #expect(try store.write { try $0.insert(request) })
+    var other = request
+    other.fingerprint = #"{"amount":"1.00"}"#
+    #expect(try store.write { try $0.insert(other) } == false)
+    #expect(try store.write { try $0.backOfficeRequest(kind: "refund", key: "r 1") } == request)
+    #expect(try store.write { try $0.backOfficeRequest(kind: "capture", key: "r 1") } == nil)
+  }
+
+  @Test("orders are listed newest first by createdAt then orderId, filtered, after a position", arguments: StoreBackend.available)
+  func listing(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    try store.write { transaction in
+      try Self.insertOrder(transaction, "ord_b", createdAt: "2026-11-21T12:00:00Z")
+      try Self.insertOrder(transaction, "ord_a", createdAt: "2026-11-21T12:00:00Z", status: .authorized)
+      try Self.insertOrder(transaction, "ord_c", createdAt: "2026-11-20T09:00:00Z")
+      try Self.insertOrder(transaction, "ord_d", createdAt: "2026-11-22T09:00:00Z")
+    }
+    func ids(_ query: OrderQuery) throws -> [String] { try store.orders(query).map(\.orderId) }
+    #expect(try ids(OrderQuery(limit: 10)) == ["ord_d", "ord_b", "ord_a", "ord_c"])
+    #expect(try ids(OrderQuery(limit: 2)) == ["ord_d", "ord_b"])
+    #expect(try ids(OrderQuery(after: ("2026-11-21T12:00:00Z", "ord_b"), limit: 2)) == ["ord_a", "ord_c"])
+    #expect(try ids(OrderQuery(status: .authorized, limit: 10)) == ["ord_a"])
+    #expect(
+      try ids(OrderQuery(createdFrom: "2026-11-21T00:00:00Z", createdTo: "2026-11-22T09:00:00Z", limit: 10))
+        == ["ord_b", "ord_a"])
+    let first = try #require(try store.orders(OrderQuery(limit: 1)).first)
+    #expect(
+      first
+        == OrderSummaryRow(
+          orderId: "ord_d", createdAt: "2026-11-22T09:00:00Z", status: .paid, amountMinor: 5474, refundedMinor: 0,
+          currencyCode: "USD", itemCount: 3))
   }
 
   @Test("a store written by a newer payservice is refused; reopening a current one applies nothing twice", arguments: StoreBackend.available)

@@ -1,0 +1,250 @@
+/// Where an order stands after the sale.
+public enum OrderStatus: String, Sendable, WireEnum {
+  /// Placed with `gateway.capture: manual`: the money is held, not taken.
+  case authorized
+  /// Charged (or captured) and not refunded.
+  case paid
+  /// Part of the captured amount was refunded.
+  case partiallyRefunded = "partially_refunded"
+  /// The whole captured amount was refunded.
+  case refunded
+  /// Voided before capture: no money moved, every line restocked.
+  case canceled
+
+  /// A status column read back; an unknown one is a store failure.
+  public init(stored: String) throws(StoreError) {
+    guard let status = OrderStatus(rawValue: stored) else {
+      throw StoreError.unavailable(reason: "an order has an unknown status \"\(stored)\"")
+    }
+    self = status
+  }
+}
+
+/// An order as the back office decides on it: its money, its lines and what was refunded of them,
+/// read locked (see `StoreTransaction.lockOrder(_:)`).
+public struct OrderState: Sendable {
+  /// One line: what was sold, what the buyer paid for it, and how many units were refunded.
+  public struct Line: Sendable {
+    public var sku: String
+    public var quantity: Int
+    public var unitPriceMinor: Int64
+    public var amountMinor: Int64
+    /// The line's share of the coupon and card adjustment (positive reduces the line, negative is
+    /// a surcharge) and its tax; nil for orders recorded before the store kept them (v4).
+    public var discountMinor: Int64?
+    public var taxMinor: Int64?
+    public var refundedQuantity: Int
+
+    public init(
+      sku: String, quantity: Int, unitPriceMinor: Int64, amountMinor: Int64, discountMinor: Int64?, taxMinor: Int64?,
+      refundedQuantity: Int
+    ) {
+      self.sku = sku
+      self.quantity = quantity
+      self.unitPriceMinor = unitPriceMinor
+      self.amountMinor = amountMinor
+      self.discountMinor = discountMinor
+      self.taxMinor = taxMinor
+      self.refundedQuantity = refundedQuantity
+    }
+  }
+
+  public var orderId: String
+  public var chargeId: String
+  public var createdAt: String
+  public var currencyCode: String
+  public var status: OrderStatus
+  /// The order's amount: what was authorized.
+  public var amountMinor: Int64
+  /// What was captured; nil while authorized (and for a canceled order).
+  public var capturedMinor: Int64?
+  public var refundedMinor: Int64
+  /// The shipping charged and its tax; nil for orders recorded before v4.
+  public var shippingMinor: Int64?
+  public var shippingTaxMinor: Int64?
+  public var shippingRefunded: Bool
+  public var lines: [Line]
+  /// The sandbox outcome of the charge token that paid for the order.
+  public var sandboxOutcome: SandboxOutcome
+  /// The Apple Pay authorization hold the order's token charged; nil for sandbox test tokens.
+  public var authorizationId: String?
+  /// The position the order's next event takes.
+  public var nextEventPosition: Int
+
+  public init(
+    orderId: String, chargeId: String, createdAt: String, currencyCode: String, status: OrderStatus,
+    amountMinor: Int64, capturedMinor: Int64?, refundedMinor: Int64, shippingMinor: Int64?, shippingTaxMinor: Int64?,
+    shippingRefunded: Bool, lines: [Line], sandboxOutcome: SandboxOutcome, authorizationId: String?,
+    nextEventPosition: Int
+  ) {
+    self.orderId = orderId
+    self.chargeId = chargeId
+    self.createdAt = createdAt
+    self.currencyCode = currencyCode
+    self.status = status
+    self.amountMinor = amountMinor
+    self.capturedMinor = capturedMinor
+    self.refundedMinor = refundedMinor
+    self.shippingMinor = shippingMinor
+    self.shippingTaxMinor = shippingTaxMinor
+    self.shippingRefunded = shippingRefunded
+    self.lines = lines
+    self.sandboxOutcome = sandboxOutcome
+    self.authorizationId = authorizationId
+    self.nextEventPosition = nextEventPosition
+  }
+}
+
+/// What happened to an order, in order: placed, authorized, captured, canceled, refunded.
+public struct OrderEventRow: Sendable, Equatable {
+  public enum Kind: String, Sendable, WireEnum {
+    case placed, authorized, captured, canceled, refunded
+  }
+
+  public var orderId: String
+  /// 1, 2, … within the order.
+  public var position: Int
+  public var kind: Kind
+  public var at: String
+  public var amountMinor: Int64
+  /// What the event concerns: the order, charge, capture, cancel or refund id.
+  public var reference: String
+  public var reason: String?
+
+  public init(
+    orderId: String, position: Int, kind: Kind, at: String, amountMinor: Int64, reference: String, reason: String? = nil
+  ) {
+    self.orderId = orderId
+    self.position = position
+    self.kind = kind
+    self.at = at
+    self.amountMinor = amountMinor
+    self.reference = reference
+    self.reason = reason
+  }
+}
+
+/// A refund as stored: its money and its record (JSON text, as getOrder lists it).
+public struct RefundRow: Sendable {
+  public var refundId: String
+  public var orderId: String
+  /// The position of its `refunded` event: refunds are listed in that order.
+  public var position: Int
+  public var createdAt: String
+  public var amountMinor: Int64
+  public var document: String
+
+  public init(refundId: String, orderId: String, position: Int, createdAt: String, amountMinor: Int64, document: String) {
+    self.refundId = refundId
+    self.orderId = orderId
+    self.position = position
+    self.createdAt = createdAt
+    self.amountMinor = amountMinor
+    self.document = document
+  }
+}
+
+/// A back-office call that moved money (or was declined by the gateway), kept under the client's
+/// key: the same key with the same params is answered with `result` again.
+public struct BackOfficeRequestRow: Sendable, Equatable {
+  /// Which key space: "capture", "cancel" or "refund".
+  public var kind: String
+  public var key: String
+  public var orderId: String
+  /// The request's params as canonical JSON text.
+  public var fingerprint: String
+  /// The answer as JSON text.
+  public var result: String
+  public var createdAt: String
+
+  public init(kind: String, key: String, orderId: String, fingerprint: String, result: String, createdAt: String) {
+    self.kind = kind
+    self.key = key
+    self.orderId = orderId
+    self.fingerprint = fingerprint
+    self.result = result
+    self.createdAt = createdAt
+  }
+}
+
+/// A recorded order with where it stands now, as getOrder reads it.
+public struct StoredOrder: Sendable {
+  /// The order document processOrder recorded (JSON text).
+  public var document: String
+  public var status: OrderStatus
+  public var amountMinor: Int64
+  public var capturedMinor: Int64?
+  public var refundedMinor: Int64
+  /// In position order.
+  public var events: [OrderEventRow]
+  /// The refund documents, in the order of their events.
+  public var refunds: [String]
+
+  public init(
+    document: String, status: OrderStatus, amountMinor: Int64, capturedMinor: Int64?, refundedMinor: Int64,
+    events: [OrderEventRow], refunds: [String]
+  ) {
+    self.document = document
+    self.status = status
+    self.amountMinor = amountMinor
+    self.capturedMinor = capturedMinor
+    self.refundedMinor = refundedMinor
+    self.events = events
+    self.refunds = refunds
+  }
+}
+
+/// Which orders listOrders asks for: newest first (`createdAt`, then `orderId`, both descending),
+/// after the position a cursor names.
+public struct OrderQuery: Sendable, Equatable {
+  public var status: OrderStatus?
+  /// Inclusive lower bound, RFC 3339 UTC to the second (compared as text, as stored).
+  public var createdFrom: String?
+  /// Exclusive upper bound.
+  public var createdTo: String?
+  /// Only orders strictly after this one in the listing's order.
+  public var after: (createdAt: String, orderId: String)?
+  /// How many rows to return at most.
+  public var limit: Int
+
+  public init(
+    status: OrderStatus? = nil, createdFrom: String? = nil, createdTo: String? = nil,
+    after: (createdAt: String, orderId: String)? = nil, limit: Int
+  ) {
+    self.status = status
+    self.createdFrom = createdFrom
+    self.createdTo = createdTo
+    self.after = after
+    self.limit = limit
+  }
+
+  public static func == (a: OrderQuery, b: OrderQuery) -> Bool {
+    a.status == b.status && a.createdFrom == b.createdFrom && a.createdTo == b.createdTo
+      && a.after?.createdAt == b.after?.createdAt && a.after?.orderId == b.after?.orderId && a.limit == b.limit
+  }
+}
+
+/// One order as listOrders lists it.
+public struct OrderSummaryRow: Sendable, Equatable {
+  public var orderId: String
+  public var createdAt: String
+  public var status: OrderStatus
+  public var amountMinor: Int64
+  public var refundedMinor: Int64
+  public var currencyCode: String
+  /// Units across the order's lines.
+  public var itemCount: Int
+
+  public init(
+    orderId: String, createdAt: String, status: OrderStatus, amountMinor: Int64, refundedMinor: Int64,
+    currencyCode: String, itemCount: Int
+  ) {
+    self.orderId = orderId
+    self.createdAt = createdAt
+    self.status = status
+    self.amountMinor = amountMinor
+    self.refundedMinor = refundedMinor
+    self.currencyCode = currencyCode
+    self.itemCount = itemCount
+  }
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Writes the requests of the back-office golden cases (Tests/EndToEndTests/Golden/back-office*).
+
+    swift build && python3 scripts/back-office-golden.py
+    PAYSERVICE_RECORD_GOLDEN=1 swift test --filter GoldenTranscriptTests    then review `git diff`
+
+Orders need charge tokens and order ids, which the service derives from the store state and the
+clock: this script runs the built binary on the requests written so far (a fresh store, the golden
+clock) to learn them, exactly as the golden test will replay them.
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+GOLDEN = os.path.join(ROOT, "Tests", "EndToEndTests", "Golden")
+BINARY = os.path.join(ROOT, ".build", "debug", "payservice")
+NOW = "2026-11-21T12:00:00Z"
+
+ALBANY = {"givenName": "Ada", "familyName": "Lovelace", "emailAddress": "ada@example.com",
+          "addressLines": ["1 State St"], "locality": "Albany", "administrativeArea": "NY",
+          "postalCode": "12207", "countryCode": "US"}
+VISA = {"displayName": "Visa 0492", "network": "visa", "type": "credit"}
+STORE_CARD = {"displayName": "Acme Card 0042", "network": "privateLabel", "type": "store"}
+
+
+class Transcript:
+    def __init__(self, case, args):
+        self.case = case
+        self.args = args
+        self.requests = []
+        self.next_id = 1
+
+    def add(self, method, params=None, id=True):
+        request = {"jsonrpc": "2.0"}
+        if id:
+            request["id"] = self.next_id
+            self.next_id += 1
+        request["method"] = method
+        if params is not None:
+            request["params"] = params
+        self.requests.append(request)
+        return request.get("id")
+
+    def text(self):
+        return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in self.requests)
+
+    def run(self):
+        """The responses by id to the requests so far."""
+        folder = os.path.join(GOLDEN, self.case)
+        config = os.path.join(folder, "config.yaml")
+        with tempfile.TemporaryDirectory() as scratch:
+            result = subprocess.run(
+                [BINARY, "--config", config, "--database", os.path.join(scratch, "store.sqlite"), "--now", NOW,
+                 "--quiet"] + self.args,
+                input=self.text().encode(), capture_output=True, check=True)
+        responses = {}
+        for line in result.stdout.decode().splitlines():
+            response = json.loads(line)
+            responses[response.get("id")] = response
+        return responses
+
+    def order(self, items, shipping_method, card, payment_data="tok_visa", coupon=None):
+        """Authorizes and processes an order; returns its orderId."""
+        authorize = {"items": items, "shippingMethod": shipping_method}
+        if coupon:
+            authorize["couponCode"] = coupon
+        authorize["payment"] = {
+            "token": {"paymentData": payment_data, "paymentMethod": card, "transactionIdentifier": "5394A8A3B4C9"},
+            "shippingContact": ALBANY, "billingContact": ALBANY}
+        authorization_id = self.add("authorizePayment", authorize)
+        result = self.run()[authorization_id]["result"]
+        assert result["status"] == "success", result
+        process = {"chargeToken": result["chargeToken"], "items": items, "shippingMethod": shipping_method,
+                   "shippingContact": ALBANY}
+        if coupon:
+            process["couponCode"] = coupon
+        process["amount"] = result["amount"]
+        process["currencyCode"] = result["currencyCode"]
+        process_id = self.add("processOrder", process)
+        result = self.run()[process_id]["result"]
+        assert result["status"] == "succeeded", result
+        return result["orderId"]
+
+    def write(self):
+        with open(os.path.join(GOLDEN, self.case, "requests.jsonl"), "w", encoding="utf-8") as out:
+            out.write(self.text())
+        with open(os.path.join(GOLDEN, self.case, "args"), "w", encoding="utf-8") as out:
+            out.write("".join(arg + "\n" for arg in self.args))
+
+
+def automatic():
+    t = Transcript("back-office", ["--back-office"])
+    a = t.order([{"sku": "clock", "quantity": 2}, {"sku": "notebook"}], "standard", VISA, coupon="SAVE10")
+    b = t.order([{"sku": "mug", "quantity": 3}], "express", STORE_CARD)
+    c = t.order([{"sku": "lamp"}], "standard", VISA, payment_data="tok_refundFail")
+    d = t.order([{"sku": "pen", "quantity": 7}], "standard", VISA)
+    t.add("getOrder", {"orderId": a})
+    # A: one clock back, then the same call again (replayed), then the key with other params.
+    first = {"orderId": a, "refundId": "rf-a-1", "lines": [{"sku": "clock", "quantity": 1, "restock": "return"}],
+             "reason": "Arrived broken"}
+    t.add("refundOrder", first)
+    t.add("refundOrder", first)
+    t.add("refundOrder", dict(first, lines=[{"sku": "clock", "quantity": 2, "restock": "return"}]))
+    t.add("refundOrder", {"orderId": a, "refundId": "rf-a-2", "lines": [{"sku": "clock", "quantity": 2, "restock": "return"}]})
+    t.add("refundOrder", {"orderId": a, "refundId": "rf-a-2", "lines": [{"sku": "lamp", "quantity": 1, "restock": "none"}]})
+    # The rest of A, with shipping: every unit and the shipping sum to the order's amount.
+    t.add("refundOrder", {"orderId": a, "refundId": "rf-a-3", "lines": [{"sku": "notebook", "quantity": 1, "restock": "cancel"}],
+                          "shipping": True})
+    t.add("refundOrder", {"orderId": a, "refundId": "rf-a-4", "lines": [{"sku": "clock", "quantity": 1, "restock": "none"}]})
+    t.add("refundOrder", {"orderId": a, "refundId": "rf-a-5", "amount": "1.00"})
+    # B: a restocking fee kept, shipping once, then what cannot be.
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-1", "lines": [{"sku": "mug", "quantity": 2, "restock": "return"}],
+                          "amount": "15.00", "reason": "Returned; restocking fee kept"})
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-2", "shipping": True})
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-3", "shipping": True})
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-3", "amount": "500.00"})
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-3", "lines": [{"sku": "mug", "quantity": 1, "restock": "none"}],
+                          "amount": "9.00"})
+    # C: the sandbox gateway declines every refund of a tok_refundFail payment; the answer is kept.
+    t.add("refundOrder", {"orderId": c, "refundId": "rf-c-1", "lines": [{"sku": "lamp", "quantity": 1, "restock": "return"}]})
+    t.add("refundOrder", {"orderId": c, "refundId": "rf-c-1", "lines": [{"sku": "lamp", "quantity": 1, "restock": "return"}]})
+    # D: goodwill, and what a paid order is not.
+    t.add("refundOrder", {"orderId": d, "refundId": "rf-d-1", "amount": "1.00", "reason": "Late delivery"})
+    t.add("captureOrder", {"orderId": d, "captureId": "cap-d-1"})
+    t.add("cancelOrder", {"orderId": d, "cancelId": "cancel-d-1"})
+    t.add("getOrder", {"orderId": a})
+    t.add("getOrder", {"orderId": b})
+    t.add("listProducts", {})
+    page = t.add("listOrders", {"limit": 2})
+    cursor = t.run()[page]["result"]["nextCursor"]
+    t.add("listOrders", {"limit": 2, "cursor": cursor})
+    t.add("listOrders", {"status": "refunded"})
+    t.add("listOrders", {"status": "partially_refunded", "createdFrom": "2026-11-21T11:59:59.5Z", "createdTo": "2026-11-21T12:00:01Z"})
+    t.add("listOrders", {"createdFrom": "2026-11-22T00:00:00Z"})
+    # Params that are not valid, and an unknown order.
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-9"})
+    t.add("refundOrder", {"orderId": b, "refundId": "réf", "lines": []})
+    t.add("refundOrder", {"orderId": b, "refundId": "", "amount": "0.00"})
+    t.add("refundOrder", {"orderId": b, "refundId": "rf-b-9", "lines": [{"sku": "mug", "quantity": 1, "restock": "return"}, {"sku": "mug", "quantity": 1, "restock": "none"}]})
+    t.add("captureOrder", {"orderId": b, "captureId": "cap-b-1", "amount": "-1.00"})
+    t.add("refundOrder", {"orderId": "ord_unknown", "refundId": "rf-x-1", "amount": "1.00"})
+    t.add("listOrders", {"limit": 101, "cursor": "oc1_zz", "status": "shipped"})
+    t.add("listOrders", {"createdFrom": "2026-11-22T00:00:00Z", "createdTo": "2026-11-21T00:00:00Z"})
+    t.write()
+
+
+def manual():
+    t = Transcript("back-office-manual", ["--back-office"])
+    e = t.order([{"sku": "clock"}, {"sku": "lamp"}], "express", VISA)
+    f = t.order([{"sku": "mug", "quantity": 2}], "standard", VISA)
+    g = t.order([{"sku": "notebook", "quantity": 2}], "standard", VISA)
+    t.add("getOrder", {"orderId": e})
+    t.add("refundOrder", {"orderId": e, "refundId": "rf-e-1", "amount": "5.00"})
+    t.add("captureOrder", {"orderId": e, "captureId": "cap-e-1", "amount": "500.00"})
+    t.add("captureOrder", {"orderId": e, "captureId": "cap-e-1", "amount": "50.00"})
+    t.add("captureOrder", {"orderId": e, "captureId": "cap-e-1", "amount": "50.00"})
+    t.add("captureOrder", {"orderId": e, "captureId": "cap-e-1", "amount": "60.00"})
+    t.add("captureOrder", {"orderId": e, "captureId": "cap-e-2"})
+    t.add("refundOrder", {"orderId": e, "refundId": "rf-e-2", "lines": [{"sku": "clock", "quantity": 1, "restock": "return"}]})
+    t.add("refundOrder", {"orderId": e, "refundId": "rf-e-2", "lines": [{"sku": "clock", "quantity": 1, "restock": "return"}],
+                          "amount": "50.00"})
+    t.add("cancelOrder", {"orderId": f, "cancelId": "cancel-f-1", "reason": "Out of stock at the warehouse"})
+    t.add("cancelOrder", {"orderId": f, "cancelId": "cancel-f-1", "reason": "Out of stock at the warehouse"})
+    t.add("captureOrder", {"orderId": f, "captureId": "cap-f-1"})
+    t.add("cancelOrder", {"orderId": e, "cancelId": "cancel-e-1"})
+    t.add("captureOrder", {"orderId": g, "captureId": "cap-g-1"})
+    t.add("getOrder", {"orderId": e})
+    t.add("getOrder", {"orderId": f})
+    t.add("listOrders", {})
+    t.add("listOrders", {"status": "authorized"})
+    t.add("listProducts", {})
+    t.write()
+
+
+def gate():
+    t = Transcript("back-office-gate", [])
+    t.add("refundOrder", {"orderId": "ord_1", "refundId": "rf-1", "amount": "1.00"})
+    t.add("captureOrder", {"orderId": "ord_1", "captureId": "cap-1"})
+    t.add("cancelOrder", {"orderId": "ord_1", "cancelId": "cancel-1"})
+    t.add("listOrders", {})
+    t.add("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "golden", "version": "1.0"}})
+    t.add("notifications/initialized", id=False)
+    t.add("tools/call", {"name": "refundOrder", "arguments": {"orderId": "ord_1", "refundId": "rf-1", "amount": "1.00"}})
+    t.write()
+
+
+def discovery():
+    t = Transcript("back-office-discovery", ["--back-office"])
+    t.add("rpc.discover")
+    t.add("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "golden", "version": "1.0"}})
+    t.add("notifications/initialized", id=False)
+    t.add("tools/list")
+    t.write()
+
+
+if __name__ == "__main__":
+    automatic()
+    manual()
+    gate()
+    discovery()
