@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the requests of the back-office golden cases (Tests/EndToEndTests/Golden/back-office*).
+"""Writes the requests of the back-office golden cases (Tests/EndToEndTests/Golden/back-office*) and
+examples/back-office.jsonl (the README's "After the sale", against config.yaml).
 
     swift build && python3 scripts/back-office-golden.py
     PAYSERVICE_RECORD_GOLDEN=1 swift test --filter GoldenTranscriptTests    then review `git diff`
@@ -26,9 +27,11 @@ STORE_CARD = {"displayName": "Acme Card 0042", "network": "privateLabel", "type"
 
 
 class Transcript:
-    def __init__(self, case, args):
+    def __init__(self, case, args, config=None, output=None):
         self.case = case
         self.args = args
+        self.config = config or os.path.join(GOLDEN, case, "config.yaml")
+        self.output = output
         self.requests = []
         self.next_id = 1
 
@@ -48,8 +51,7 @@ class Transcript:
 
     def run(self):
         """The responses by id to the requests so far."""
-        folder = os.path.join(GOLDEN, self.case)
-        config = os.path.join(folder, "config.yaml")
+        config = self.config
         with tempfile.TemporaryDirectory() as scratch:
             result = subprocess.run(
                 [BINARY, "--config", config, "--database", os.path.join(scratch, "store.sqlite"), "--now", NOW,
@@ -84,6 +86,10 @@ class Transcript:
         return result["orderId"]
 
     def write(self):
+        if self.output:
+            with open(self.output, "w", encoding="utf-8") as out:
+                out.write(self.text())
+            return
         with open(os.path.join(GOLDEN, self.case, "requests.jsonl"), "w", encoding="utf-8") as out:
             out.write(self.text())
         with open(os.path.join(GOLDEN, self.case, "args"), "w", encoding="utf-8") as out:
@@ -195,7 +201,21 @@ def discovery():
     t.write()
 
 
+def example():
+    """The README's session: an order, a partial refund with restock, the list and the order."""
+    t = Transcript("example", ["--back-office"], config=os.path.join(ROOT, "config.yaml"),
+                   output=os.path.join(ROOT, "examples", "back-office.jsonl"))
+    order = t.order([{"sku": "mug", "quantity": 2}, {"sku": "clock"}], "express", VISA, coupon="SAVE10")
+    t.add("refundOrder", {"orderId": order, "refundId": "return-0001",
+                          "lines": [{"sku": "mug", "quantity": 1, "restock": "return"}], "reason": "Chipped"})
+    t.add("listProducts", {})
+    t.add("listOrders", {"limit": 10})
+    t.add("getOrder", {"orderId": order})
+    t.write()
+
+
 if __name__ == "__main__":
+    example()
     automatic()
     manual()
     gate()

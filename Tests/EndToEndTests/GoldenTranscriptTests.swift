@@ -78,13 +78,16 @@ struct GoldenTranscriptTests {
     }
   }
 
-  @Test("the README's example session is answered exactly as recorded", arguments: StoreBackend.available)
-  func exampleSession(backend: StoreBackend) throws {
+  @Test(
+    "the README's example sessions are answered exactly as recorded",
+    arguments: [("checkout", "example-session", [String]()), ("back-office", "back-office-example", ["--back-office"])],
+    StoreBackend.available)
+  func exampleSession(example: (requests: String, golden: String, arguments: [String]), backend: StoreBackend) throws {
     let (result, output) = try Self.transcript(
-      requests: TestPaths.packageRoot.appendingPathComponent("examples/checkout.jsonl"),
-      config: TestPaths.path("config.yaml"), backend: backend)
+      requests: TestPaths.packageRoot.appendingPathComponent("examples/\(example.requests).jsonl"),
+      config: TestPaths.path("config.yaml"), backend: backend, extraArguments: example.arguments)
     #expect(result.status == 0)
-    let goldenURL = Self.goldenRoot.appendingPathComponent("example-session.responses.jsonl")
+    let goldenURL = Self.goldenRoot.appendingPathComponent("\(example.golden).responses.jsonl")
     if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
       if backend == .sqlite { try output.write(to: goldenURL) }
       return

@@ -40,6 +40,12 @@ extension Store {
     }
   }
 
+  /// The ids of the Apple Pay authorizations released by a cancel, oldest first.
+  public func releasedAuthorizations() throws -> [String] {
+    try auditRows("SELECT authorizationId FROM paymentAuthorization WHERE releasedAt IS NOT NULL ORDER BY authorizationId")
+      .map { $0[0] }
+  }
+
   /// The rows of `sql` with every column as text (no column of these queries is null).
   private func auditRows(_ sql: String) throws -> [[String]] {
     switch self {

@@ -60,15 +60,29 @@ def cmd(which):
         return '```\n$ ' + line + '\n' + p.stdout.rstrip('\n') + '\n```'
     raise KeyError(which)
 
+def golden(case, ids):
+    """Request and response pairs of a golden transcript (Tests/EndToEndTests/Golden/<case>), which
+    the tests check byte for byte against the binary on every run."""
+    folder = os.path.join(ROOT, 'Tests', 'EndToEndTests', 'Golden', case)
+    def by_id(name):
+        lines = {}
+        for line in open(os.path.join(folder, name), encoding='utf-8').read().split('\n'):
+            if line.strip():
+                lines.setdefault(json.loads(line).get('id'), line)
+        return lines
+    requests, responses = by_id('requests.jsonl'), by_id('responses.jsonl')
+    return '```\n' + '\n\n'.join(requests[int(i)] + '\n' + responses[int(i)] for i in ids) + '\n```'
+
 def repl(m):
     kind, arg = m.group(1), m.group(2).split()
+    if kind == 'golden': return golden(arg[0], arg[1:])
     if kind == 'ex': return ex_block(arg)
     if kind == 'pretty': return pretty(arg[0])
     if kind == 'raw': return raw(arg[0])
     if kind == 'cmd': return cmd(arg[0])
     raise KeyError(kind)
 
-out = re.sub(r'@@(ex|pretty|raw|cmd) ([^@]+)@@', repl, t)
+out = re.sub(r'@@(ex|pretty|raw|cmd|golden) ([^@]+)@@', repl, t)
 assert '@@' not in out
 open(os.path.join(ROOT, 'protocol.md'), 'w').write(out)
 print('written', len(out.splitlines()), 'lines')

@@ -307,7 +307,7 @@ public enum ProcessOrder: RPCMethod {
           let line = quote.lines[index]
           return OrderRow.Item(
             sku: line.sku, quantity: line.quantity, unitPriceMinor: line.unitPriceMinor, amountMinor: line.amountMinor,
-            discountMinor: quote.lineDiscountsMinor[index], taxMinor: quote.lineTaxesMinor[index])
+            discountMinor: quote.lineDiscountMinor(index), taxMinor: quote.lineTaxMinor(index))
         },
         status: status, capturedMinor: captureNow ? quote.totalMinor : nil, shippingMinor: quote.shippingMinor,
         shippingTaxMinor: quote.shippingTaxMinor))

@@ -63,7 +63,13 @@ public struct CartItem: Equatable, Sendable, WireObject {
       // Paths are built only when a problem is reported.
       func itemPath() -> String { "\(path())[\(index)]" }
       guard let item = shape.read(element, at: itemPath, reader: reader) else { continue }
-      if items.contains(where: { $0.sku == item.sku }) {
+      // A repeat of any earlier entry's sku, also one that did not read (its quantity was wrong):
+      // the client gets both problems at once.
+      let repeated = elements[..<index].contains { earlier in
+        if case .object(let object) = earlier, case .string(let sku)? = object["sku"] { return sku == item.sku }
+        return false
+      }
+      if repeated {
         reader.fail(
           "\(itemPath()).sku", "sku \"\(item.sku)\" appears more than once; give it once with the total quantity")
         continue

@@ -17,14 +17,31 @@ public struct Pricer: Sendable {
     public var taxMinor: Int64
     public var totalMinor: Int64
     public var summaryItems: [SummaryItem]
-    /// How the total splits: each line's share of the coupon and card adjustment (positive reduces
-    /// the line), each line's tax, and the shipping's tax. The line amounts less their shares, plus
-    /// the line taxes, the shipping and its tax, sum to the total exactly: what refunds give back.
-    public var lineDiscountsMinor: [Int64]
-    public var lineTaxesMinor: [Int64]
+    /// How the total splits, for what refunds give back: the line amounts less their discounts,
+    /// plus the line taxes, the shipping and its tax, sum to the total exactly.
     public var shippingTaxMinor: Int64
+    /// The tax rate and rounding the lines were taxed with, and each line's share of the coupon and
+    /// card adjustment (nil when they cancel out): kept rather than per-line arrays, so that
+    /// pricing a sheet event allocates nothing for what only an order needs.
+    let rate: Rate
+    let rounding: Rounding
+    let reductionShares: [Int64]?
 
     public var lines: [CartLine] { merchandise.lines }
+
+    /// Line `index`'s share of the coupon and card adjustment: positive reduces it, negative is a
+    /// surcharge.
+    public func lineDiscountMinor(_ index: Int) -> Int64 { reductionShares?[index] ?? 0 }
+
+    /// Line `index`'s tax, as the total counted it.
+    public func lineTaxMinor(_ index: Int) -> Int64 {
+      Pricer.lineTax(lines[index], share: lineDiscountMinor(index), rate: rate, rounding: rounding)
+    }
+  }
+
+  /// A line's tax: on its amount less its share of the coupon and adjustment, rounded per line.
+  static func lineTax(_ line: CartLine, share: Int64, rate: Rate, rounding: Rounding) -> Int64 {
+    rate.apply(to: line.amountMinor - share, rounding: rounding)
   }
 
   public func region(of contact: Contact?) -> Region {
@@ -166,12 +183,8 @@ public struct Pricer: Sendable {
     let reduction = merchandise.couponMinor - merchandise.adjustmentMinor
     let shares = reduction == 0 ? nil : Allocation.largestRemainder(reduction, weights: lines.map(\.amountMinor))
     var tax: Int64 = 0
-    var lineTaxes: [Int64] = []
-    lineTaxes.reserveCapacity(lines.count)
     for (index, line) in lines.enumerated() {
-      let lineTax = rate.apply(to: line.amountMinor - (shares?[index] ?? 0), rounding: rounding)
-      lineTaxes.append(lineTax)
-      tax += lineTax
+      tax += Self.lineTax(line, share: shares?[index] ?? 0, rate: rate, rounding: rounding)
       summary.append(SummaryItem(label: line.label, amount: config.format(line.amountMinor)))
     }
     if let coupon = merchandise.coupon {
@@ -194,8 +207,7 @@ public struct Pricer: Sendable {
     summary.append(SummaryItem(label: config.merchant.displayName, amount: config.format(total)))
     return Quote(
       merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: tax, totalMinor: total,
-      summaryItems: summary, lineDiscountsMinor: shares ?? Array(repeating: 0, count: lines.count),
-      lineTaxesMinor: lineTaxes, shippingTaxMinor: shippingTax)
+      summaryItems: summary, shippingTaxMinor: shippingTax, rate: rate, rounding: rounding, reductionShares: shares)
   }
 
   /// `method` as offered to the sheet for this merchandise (freeOver applied), with its delivery window.

@@ -57,6 +57,37 @@ struct ApplePayAuthorizationTests {
     #expect(handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)["result"]?["order"]?["payment"] == order["result"]?["order"]?["payment"])
   }
 
+  @Test("with manual capture the network hold stays until captureOrder takes it or cancelOrder releases it")
+  func manualCapture() throws {
+    var config = try ApplePayVector.config()
+    config.gateway.capture = .manual
+    for action in ["capture", "cancel"] {
+      let context = try TestConfig.context(config: config, now: ApplePayVector.now)
+      let handler = TestConfig.handler(context, backOffice: true)
+      let store = try context.store
+      let authorized = handler.call("authorizePayment", ApplePayVector.authorizeParams(paymentData: Self.token))
+      let chargeToken = try #require(authorized["result"]?["chargeToken"]?.stringValue)
+      let order = handler.call("processOrder", #"{"chargeToken":"\#(chargeToken)",\#(ApplePayVector.processParams)}"#)
+      #expect(order["result"]?["order"]?["status"]?.stringValue == "authorized")
+      let orderId = try #require(order["result"]?["orderId"]?.stringValue)
+      #expect(try store.authorizations().map(\.status) == [.held])
+      #expect(try store.stock()["ticket"] == 4)
+      if action == "capture" {
+        let captured = handler.call("captureOrder", #"{"orderId":"\#(orderId)","captureId":"ship-1"}"#)
+        #expect(captured["result"]?.compact == #"{"status":"succeeded","orderId":"\#(orderId)","captureId":"ship-1","amountCaptured":"1.00","amountReleased":"0.00","orderStatus":"paid"}"#)
+        #expect(try store.authorizations().map(\.status) == [.captured])
+        #expect(try store.releasedAuthorizations().isEmpty)
+      } else {
+        let canceled = handler.call("cancelOrder", #"{"orderId":"\#(orderId)","cancelId":"c-1"}"#)
+        #expect(canceled["result"]?.compact == #"{"status":"succeeded","orderId":"\#(orderId)","cancelId":"c-1","amountReleased":"1.00","restocked":[{"sku":"ticket","quantity":1}],"orderStatus":"canceled"}"#)
+        #expect(try store.authorizations().map(\.status) == [.held])
+        #expect(try store.releasedAuthorizations() == [Identifiers.authorizationId(transactionId: ApplePayVector.transactionId)])
+        #expect(try store.stock()["ticket"] == 5)
+      }
+      #expect(try store.orderTotals().charges == 1)
+    }
+  }
+
   @Test("a token is accepted once: a replay fails, whether sent as an object or as JSON text")
   func replay() throws {
     let (handler, store) = try Self.handler()

@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+@testable import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// A store written before the back office (schema v3) opened by this release: its orders are paid
+/// in full with their history, and are refunded by amount (their per-line amounts were never kept).
+@Suite("Store upgrade to v4")
+struct StoreUpgradeTests {
+  @Test("an order recorded under v3 reads as paid with placed and captured events, and refunds by amount only")
+  func v3Order() throws {
+    let directory = TestPaths.temporaryDirectory()
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let charged = try #require(MethodExample.all.first { $0.name == "charged" })
+    let document = try #require(try JSONParser.parse(charged.result)["order"])
+    do {
+      let queue = try DatabaseQueue(path: path)
+      try SQLiteStore.migrator.migrate(queue, upTo: StoreSchema.migrations[2])
+      try queue.write { db in
+        try db.execute(
+          sql: """
+            INSERT INTO stock (sku, quantityOnHand, sold) VALUES ('clock', 9, 1);
+            INSERT INTO chargeToken (token, sequence, binding, amountMinor, currencyCode, sandboxOutcome, issuedAt, expiresAt)
+              VALUES ('ctok_old', 1, '{}', 6613, 'USD', 'approved', '2026-11-21T12:00:00Z', 1795000000);
+            INSERT INTO charge (chargeId, token, status, amountMinor, currencyCode, createdAt)
+              VALUES ('ch_b8cf7a9fbb75a51b9c7e2404', 'ctok_old', 'succeeded', 6613, 'USD', '2026-11-21T12:00:00Z');
+            """)
+        try db.execute(
+          sql: """
+            INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
+            VALUES ('ord_00cfebbc9f3385cd7a6e', 'ch_b8cf7a9fbb75a51b9c7e2404', '2026-11-21T12:00:00Z', 6613, 'USD', ?)
+            """, arguments: [JSONWriter.string(document)])
+        try db.execute(
+          sql: """
+            INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor)
+            VALUES ('ord_00cfebbc9f3385cd7a6e', 'clock', 1, 5000, 5000)
+            """)
+      }
+    }
+    let store = try SQLiteStore(path: path)
+    let config = TestConfig.load()
+    let handler = TestConfig.handler(
+      ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now + 60)), backOffice: true)
+    let order = handler.call("getOrder", #"{"orderId":"ord_00cfebbc9f3385cd7a6e"}"#)["result"]!["order"]!
+    #expect(order["status"]?.stringValue == "paid" && order["amountCaptured"]?.stringValue == "66.13")
+    #expect(
+      order["events"]?.compact
+        == #"[{"type":"placed","at":"2026-11-21T12:00:00Z","amount":"66.13","id":"ord_00cfebbc9f3385cd7a6e"},{"type":"captured","at":"2026-11-21T12:00:00Z","amount":"66.13","id":"ch_b8cf7a9fbb75a51b9c7e2404"}]"#)
+    let byLine = handler.call(
+      "refundOrder",
+      #"{"orderId":"ord_00cfebbc9f3385cd7a6e","refundId":"r-1","lines":[{"sku":"clock","quantity":1,"restock":"return"}]}"#)
+    #expect(byLine["result"]?["failureCode"]?.stringValue == "order_not_refundable")
+    #expect(byLine["result"]?["message"]?.stringValue == RefundOrder.legacyMessage)
+    let byAmount = handler.call("refundOrder", #"{"orderId":"ord_00cfebbc9f3385cd7a6e","refundId":"r-1","amount":"66.13"}"#)
+    #expect(byAmount["result"]?["orderStatus"]?.stringValue == "refunded")
+    #expect(try store.stock()["clock"] == 9)
+    let listed = handler.call("listOrders", "{}")["result"]!
+    #expect(
+      listed.compact
+        == #"{"orders":[{"orderId":"ord_00cfebbc9f3385cd7a6e","createdAt":"2026-11-21T12:00:00Z","status":"refunded","amount":"66.13","amountRefunded":"66.13","currencyCode":"USD","itemCount":1}],"nextCursor":null}"#)
+  }
+}
