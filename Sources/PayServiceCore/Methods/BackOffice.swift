@@ -37,7 +37,7 @@ public enum BackOffice {
   }
 
   /// A back-office call that did not go through, and why.
-  public struct Failed: Equatable, Sendable, WireObject {
+  public struct Failed: Equatable, Sendable, WireObject, FailureReporting {
     public var failureCode = FailureCode.notAuthorized
     public var message = ""
     public var errors: [Problem]?
@@ -49,57 +49,16 @@ public enum BackOffice {
         .member("message", \.message, .required, .string("Why, and what would be valid."), read: ParamReader.anyString),
         .member("errors", \.errors, .optional, .array(Problem.schema, "Each refund line that is not valid.")),
       ])
+
+    public var report: ResultFailure {
+      ResultFailure(
+        status: "failed", code: failureCode.rawValue, message: message,
+        lines: (errors ?? []).map { "\($0.path): \($0.message)" })
+    }
   }
 
   /// A back-office answer: the method's success, or a failure.
-  public enum Result<Succeeded: WireObject & Equatable & Sendable>: Equatable, Sendable, MethodResult, WireValue {
-    case succeeded(Succeeded)
-    case failed(Failed)
-
-    public static var schema: JSONSchema {
-      .variants(tag: "status", [("succeeded", Succeeded.shape.members), ("failed", Failed.shape.members)])
-    }
-
-    public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Self? {
-      guard case .object(let object) = value else {
-        reader.fail(path(), "must be an object, got \(value.kindName)")
-        return nil
-      }
-      switch object["status"] {
-      case .string("succeeded")?: return Succeeded.shape.read(object, at: path, reader: reader).map(Self.succeeded)
-      case .string("failed")?: return Failed.shape.read(object, at: path, reader: reader).map(Self.failed)
-      default:
-        reader.fail(FieldPath.join(path(), "status"), "must be \"succeeded\" or \"failed\"")
-        return nil
-      }
-    }
-
-    public func write(to writer: inout JSONWriter) {
-      switch self {
-      case .succeeded(let succeeded): succeeded.write(to: &writer)
-      case .failed(let failed): failed.write(to: &writer)
-      }
-    }
-
-    public var failure: ResultFailure? {
-      guard case .failed(let failed) = self else { return nil }
-      return ResultFailure(
-        status: "failed", code: failed.failureCode.rawValue, message: failed.message,
-        lines: (failed.errors ?? []).map { "\($0.path): \($0.message)" })
-    }
-
-    static func failed(_ code: FailureCode, _ message: String, errors: [Problem]? = nil) -> Self {
-      .failed(Failed(failureCode: code, message: message, errors: errors))
-    }
-
-    /// Whether the answer is kept under the client's key.
-    var isFinal: Bool {
-      switch self {
-      case .succeeded: return true
-      case .failed(let failed): return failed.failureCode.isFinal
-      }
-    }
-  }
+  public typealias Result<Succeeded: WireObject & Equatable & Sendable> = Outcome<Succeeded, Failed>
 
   /// The schema of a client's idempotency key.
   static func keySchema(_ description: String) -> JSONSchema {
@@ -178,6 +137,20 @@ public enum BackOffice {
     case .paid, .partiallyRefunded, .refunded:
       return "The order was already captured (status \(status.rawValue)); it cannot be \(action). Refund it with refundOrder."
     case .canceled: return "The order was canceled; its authorization was released and nothing can be \(action)."
+    }
+  }
+}
+
+extension Outcome where Failed == BackOffice.Failed {
+  static func failed(_ code: BackOffice.FailureCode, _ message: String, errors: [BackOffice.Problem]? = nil) -> Outcome {
+    .failed(BackOffice.Failed(failureCode: code, message: message, errors: errors))
+  }
+
+  /// Whether the answer is kept under the client's key: a success, or the gateway's final refusal.
+  var isFinal: Bool {
+    switch self {
+    case .succeeded: return true
+    case .failed(let failed): return failed.failureCode.isFinal
     }
   }
 }

@@ -105,7 +105,7 @@ public enum ProcessOrder: RPCMethod {
   }
 
   /// An order that did not go through, and why.
-  public struct Failed: Equatable, Sendable, WireObject {
+  public struct Failed: Equatable, Sendable, WireObject, FailureReporting {
     public var failureCode = FailureCode.processingError
     public var declineCode: String?
     public var chargeId: String?
@@ -121,52 +121,16 @@ public enum ProcessOrder: RPCMethod {
         .member("message", \.message, .required, .string("Why the order failed, for people."), read: ParamReader.anyString),
         .member("errors", \.errors, .optional, .array(Shortage.schema, "The short lines of an out_of_stock failure.")),
       ])
+
+    public var report: ResultFailure {
+      ResultFailure(
+        status: "failed", code: failureCode.rawValue, message: message,
+        lines: (errors ?? []).map { "\($0.sku): \($0.requested) requested, \($0.available) available" })
+    }
   }
 
   /// The answer: stored with the token and replayed for the identical request.
-  public enum Result: Equatable, Sendable, MethodResult, WireValue {
-    case succeeded(Succeeded)
-    case failed(Failed)
-
-    public static var schema: JSONSchema {
-      .variants(tag: "status", [("succeeded", Succeeded.shape.members), ("failed", Failed.shape.members)])
-    }
-
-    public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Result? {
-      guard case .object(let object) = value else {
-        reader.fail(path(), "must be an object, got \(value.kindName)")
-        return nil
-      }
-      switch object["status"] {
-      case .string("succeeded")?: return Succeeded.shape.read(object, at: path, reader: reader).map(Result.succeeded)
-      case .string("failed")?: return Failed.shape.read(object, at: path, reader: reader).map(Result.failed)
-      default:
-        reader.fail(FieldPath.join(path(), "status"), "must be \"succeeded\" or \"failed\"")
-        return nil
-      }
-    }
-
-    public func write(to writer: inout JSONWriter) {
-      switch self {
-      case .succeeded(let succeeded): succeeded.write(to: &writer)
-      case .failed(let failed): failed.write(to: &writer)
-      }
-    }
-
-    public var failure: ResultFailure? {
-      guard case .failed(let failed) = self else { return nil }
-      return ResultFailure(
-        status: "failed", code: failed.failureCode.rawValue, message: failed.message,
-        lines: (failed.errors ?? []).map { "\($0.sku): \($0.requested) requested, \($0.available) available" })
-    }
-
-    static func failed(
-      _ code: FailureCode, _ message: String, declineCode: String? = nil, chargeId: String? = nil,
-      errors: [Shortage]? = nil
-    ) -> Result {
-      .failed(Failed(failureCode: code, declineCode: declineCode, chargeId: chargeId, message: message, errors: errors))
-    }
-  }
+  public typealias Result = Outcome<Succeeded, Failed>
 
   /// What identifies a request for a token: what it asks for, with the billing contact and card it
   /// resolves to. The identical request again is answered from the store; any other is -32002.
@@ -321,5 +285,14 @@ public enum ProcessOrder: RPCMethod {
       Succeeded(
         orderId: orderId, chargeId: chargeId, amount: config.format(quote.totalMinor),
         currencyCode: config.currency.code, order: order))
+  }
+}
+
+extension Outcome where Failed == ProcessOrder.Failed {
+  static func failed(
+    _ code: ProcessOrder.FailureCode, _ message: String, declineCode: String? = nil, chargeId: String? = nil,
+    errors: [ProcessOrder.Shortage]? = nil
+  ) -> Outcome {
+    .failed(ProcessOrder.Failed(failureCode: code, declineCode: declineCode, chargeId: chargeId, message: message, errors: errors))
   }
 }
