@@ -123,14 +123,6 @@ enum PostgresMigrations {
       )
       """,
       """
-      INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
-        SELECT orderId, 1, 'placed', createdAt, amountMinor, orderId FROM "order"
-      """,
-      """
-      INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
-        SELECT orderId, 2, 'captured', createdAt, amountMinor, chargeId FROM "order"
-      """,
-      """
       CREATE TABLE refund (
         refundId TEXT PRIMARY KEY NOT NULL,
         orderId TEXT NOT NULL REFERENCES "order"(orderId),

@@ -32,13 +32,21 @@ public enum GetOrder: RPCMethod {
     }
     let config = context.config
     var order = try StoredJSON.read(stored.document, as: OrderDocument.self, "order document")
+    // The document holds the order as placed: paid (charged at once) or authorized (manual capture).
+    let placement = order.status == .authorized ? OrderEventRow.Kind.authorized : .captured
     order.status = stored.status
     order.amountCaptured = config.format(stored.capturedMinor ?? 0)
     order.amountRefunded = config.format(stored.refundedMinor)
     order.refunds = try stored.refunds.map { text throws(StoreError) in
       try StoredJSON.read(text, as: RefundRecord.self, "refund")
     }
-    order.events = stored.events.map { OrderEvent($0, config: config) }
+    // The placement's events come from the document as placed (processOrder writes no event rows,
+    // which keeps an order's commit to what it must write); the rest were recorded as they happened.
+    order.events =
+      [
+        OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId),
+        OrderEvent(type: placement, at: order.createdAt, amount: order.amount, id: order.chargeId),
+      ] + stored.events.map { OrderEvent($0, config: config) }
     return Result(order: order)
   }
 }

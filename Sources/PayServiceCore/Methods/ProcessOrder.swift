@@ -275,12 +275,7 @@ public enum ProcessOrder: RPCMethod {
         },
         status: status, capturedMinor: captureNow ? quote.totalMinor : nil, shippingMinor: quote.shippingMinor,
         shippingTaxMinor: quote.shippingTaxMinor))
-    try transaction.insert(
-      OrderEventRow(orderId: orderId, position: 1, kind: .placed, at: nowText, amountMinor: quote.totalMinor, reference: orderId))
-    try transaction.insert(
-      OrderEventRow(
-        orderId: orderId, position: 2, kind: captureNow ? .captured : .authorized, at: nowText,
-        amountMinor: quote.totalMinor, reference: chargeId))
+
     return .succeeded(
       Succeeded(
         orderId: orderId, chargeId: chargeId, amount: config.format(quote.totalMinor),

@@ -166,8 +166,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   }
 
   /// Migration v4. Orders recorded before it were charged at once: they are `paid` with their
-  /// whole amount captured and get their `placed` and `captured` events; their lines and shipping
-  /// have no per-line amounts (NULL), so they are refunded by amount only.
+  /// whole amount captured; their lines and shipping have no per-line amounts (NULL), so they are
+  /// refunded by amount only. `orderEvent` holds what happened after placement (the placement's own
+  /// events are read from the order document).
   static let backOfficeMigration = """
     ALTER TABLE "order" ADD COLUMN status TEXT NOT NULL DEFAULT 'paid'
       CHECK (status IN ('authorized', 'paid', 'partially_refunded', 'refunded', 'canceled'));
@@ -191,10 +192,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       reason TEXT,
       PRIMARY KEY (orderId, position)
     );
-    INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
-      SELECT orderId, 1, 'placed', createdAt, amountMinor, orderId FROM "order";
-    INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference)
-      SELECT orderId, 2, 'captured', createdAt, amountMinor, chargeId FROM "order";
     CREATE TABLE refund (
       refundId TEXT PRIMARY KEY NOT NULL,
       orderId TEXT NOT NULL REFERENCES "order"(orderId),
