@@ -139,7 +139,10 @@ public enum RefundOrder: RPCMethod {
   public typealias Result = BackOffice.Result<Succeeded>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    let fingerprint = BackOffice.fingerprint(params, Self.params)
+    // `shipping: false` asks for what leaving it out asks for: the same params under a key.
+    var canonical = params
+    if canonical.shipping == false { canonical.shipping = nil }
+    let fingerprint = BackOffice.fingerprint(canonical, Self.params)
     return try BackOffice.run(
       kind: "refund", keyName: "refundId", key: params.refundId, orderId: params.orderId, fingerprint: fingerprint,
       context: context

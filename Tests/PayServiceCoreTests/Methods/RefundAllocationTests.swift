@@ -103,3 +103,23 @@ struct RefundAllocationTests {
     #expect(refunds >= 100)
   }
 }
+
+@Suite("Refund keys")
+struct RefundKeyTests {
+  @Test("shipping false is the same params as shipping left out; another reason is not")
+  func shippingFalse() throws {
+    let handler = TestConfig.handler(try TestConfig.context(config: TestConfig.discounts()), backOffice: true)
+    let placed = try #require(BackOfficeFixture.place(handler, items: #"[{"sku":"mug","quantity":2}]"#, shippingMethod: "standard"))
+    let first = handler.call(
+      "refundOrder", #"{"orderId":"\#(placed.orderId)","refundId":"k-1","lines":[{"sku":"mug","quantity":1,"restock":"none"}]}"#)
+    #expect(first["result"]?["status"]?.stringValue == "succeeded")
+    let same = handler.call(
+      "refundOrder",
+      #"{"orderId":"\#(placed.orderId)","refundId":"k-1","lines":[{"sku":"mug","quantity":1,"restock":"none"}],"shipping":false}"#)
+    #expect(same["result"] == first["result"])
+    let other = handler.call(
+      "refundOrder",
+      #"{"orderId":"\#(placed.orderId)","refundId":"k-1","lines":[{"sku":"mug","quantity":1,"restock":"none"}],"reason":"x"}"#)
+    #expect(other["error"]?["code"] == .number("-32004"))
+  }
+}
