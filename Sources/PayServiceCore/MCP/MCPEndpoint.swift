@@ -28,6 +28,15 @@ public enum MCPEndpoint {
     To buy: authorizePayment gives a chargeToken, then processOrder with the same cart and the amount.
     """
 
+  /// What a back-office process (`--back-office`) adds: its tools move money back.
+  static let backOfficeInstructions = """
+    \(instructions) This is the shop's back office: listOrders and getOrder find orders; captureOrder, \
+    cancelOrder and refundOrder move money, each under your own key (captureId, cancelId, refundId): \
+    send the same call again with the same key after a timeout, never a new key.
+    """
+
+  static func instructions(backOffice: Bool) -> String { backOffice ? backOfficeInstructions : instructions }
+
   /// Registers MCP's methods and notifications: answered beside payservice's own, each of
   /// payservice's methods one tool.
   static func register(into table: inout MethodTable, backOffice: Bool) {
@@ -35,8 +44,8 @@ public enum MCPEndpoint {
     // Nothing to answer for these: payservice answers every request before it reads the next line,
     // so a cancellation always names a finished request.
     let nothing = MethodTable.Entry { _, _, _ in SerializedJSON(JSONValue.object(JSONObject())) }
-    table.register("initialize", MethodTable.Entry { params, _, _ in try initialize(params) })
-    table.register("server/discover", MethodTable.Entry { params, _, _ in try discover(params) })
+    table.register("initialize", MethodTable.Entry { params, _, _ in try initialize(params, backOffice: backOffice) })
+    table.register("server/discover", MethodTable.Entry { params, _, _ in try discover(params, backOffice: backOffice) })
     table.register("ping", nothing)
     table.register("tools/list", MethodTable.Entry { params, _, _ in try tools.list(params, modern: try envelope(params)) })
     // A call of a store method is answered in order, like the method itself; as a notification it
@@ -74,7 +83,7 @@ public enum MCPEndpoint {
   }
 
   /// `server/discover` (2026-07-28): the revisions, capabilities and identity, in place of `initialize`.
-  static func discover(_ params: JSONValue?) throws -> Discovery {
+  static func discover(_ params: JSONValue?, backOffice: Bool) throws -> Discovery {
     guard try envelope(params) else {
       throw ServiceError.invalidParams([
         FieldError(
@@ -82,10 +91,12 @@ public enum MCPEndpoint {
           message: "must carry \(protocolVersionKey) \"\(envelopeVersion)\" and \(clientCapabilitiesKey)")
       ])
     }
-    return Discovery()
+    return Discovery(backOffice: backOffice)
   }
 
   struct Discovery: MethodResult {
+    let backOffice: Bool
+
     func write(to writer: inout JSONWriter) {
       writer.beginObject()
       writer.key("_meta")
@@ -96,7 +107,7 @@ public enum MCPEndpoint {
       writer.member("supportedVersions", allVersions)
       writer.key("capabilities")
       writeCapabilities(into: &writer)
-      writer.member("instructions", instructions)
+      writer.member("instructions", instructions(backOffice: backOffice))
       writeCompleteResult(cacheable: true, into: &writer)
       writer.endObject()
     }
@@ -135,18 +146,19 @@ public enum MCPEndpoint {
     supportedVersions.contains(requested) ? requested : supportedVersions[0]
   }
 
-  static func initialize(_ params: JSONValue?) throws -> Initialized {
+  static func initialize(_ params: JSONValue?, backOffice: Bool) throws -> Initialized {
     let reader = ParamReader()
     guard let object = reader.params(params), let requested = reader.string(object["protocolVersion"], "protocolVersion")
     else { throw ServiceError.invalidParams(reader.errors) }
     _ = reader.object(object["capabilities"], "capabilities", required: false)
     _ = reader.object(object["clientInfo"], "clientInfo", required: false)
     guard reader.errors.isEmpty else { throw ServiceError.invalidParams(reader.errors) }
-    return Initialized(protocolVersion: negotiate(requested))
+    return Initialized(protocolVersion: negotiate(requested), backOffice: backOffice)
   }
 
   struct Initialized: MethodResult {
     let protocolVersion: String
+    let backOffice: Bool
 
     func write(to writer: inout JSONWriter) {
       writer.beginObject()
@@ -155,7 +167,7 @@ public enum MCPEndpoint {
       writeCapabilities(into: &writer)
       writer.key("serverInfo")
       writeServerInfo(into: &writer)
-      writer.member("instructions", instructions)
+      writer.member("instructions", instructions(backOffice: backOffice))
       writer.endObject()
     }
   }
