@@ -10,7 +10,8 @@ public enum ProcessOrder: RPCMethod {
       Charges the payment authorized by authorizePayment and records the order, in one durable \
       transaction. Send the chargeToken with the same items, shippingMethod, shippingContact (and \
       couponCode and card, when the authorization had them) and the authorized amount and currencyCode. \
-      status succeeded returns the order; status failed gives a failureCode: invalid_charge_token, \
+      status succeeded returns the order: paid, or authorized (the money held until a back-office \
+      captureOrder) when the shop captures manually; status failed gives a failureCode: invalid_charge_token, \
       amount_mismatch and out_of_stock leave the token unused (fix the request and send it again), \
       card_declined, expired_card and processing_error consume it. Sending the identical request again \
       returns the stored answer without charging twice; a different order with a used token is error \
@@ -275,7 +276,6 @@ public enum ProcessOrder: RPCMethod {
         },
         status: status, capturedMinor: captureNow ? quote.totalMinor : nil, shippingMinor: quote.shippingMinor,
         shippingTaxMinor: quote.shippingTaxMinor))
-
     return .succeeded(
       Succeeded(
         orderId: orderId, chargeId: chargeId, amount: config.format(quote.totalMinor),
