@@ -270,11 +270,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
     key.append(id)
     return try snapshot { session -> StoredOrder? in
       let rows = try session.run(
-        #"SELECT document, status, amountMinor, capturedMinor, refundedMinor FROM "order" WHERE orderId = $1"#, key
+        #"SELECT document, status, capturedMinor, refundedMinor FROM "order" WHERE orderId = $1"#, key
       ).rows
       guard let row = rows.first else { return nil }
-      let (document, status, amount, captured, refunded) = try row.columns(
-        (String, String, Int64, Int64?, Int64).self)
+      let (document, status, captured, refunded) = try row.columns((String, String, Int64?, Int64).self)
       var events: [OrderEventRow] = []
       for event in try session.run(
         """
@@ -294,7 +293,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
       let refunds = try session.run("SELECT document FROM refund WHERE orderId = $1 ORDER BY position", key).rows
         .map { try $0.columns(String.self) }
       return StoredOrder(
-        document: document, status: try OrderStatus(stored: status), amountMinor: amount, capturedMinor: captured,
+        document: document, status: try OrderStatus(stored: status), capturedMinor: captured,
         refundedMinor: refunded, events: events, refunds: refunds)
     }
   }

@@ -235,29 +235,29 @@ struct PostgresTransaction: StoreTransaction {
     // only read.
     let rows = try session.run(
       """
-      SELECT o.chargeId, o.createdAt, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
+      SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
         o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId
       FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
       WHERE o.orderId = $1 FOR UPDATE OF o
       """, binds { $0.append(orderId) }
     ).rows
     guard let row = rows.first else { return nil }
-    let (chargeId, createdAt, currency, status, amount, captured, refunded, shipping, shippingTax, shippingRefunded,
-      outcome, authorizationId) = try row.columns(
-        (String, String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?).self)
+    let (chargeId, currency, status, amount, captured, refunded, shipping, shippingTax, shippingRefunded, outcome,
+      authorizationId) = try row.columns(
+        (String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?).self)
     var lines: [OrderState.Line] = []
     for line in try session.run(
       """
-      SELECT sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor, refundedQuantity
+      SELECT sku, quantity, amountMinor, discountMinor, taxMinor, refundedQuantity
       FROM orderItem WHERE orderId = $1 ORDER BY position
       """, binds { $0.append(orderId) }
     ).rows {
-      let (sku, quantity, unitPrice, lineAmount, discount, tax, refundedQuantity) = try line.columns(
-        (String, Int, Int64, Int64, Int64?, Int64?, Int).self)
+      let (sku, quantity, lineAmount, discount, tax, refundedQuantity) = try line.columns(
+        (String, Int, Int64, Int64?, Int64?, Int).self)
       lines.append(
         OrderState.Line(
-          sku: sku, quantity: quantity, unitPriceMinor: unitPrice, amountMinor: lineAmount, discountMinor: discount,
-          taxMinor: tax, refundedQuantity: refundedQuantity))
+          sku: sku, quantity: quantity, amountMinor: lineAmount, discountMinor: discount, taxMinor: tax,
+          refundedQuantity: refundedQuantity))
     }
     let positions = try session.run(
       "SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent WHERE orderId = $1", binds { $0.append(orderId) }
@@ -268,7 +268,7 @@ struct PostgresTransaction: StoreTransaction {
       throw StoreError.unavailable(reason: "order \(orderId) was paid with a token of unknown sandboxOutcome")
     }
     return OrderState(
-      orderId: orderId, chargeId: chargeId, createdAt: createdAt, currencyCode: currency,
+      orderId: orderId, chargeId: chargeId, currencyCode: currency,
       status: try OrderStatus(stored: status), amountMinor: amount, capturedMinor: captured, refundedMinor: refunded,
       shippingMinor: shipping, shippingTaxMinor: shippingTax, shippingRefunded: shippingRefunded, lines: lines,
       sandboxOutcome: sandboxOutcome, authorizationId: authorizationId, nextEventPosition: next)

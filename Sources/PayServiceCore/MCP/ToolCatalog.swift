@@ -66,9 +66,10 @@ struct ToolCatalog: Sendable {
 
   /// Whether a `tools/call` with these params runs a method that uses the store.
   var callUsesStore: @Sendable (JSONValue?) -> Bool {
-    { [backOffice] params in
-      guard case .object(let object)? = params, case .string(let name)? = object["name"] else { return false }
-      return MethodRegistry.methods(backOffice: backOffice).first { $0.name == name }?.usesStore == true
+    { [methods] params in
+      guard case .object(let object)? = params, case .string(let name)? = object["name"], let entry = methods[name]
+      else { return false }
+      return entry.usesStore(object["arguments"])
     }
   }
 

@@ -111,15 +111,9 @@ public struct OrderEvent: Equatable, Sendable, WireObject {
       .member("amount", \.amount, .required, Shapes.amount), .member("id", \.id),
       .member("reason", \.reason, .optional, .string("The reason given with a cancel or refund."), read: ParamReader.anyString),
     ])
+}
 
-  init(type: OrderEventRow.Kind = .placed, at: String = "", amount: String = "", id: String = "", reason: String? = nil) {
-    self.type = type
-    self.at = at
-    self.amount = amount
-    self.id = id
-    self.reason = reason
-  }
-
+extension OrderEvent {
   init(_ row: OrderEventRow, config: Config) {
     self.init(type: row.kind, at: row.at, amount: config.format(row.amountMinor), id: row.reference, reason: row.reason)
   }

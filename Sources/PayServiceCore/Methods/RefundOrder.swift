@@ -55,7 +55,8 @@ public enum RefundOrder: RPCMethod {
     public var orderId = ""
     public var refundId = ""
     public var lines: [Line]?
-    public var shipping: Bool?
+    /// Absent means false: a key binds the same params either way.
+    public var shipping = false
     public var amount: Amount?
     public var reason: String?
   }
@@ -83,7 +84,7 @@ public enum RefundOrder: RPCMethod {
         read: readReason),
     ],
     check: { params, reader in
-      let itemized = params.lines != nil || params.shipping == true
+      let itemized = params.lines != nil || params.shipping
       if !itemized && params.amount == nil {
         reader.fail("", "give lines, shipping: true or an amount to refund")
       } else if !itemized, let amount = params.amount, amount.minor <= 0 {
@@ -139,10 +140,7 @@ public enum RefundOrder: RPCMethod {
   public typealias Result = BackOffice.Result<Succeeded>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    // `shipping: false` asks for what leaving it out asks for: the same params under a key.
-    var canonical = params
-    if canonical.shipping == false { canonical.shipping = nil }
-    let fingerprint = BackOffice.fingerprint(canonical, Self.params)
+    let fingerprint = BackOffice.fingerprint(params, Self.params)
     return try BackOffice.run(
       kind: "refund", keyName: "refundId", key: params.refundId, orderId: params.orderId, fingerprint: fingerprint,
       context: context
@@ -212,7 +210,7 @@ public enum RefundOrder: RPCMethod {
             tax: config.format(lineTax)))
       }
     }
-    if params.shipping == true {
+    if params.shipping {
       if order.shippingRefunded {
         return .failed(.shippingAlreadyRefunded, "The shipping of this order was already refunded; leave shipping out.")
       }
@@ -223,7 +221,7 @@ public enum RefundOrder: RPCMethod {
       computedTax += shippingTax
       refund.shipping = RefundRecord.Shipping(amount: config.format(shipping + shippingTax), tax: config.format(shippingTax))
     }
-    let itemized = params.lines != nil || params.shipping == true
+    let itemized = params.lines != nil || params.shipping
     var amount = computed
     if let asked = params.amount?.minor {
       if itemized && asked > computed {
@@ -264,7 +262,7 @@ public enum RefundOrder: RPCMethod {
     let status: OrderStatus = refunded == captured ? .refunded : .partiallyRefunded
     try transaction.updateOrder(
       order.orderId, status: status, capturedMinor: order.capturedMinor, refundedMinor: refunded,
-      shippingRefunded: order.shippingRefunded || params.shipping == true)
+      shippingRefunded: order.shippingRefunded || params.shipping)
     try transaction.insert(
       OrderEventRow(
         orderId: order.orderId, position: order.nextEventPosition, kind: .refunded, at: now, amountMinor: amount,

@@ -64,11 +64,14 @@ public struct CartItem: Equatable, Sendable, WireObject {
       func itemPath() -> String { "\(path())[\(index)]" }
       guard let item = shape.read(element, at: itemPath, reader: reader) else { continue }
       // A repeat of any earlier entry's sku, also one that did not read (its quantity was wrong):
-      // the client gets both problems at once.
-      let repeated = elements[..<index].contains { earlier in
-        if case .object(let object) = earlier, case .string(let sku)? = object["sku"] { return sku == item.sku }
-        return false
-      }
+      // the client gets both problems at once. The entries are looked at again only after a problem.
+      let repeated =
+        items.contains { $0.sku == item.sku }
+        || (reader.errors.count > before
+          && elements[..<index].contains { earlier in
+            if case .object(let object) = earlier, case .string(let sku)? = object["sku"] { return sku == item.sku }
+            return false
+          })
       if repeated {
         reader.fail(
           "\(itemPath()).sku", "sku \"\(item.sku)\" appears more than once; give it once with the total quantity")

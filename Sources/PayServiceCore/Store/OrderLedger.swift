@@ -27,7 +27,6 @@ public struct OrderState: Sendable {
   public struct Line: Sendable {
     public var sku: String
     public var quantity: Int
-    public var unitPriceMinor: Int64
     public var amountMinor: Int64
     /// The line's share of the coupon and card adjustment (positive reduces the line, negative is
     /// a surcharge) and its tax; nil for orders recorded before the store kept them (v4).
@@ -36,12 +35,10 @@ public struct OrderState: Sendable {
     public var refundedQuantity: Int
 
     public init(
-      sku: String, quantity: Int, unitPriceMinor: Int64, amountMinor: Int64, discountMinor: Int64?, taxMinor: Int64?,
-      refundedQuantity: Int
+      sku: String, quantity: Int, amountMinor: Int64, discountMinor: Int64?, taxMinor: Int64?, refundedQuantity: Int
     ) {
       self.sku = sku
       self.quantity = quantity
-      self.unitPriceMinor = unitPriceMinor
       self.amountMinor = amountMinor
       self.discountMinor = discountMinor
       self.taxMinor = taxMinor
@@ -51,7 +48,6 @@ public struct OrderState: Sendable {
 
   public var orderId: String
   public var chargeId: String
-  public var createdAt: String
   public var currencyCode: String
   public var status: OrderStatus
   /// The order's amount: what was authorized.
@@ -72,14 +68,13 @@ public struct OrderState: Sendable {
   public var nextEventPosition: Int
 
   public init(
-    orderId: String, chargeId: String, createdAt: String, currencyCode: String, status: OrderStatus,
+    orderId: String, chargeId: String, currencyCode: String, status: OrderStatus,
     amountMinor: Int64, capturedMinor: Int64?, refundedMinor: Int64, shippingMinor: Int64?, shippingTaxMinor: Int64?,
     shippingRefunded: Bool, lines: [Line], sandboxOutcome: SandboxOutcome, authorizationId: String?,
     nextEventPosition: Int
   ) {
     self.orderId = orderId
     self.chargeId = chargeId
-    self.createdAt = createdAt
     self.currencyCode = currencyCode
     self.status = status
     self.amountMinor = amountMinor
@@ -172,7 +167,6 @@ public struct StoredOrder: Sendable {
   /// The order document processOrder recorded (JSON text).
   public var document: String
   public var status: OrderStatus
-  public var amountMinor: Int64
   public var capturedMinor: Int64?
   public var refundedMinor: Int64
   /// In position order.
@@ -181,12 +175,11 @@ public struct StoredOrder: Sendable {
   public var refunds: [String]
 
   public init(
-    document: String, status: OrderStatus, amountMinor: Int64, capturedMinor: Int64?, refundedMinor: Int64,
-    events: [OrderEventRow], refunds: [String]
+    document: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, events: [OrderEventRow],
+    refunds: [String]
   ) {
     self.document = document
     self.status = status
-    self.amountMinor = amountMinor
     self.capturedMinor = capturedMinor
     self.refundedMinor = refundedMinor
     self.events = events

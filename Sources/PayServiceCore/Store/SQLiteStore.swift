@@ -311,7 +311,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     try read { db in
       guard
         let row = try Row.fetchOne(
-          db, sql: #"SELECT document, status, amountMinor, capturedMinor, refundedMinor FROM "order" WHERE orderId = ?"#,
+          db, sql: #"SELECT document, status, capturedMinor, refundedMinor FROM "order" WHERE orderId = ?"#,
           arguments: [id])
       else { return nil }
       let events = try Row.fetchAll(
@@ -330,8 +330,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       let refunds = try String.fetchAll(
         db, sql: "SELECT document FROM refund WHERE orderId = ? ORDER BY position", arguments: [id])
       return StoredOrder(
-        document: row[0], status: try OrderStatus(stored: row[1]), amountMinor: row[2], capturedMinor: row[3],
-        refundedMinor: row[4], events: events, refunds: refunds)
+        document: row[0], status: try OrderStatus(stored: row[1]), capturedMinor: row[2], refundedMinor: row[3],
+        events: events, refunds: refunds)
     }
   }
 

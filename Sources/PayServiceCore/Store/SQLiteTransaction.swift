@@ -160,7 +160,7 @@ struct SQLiteTransaction: StoreTransaction {
       let row = try Row.fetchOne(
         db.cachedStatement(
           sql: """
-            SELECT o.chargeId, o.createdAt, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
+            SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
               o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
               (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId)
             FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
@@ -170,22 +170,22 @@ struct SQLiteTransaction: StoreTransaction {
     let lines = try Row.fetchAll(
       db.cachedStatement(
         sql: """
-          SELECT sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor, refundedQuantity
+          SELECT sku, quantity, amountMinor, discountMinor, taxMinor, refundedQuantity
           FROM orderItem WHERE orderId = ? ORDER BY rowid
           """), arguments: [orderId]
     ).map { line in
       OrderState.Line(
-        sku: line[0], quantity: line[1], unitPriceMinor: line[2], amountMinor: line[3], discountMinor: line[4],
-        taxMinor: line[5], refundedQuantity: line[6])
+        sku: line[0], quantity: line[1], amountMinor: line[2], discountMinor: line[3], taxMinor: line[4],
+        refundedQuantity: line[5])
     }
-    guard let outcome = SandboxOutcome(rawValue: row[10]) else {
+    guard let outcome = SandboxOutcome(rawValue: row[9]) else {
       throw StoreError.unavailable(reason: "order \(orderId) was paid with a token of unknown sandboxOutcome")
     }
     return OrderState(
-      orderId: orderId, chargeId: row[0], createdAt: row[1], currencyCode: row[2],
-      status: try OrderStatus(stored: row[3]), amountMinor: row[4], capturedMinor: row[5], refundedMinor: row[6],
-      shippingMinor: row[7], shippingTaxMinor: row[8], shippingRefunded: row[9], lines: lines,
-      sandboxOutcome: outcome, authorizationId: row[11], nextEventPosition: row[12])
+      orderId: orderId, chargeId: row[0], currencyCode: row[1], status: try OrderStatus(stored: row[2]),
+      amountMinor: row[3], capturedMinor: row[4], refundedMinor: row[5], shippingMinor: row[6],
+      shippingTaxMinor: row[7], shippingRefunded: row[8], lines: lines, sandboxOutcome: outcome,
+      authorizationId: row[10], nextEventPosition: row[11])
   }
 
   func updateOrder(
