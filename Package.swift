@@ -17,12 +17,15 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
   ],
   targets: [
     .executableTarget(
       name: "payservice",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres",
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
@@ -54,6 +57,19 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // The Stripe gateway (`gateway.kind: stripe`): HTTPS through AsyncHTTPClient, in its own module
+    // for the same reason.
+    .target(
+      name: "PayServiceStripe",
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(
       name: "payservice-fuzz",
@@ -63,9 +79,13 @@ let package = Package(
     .target(
       name: "PayServiceTestSupport",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres",
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -78,6 +98,16 @@ let package = Package(
         "PayServiceCore", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ],
       exclude: ["Fixtures"]
+    ),
+    .testTarget(
+      name: "PayServiceStripeTests",
+      dependencies: [
+        "PayServiceStripe", "PayServiceCore", "PayServiceTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+      ]
     ),
     .testTarget(
       name: "EndToEndTests",

@@ -146,6 +146,24 @@ enum PostgresMigrations {
       """,
       "ALTER TABLE paymentAuthorization ADD COLUMN releasedAt TEXT",
     ],
+    [
+      "ALTER TABLE chargeToken ADD COLUMN gatewayPaymentData TEXT",
+      #"ALTER TABLE "order" ADD COLUMN gatewayPaymentId TEXT"#,
+      """
+      CREATE TABLE paymentAttempt (
+        orderId TEXT PRIMARY KEY NOT NULL,
+        token TEXT NOT NULL UNIQUE REFERENCES chargeToken(token),
+        idempotencyKey TEXT NOT NULL UNIQUE,
+        paymentData TEXT NOT NULL,
+        amountMinor BIGINT NOT NULL CHECK (amountMinor > 0),
+        currencyCode TEXT NOT NULL,
+        captureManually BOOLEAN NOT NULL,
+        createdAt TEXT NOT NULL,
+        itemCount BIGINT NOT NULL,
+        prepared TEXT NOT NULL
+      )
+      """,
+    ],
   ]
 
   /// Applies the missing migrations; false (and nothing changed) when the database has a migration

@@ -335,4 +335,12 @@ public final class PostgresStore: Store, @unchecked Sendable {
         refundedMinor: row.4, currencyCode: row.5, itemCount: row.6)
     }
   }
+
+  public func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow] {
+    try snapshot { session in
+      try session.run(
+        #"SELECT \#(PostgresTransaction.attemptColumns) FROM paymentAttempt ORDER BY createdAt COLLATE "C", orderId COLLATE "C""#
+      ).rows.map(PostgresTransaction.attempt)
+    }
+  }
 }

@@ -21,19 +21,20 @@ struct PostgresTransaction: StoreTransaction {
     let rows = try session.run(
       """
       SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
-        expiresAt, usedAt, requestFingerprint, result, authorizationId
+        expiresAt, usedAt, requestFingerprint, result, authorizationId, gatewayPaymentData
       FROM chargeToken WHERE token = $1 FOR UPDATE
       """, binds { $0.append(token) }
     ).rows
     guard let row = rows.first else { return nil }
     let (token, binding, billing, card, issuedAt, amount, currency, outcome, expiresAt, usedAt, fingerprint, result,
-      authorizationId) = try row.columns(
-        (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?, String?)
-          .self)
+      authorizationId, gatewayPaymentData) = try row.columns(
+        (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?, String?,
+          String?).self)
     return try ChargeTokenRecord(
       token: token, binding: binding, billingContact: billing, paymentMethod: card, issuedAt: issuedAt,
       amountMinor: amount, currencyCode: currency, sandboxOutcome: outcome, expiresAt: expiresAt, usedAt: usedAt,
-      requestFingerprint: fingerprint, result: result, authorizationId: authorizationId)
+      requestFingerprint: fingerprint, result: result, authorizationId: authorizationId,
+      gatewayPaymentData: gatewayPaymentData)
   }
 
   func nextChargeTokenSequence() throws -> Int64 {
@@ -49,8 +50,8 @@ struct PostgresTransaction: StoreTransaction {
       """
       INSERT INTO chargeToken
         (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
-         issuedAt, expiresAt, authorizationId)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         issuedAt, expiresAt, authorizationId, gatewayPaymentData)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
       """,
       binds {
         $0.append(token.token)
@@ -64,10 +65,11 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(token.issuedAt)
         $0.append(token.expiresAt)
         $0.append(token.authorizationId)
+        $0.append(token.gatewayPaymentData)
       })
   }
 
-  func markUsed(token: String, at now: String, fingerprint: String, result: String) throws -> Bool {
+  func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool {
     try session.changes(
       "UPDATE chargeToken SET usedAt = $1, requestFingerprint = $2, result = $3 WHERE token = $4 AND usedAt IS NULL",
       binds {
@@ -76,6 +78,16 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(result)
         $0.append(token)
       }) == 1
+  }
+
+  func setResult(token: String, result: String) throws {
+    let changed = try session.changes(
+      "UPDATE chargeToken SET result = $1 WHERE token = $2 AND usedAt IS NOT NULL AND result IS NULL",
+      binds {
+        $0.append(result)
+        $0.append(token)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "charge token changed concurrently") }
   }
 
   func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
@@ -128,8 +140,8 @@ struct PostgresTransaction: StoreTransaction {
       """
       INSERT INTO "order"
         (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
-         shippingTaxMinor)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         shippingTaxMinor, gatewayPaymentId)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
       """,
       binds {
         $0.append(order.orderId)
@@ -142,6 +154,7 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(order.capturedMinor)
         $0.append(order.shippingMinor)
         $0.append(order.shippingTaxMinor)
+        $0.append(order.gatewayPaymentId)
       })
     // All lines in one statement: one round trip however long the order. WITH ORDINALITY keeps
     // the lines' order for `position`.
@@ -236,15 +249,16 @@ struct PostgresTransaction: StoreTransaction {
     let rows = try session.run(
       """
       SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
-        o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId
+        o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
+        o.gatewayPaymentId
       FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
       WHERE o.orderId = $1 FOR UPDATE OF o
       """, binds { $0.append(orderId) }
     ).rows
     guard let row = rows.first else { return nil }
     let (chargeId, currency, status, amount, captured, refunded, shipping, shippingTax, shippingRefunded, outcome,
-      authorizationId) = try row.columns(
-        (String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?).self)
+      authorizationId, gatewayPaymentId) = try row.columns(
+        (String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?, String?).self)
     var lines: [OrderState.Line] = []
     for line in try session.run(
       """
@@ -271,7 +285,8 @@ struct PostgresTransaction: StoreTransaction {
       orderId: orderId, chargeId: chargeId, currencyCode: currency,
       status: try OrderStatus(stored: status), amountMinor: amount, capturedMinor: captured, refundedMinor: refunded,
       shippingMinor: shipping, shippingTaxMinor: shippingTax, shippingRefunded: shippingRefunded, lines: lines,
-      sandboxOutcome: sandboxOutcome, authorizationId: authorizationId, nextEventPosition: next)
+      sandboxOutcome: sandboxOutcome, authorizationId: authorizationId, nextEventPosition: next,
+      gatewayPaymentId: gatewayPaymentId)
   }
 
   func updateOrder(
@@ -375,5 +390,53 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(request.result)
         $0.append(request.createdAt)
       }) == 1
+  }
+
+  func insert(_ attempt: PaymentAttemptRow) throws {
+    try session.run(
+      """
+      INSERT INTO paymentAttempt
+        (orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt,
+         itemCount, prepared)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      """,
+      binds {
+        $0.append(attempt.orderId)
+        $0.append(attempt.token)
+        $0.append(attempt.idempotencyKey)
+        $0.append(attempt.paymentData)
+        $0.append(attempt.amountMinor)
+        $0.append(attempt.currencyCode)
+        $0.append(attempt.captureManually)
+        $0.append(attempt.createdAt)
+        $0.append(Int64(attempt.itemCount))
+        $0.append(attempt.prepared)
+      })
+  }
+
+  static let attemptColumns = """
+    orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt, itemCount,
+    prepared
+    """
+
+  /// A row selected with `attemptColumns`.
+  static func attempt(_ row: PostgresRow) throws -> PaymentAttemptRow {
+    let (orderId, token, key, paymentData, amount, currency, manual, createdAt, itemCount, prepared) = try row.columns(
+      (String, String, String, String, Int64, String, Bool, String, Int, String).self)
+    return PaymentAttemptRow(
+      orderId: orderId, token: token, idempotencyKey: key, paymentData: paymentData, amountMinor: amount,
+      currencyCode: currency, captureManually: manual, createdAt: createdAt, itemCount: itemCount, prepared: prepared)
+  }
+
+  func lockPaymentAttempt(orderId: String) throws -> PaymentAttemptRow? {
+    // FOR UPDATE: two processes resolving one attempt take turns; the second finds it gone.
+    try session.run(
+      "SELECT \(Self.attemptColumns) FROM paymentAttempt WHERE orderId = $1 FOR UPDATE", binds { $0.append(orderId) }
+    ).rows.first.map(Self.attempt)
+  }
+
+  func deletePaymentAttempt(orderId: String) throws {
+    let changed = try session.changes("DELETE FROM paymentAttempt WHERE orderId = $1", binds { $0.append(orderId) })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished") }
   }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PayServiceCore
 import PayServicePostgres
+import PayServiceStripe
 
 /// `payservice`: the merchant side of an Apple Pay checkout, as JSON-RPC 2.0 over stdio.
 struct PayService: ParsableCommand {
@@ -254,20 +255,45 @@ struct ServeSettings: Equatable {
     }
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
     let log = RequestLog(level: quiet ? .warnings : .requests)
-    let handler = RequestHandler(
-      context: ServiceContext(config: loaded, storeSource: storeSource, clock: clock),
-      methods: .payservice(backOffice: backOffice), log: log)
+    let gateway = ServeSettings.gateway(for: loaded)
+    let context = ServiceContext(config: loaded, storeSource: storeSource, clock: clock, gateway: gateway)
+    if gateway != nil {
+      // Payments a previous process left pending (its gateway's answer lost to a crash or a
+      // timeout) are resolved before the first request: sent again under the same keys.
+      do {
+        let sweep = try PaymentRecovery.sweep(context: context)
+        if sweep.resolved + sweep.pending > 0 {
+          log.warning("pending payments at start: \(sweep.resolved) resolved, \(sweep.pending) still pending")
+        }
+      } catch {
+        log.warning("pending payments at start could not be resolved: \(error)")
+      }
+      log.flush()
+    }
+    let handler = RequestHandler(context: context, methods: .payservice(backOffice: backOffice), log: log)
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
       stopSignal: StopSignal.install(), log: log,
       threads: threads ?? (Server.availableProcessors > 1 ? 2 : 1), groupCommits: groupCommit)
     _ = server.run()
     log.flush()
+    gateway?.shutdown()
     if !storeSource.wasUsed {
       // The throwaway store was never needed and may still be opening on its thread: there is
       // nothing to close, so end here rather than tear down under that thread's feet.
       fflush(nil)
       _exit(0)
+    }
+  }
+
+  /// The remote gateway the config names (nil for the sandbox), with its secret key from the
+  /// environment; a key that is missing or does not fit `gateway.mode` stops the start (exit 2).
+  static func gateway(for config: Config) -> GatewayCalls? {
+    guard let stripe = config.gateway.stripe else { return nil }
+    switch stripe.secretKey(environment: ProcessInfo.processInfo.environment) {
+    case .failure(let problem): fail("\(problem)")
+    case .success(let key):
+      return GatewayCalls(gateway: StripeGateway(settings: stripe, secretKey: key), maxConcurrent: stripe.maxConcurrentCalls)
     }
   }
 
@@ -374,11 +400,14 @@ struct Call: ParsableCommand {
       ServeSettings.fail("\(error)")
     }
     let log = RequestLog(level: .warnings)
+    let gateway = ServeSettings.gateway(for: loaded)
     let handler = RequestHandler(
-      context: ServiceContext(config: loaded, store: store, clock: ServiceClock(pinned: service.now.flatMap(RFC3339.parse))),
+      context: ServiceContext(
+        config: loaded, store: store, clock: ServiceClock(pinned: service.now.flatMap(RFC3339.parse)), gateway: gateway),
       methods: .payservice(backOffice: service.backOffice), log: log)
     let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
     log.flush()
+    gateway?.shutdown()
     Call.write(outcome.stdout, to: responses)
     Call.write(outcome.stderr, to: STDERR_FILENO)
     return outcome.exitCode

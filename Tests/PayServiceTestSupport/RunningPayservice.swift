@@ -7,9 +7,11 @@ public final class RunningPayservice: @unchecked Sendable {
   public let stdout = Pipe()
   public let stderr = Pipe()
 
-  public init(_ arguments: [String]) throws {
+  /// - Parameter environment: the process's environment; nil: this process's.
+  public init(_ arguments: [String], environment: [String: String]? = nil) throws {
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr

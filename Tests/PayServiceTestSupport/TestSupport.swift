@@ -124,9 +124,9 @@ public struct ProcessResult {
 }
 
 public enum PayserviceProcess {
-  public static func run(_ arguments: [String], stdin: Data = Data(), currentDirectory: URL? = nil) throws
-    -> ProcessResult
-  {
+  public static func run(
+    _ arguments: [String], stdin: Data = Data(), currentDirectory: URL? = nil, environment: [String: String]? = nil
+  ) throws -> ProcessResult {
     let directory = TestPaths.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let inPath = directory.appendingPathComponent("stdin")
@@ -139,6 +139,7 @@ public enum PayserviceProcess {
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = arguments
     if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+    if let environment { process.environment = environment }
     process.standardInput = try FileHandle(forReadingFrom: inPath)
     process.standardOutput = try FileHandle(forWritingTo: outPath)
     process.standardError = try FileHandle(forWritingTo: errPath)

@@ -158,7 +158,8 @@ public struct PaymentMethodAdjustment: Sendable {
 }
 
 public struct Gateway: Sendable {
-  public enum Kind: String, Sendable { case sandbox }
+  /// Who takes the money: the built-in deterministic `sandbox`, or Stripe over HTTPS.
+  public enum Kind: String, Sendable { case sandbox, stripe }
   /// When processOrder takes the money: at once, or only when captureOrder says so (physical goods
   /// charged at shipment); until then the order is `authorized` and the money held.
   public enum Capture: String, Sendable, CaseIterable {
@@ -166,14 +167,50 @@ public struct Gateway: Sendable {
     case manual
   }
 
+  /// Whether a remote gateway's key may move real money: `live` must be said explicitly.
+  public enum Mode: String, Sendable, CaseIterable {
+    case test
+    case live
+  }
+
+  /// How payservice reaches Stripe (`gateway.kind: stripe`). The secret key is never part of the
+  /// config: only the name of the environment variable that holds it.
+  public struct Stripe: Sendable, Equatable {
+    /// Stripe's API origin.
+    public static let defaultAPIBase = "https://api.stripe.com"
+
+    public var mode: Mode = .test
+    /// The environment variable holding the secret key (`sk_…` or a restricted `rk_…`).
+    public var secretKeyVariable = "STRIPE_SECRET_KEY"
+    /// The API origin: https, no path (tests point it at a local server).
+    public var apiBase = Stripe.defaultAPIBase
+    /// A PEM file of CA certificates trusted instead of the system's (a TLS-inspecting proxy, a
+    /// test server); nil: the system trust roots. Resolved against the config file's directory.
+    public var trustRoots: String?
+    /// Seconds to establish a connection (TCP and TLS).
+    public var connectTimeoutSeconds: Double = 10
+    /// Seconds for a whole request, from sending to the last byte of the answer.
+    public var requestTimeoutSeconds: Double = 30
+    /// How many times a 429 or 5xx answer (or a failure to connect) is retried with the same
+    /// idempotency key before the call counts as unanswered.
+    public var maxRetries = 2
+    /// Gateway calls in flight at once (pipelined processOrder requests overlap up to this).
+    public var maxConcurrentCalls = 32
+
+    public init() {}
+  }
+
   public var kind: Kind
   public var chargeTokenTTLSeconds: Int
   public var capture: Capture
+  /// Set when `kind` is stripe.
+  public var stripe: Stripe?
 
-  public init(kind: Kind, chargeTokenTTLSeconds: Int, capture: Capture = .automatic) {
+  public init(kind: Kind, chargeTokenTTLSeconds: Int, capture: Capture = .automatic, stripe: Stripe? = nil) {
     self.kind = kind
     self.chargeTokenTTLSeconds = chargeTokenTTLSeconds
     self.capture = capture
+    self.stripe = stripe
   }
 }
 

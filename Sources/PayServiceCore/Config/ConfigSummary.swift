@@ -1,7 +1,10 @@
 import Foundation
 /// The one-screen summary `payservice check-config` prints for a valid config.
 public enum ConfigSummary {
-  public static func text(_ config: Config, path: String) -> String {
+  /// `environment` tells whether the gateway's secret key is set (never what it is).
+  public static func text(
+    _ config: Config, path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> String {
     let merchant = config.merchant
     var lines: [String] = []
     lines.append("\(path): valid")
@@ -52,6 +55,13 @@ public enum ConfigSummary {
     lines.append(
       "gateway    \(config.gateway.kind.rawValue), charge tokens valid \(config.gateway.chargeTokenTTLSeconds) s, "
         + "capture \(config.gateway.capture.rawValue)")
+    if let stripe = config.gateway.stripe {
+      lines.append("  stripe   \(stripe.mode.rawValue) mode, \(stripe.apiBase), key: \(stripe.keySummary(environment: environment))")
+      lines.append(
+        "  calls    connect \(Int(stripe.connectTimeoutSeconds)) s, request \(Int(stripe.requestTimeoutSeconds)) s, "
+          + "\(stripe.maxRetries) retries, \(stripe.maxConcurrentCalls) at once"
+          + (stripe.trustRoots.map { ", trusting \($0)" } ?? ""))
+    }
     if let applePay = config.applePay {
       let certificate = applePay.certificate
       let day = { (date: Date) in String(RFC3339.format(Int64(date.timeIntervalSince1970)).prefix(10)) }

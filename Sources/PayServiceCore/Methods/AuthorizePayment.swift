@@ -57,6 +57,13 @@ public enum AuthorizePayment: RPCMethod {
 
       /// A test name, an EC_v1 token object, or that object's JSON text.
       static let readPaymentData: MemberReader<JSONValue> = { value, path, reader in
+        if let gateway = reader.context?.gatewayCalls?.gateway {
+          var text = ""
+          if case .string(let string) = value { text = string }
+          guard let problem = gateway.paymentDataProblem(text) else { return value }
+          reader.fail(path(), problem)
+          return nil
+        }
         switch value {
         case .string(let text) where text.trimmingWhitespaceAndNewlines().first == "{":
           if case .object(let object)? = try? JSONParser.parse(text) { return .object(object) }
@@ -238,6 +245,8 @@ public enum AuthorizePayment: RPCMethod {
     let binding = OrderBinding(
       items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact,
       couponCode: params.couponCode)
+    var gatewayPaymentData: String?
+    if case .string(let text) = params.paymentData { gatewayPaymentData = text }
     return try context.store.write { transaction -> String? in
       if let hold {
         try transaction.record(hold.authorization, at: RFC3339.format(now))
@@ -247,9 +256,11 @@ public enum AuthorizePayment: RPCMethod {
         merchant: config.merchant.identifier, binding: binding, billingContact: params.billingContact,
         paymentMethod: params.paymentMethod, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
         // A placed hold is approved by the network; otherwise the test name decides the outcome.
-        outcome: hold == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
+        outcome: hold == nil && context.gatewayCalls == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
         issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
-        authorizationId: hold?.authorization.authorizationId)
+        authorizationId: hold?.authorization.authorizationId,
+        // A remote gateway charges the payment data itself (checked when the params were read).
+        gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData)
     }
   }
 }

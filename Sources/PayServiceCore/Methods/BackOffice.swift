@@ -18,6 +18,11 @@ public enum BackOffice {
     case amountExceedsComputed = "amount_exceeds_computed"
     /// The gateway refused the refund: nothing changed, and the key keeps this answer.
     case refundDeclined = "refund_declined"
+    /// The order's remote gateway did not answer: nothing was recorded; the same request (same
+    /// key) again finds out what the gateway did, and never does it twice.
+    case gatewayUnavailable = "gateway_unavailable"
+    /// The order's remote gateway refused the request (its error type and message say why).
+    case gatewayError = "gateway_error"
 
     /// Whether the answer is kept under the key: the gateway was asked and answered.
     var isFinal: Bool { self == .refundDeclined }
@@ -137,6 +142,52 @@ public enum BackOffice {
     case .paid, .partiallyRefunded, .refunded:
       return "The order was already captured (status \(status.rawValue)); it cannot be \(action). Refund it with refundOrder."
     case .canceled: return "The order was canceled; its authorization was released and nothing can be \(action)."
+    case .pending:
+      return "The order is pending: its payment's answer is not recorded yet. Send its processOrder again first."
+    }
+  }
+
+  /// What the order's gateway did with a back-office call.
+  enum GatewayStep<Value: Sendable> {
+    /// The order was charged by the sandbox: the store alone decides.
+    case sandbox
+    case done(Value)
+    /// The gateway declined it (a refund the card's issuer refused).
+    case declined(String)
+    case failed(Failed)
+  }
+
+  /// Asks the remote gateway an order was charged through to move its money, under an
+  /// idempotency key derived from the client's key: the same request after a lost answer or a
+  /// crash (whose transaction was rolled back) is the same call, which the gateway does once.
+  /// The order stays locked meanwhile, so calls on one order take turns.
+  static func callGateway<Value: Sendable>(
+    _ order: OrderState, kind: String, keyName: String, key: String, context: ServiceContext,
+    _ call: @escaping @Sendable (any RemoteGateway, _ paymentId: String, _ idempotencyKey: String) async -> GatewayReply<Value>
+  ) throws -> GatewayStep<Value> {
+    guard let paymentId = order.gatewayPaymentId else { return .sandbox }
+    guard let calls = context.gatewayCalls else {
+      return .failed(
+        Failed(
+          failureCode: .gatewayUnavailable,
+          message: "This order was charged through a remote gateway, and this payservice has none (gateway.kind is sandbox)."))
+    }
+    let idempotencyKey = Identifiers.backOfficeIdempotencyKey(kind: kind, orderId: order.orderId, key: key)
+    let name = calls.gateway.name
+    switch calls.run({ gateway in await call(gateway, paymentId, idempotencyKey) }) {
+    case .succeeded(let value): return .done(value)
+    case .declined(let decline): return .declined(decline.message)
+    case .refused(let refusal) where refusal.type == "idempotency_error":
+      // The gateway holds this key for a call with other params: the client reused its key.
+      throw ServiceError.idempotencyKeyConflict(keyName)
+    case .refused(let refusal):
+      return .failed(
+        Failed(failureCode: .gatewayError, message: "\(name) refused the request (\(refusal.type)): \(refusal.message)"))
+    case .unanswered(let reason):
+      return .failed(
+        Failed(
+          failureCode: .gatewayUnavailable,
+          message: "\(name) did not answer (\(reason)). Nothing was recorded: send the same request again; it is never done twice."))
     }
   }
 }

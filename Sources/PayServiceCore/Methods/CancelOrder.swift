@@ -77,6 +77,14 @@ public enum CancelOrder: RPCMethod {
       guard order.status == .authorized else {
         return .failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "canceled"))
       }
+      switch try BackOffice.callGateway(order, kind: "cancel", keyName: "cancelId", key: params.cancelId, context: context, {
+        gateway, paymentId, idempotencyKey in
+        await gateway.cancel(paymentId: paymentId, idempotencyKey: idempotencyKey)
+      }) {
+      case .sandbox, .done: break
+      case .declined(let message): return .failed(.gatewayError, message)
+      case .failed(let failure): return .failed(failure)
+      }
       if let authorizationId = order.authorizationId {
         guard try transaction.markReleased(authorizationId, at: now) else {
           throw StoreError.unavailable(reason: "authorization \(authorizationId) is not held")

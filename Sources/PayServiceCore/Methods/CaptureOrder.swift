@@ -75,6 +75,14 @@ public enum CaptureOrder: RPCMethod {
           "\(config.format(amount)) is more than the \(config.format(order.amountMinor)) \(order.currencyCode) "
             + "authorized; capture at most \(config.format(order.amountMinor)).")
       }
+      switch try BackOffice.callGateway(order, kind: "capture", keyName: "captureId", key: params.captureId, context: context, {
+        gateway, paymentId, idempotencyKey in
+        await gateway.capture(paymentId: paymentId, amountMinor: amount, idempotencyKey: idempotencyKey)
+      }) {
+      case .sandbox, .done: break
+      case .declined(let message): return .failed(.gatewayError, message)
+      case .failed(let failure): return .failed(failure)
+      }
       if let authorizationId = order.authorizationId {
         try transaction.capture(authorizationId, chargeId: order.chargeId, at: now)
       }

@@ -6,7 +6,7 @@ public enum GetOrder: RPCMethod {
     summary: "Fetch a recorded order by its orderId.",
     description: """
       Returns the order processOrder recorded, as processOrder returned it, with where it stands now: \
-      status (authorized, paid, partially_refunded, refunded, canceled), amountCaptured, amountRefunded, \
+      status (pending, authorized, paid, partially_refunded, refunded, canceled), amountCaptured, amountRefunded, \
       the refunds and the events (placed, authorized, captured, canceled, refunded; each with time, \
       amount and id). An unknown orderId is error -32003. Changes nothing.
       """,
@@ -27,10 +27,19 @@ public enum GetOrder: RPCMethod {
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    guard let stored = try context.store.order(id: params.orderId) else {
-      throw ServiceError.orderNotFound(params.orderId)
-    }
     let config = context.config
+    guard let stored = try context.store.order(id: params.orderId) else {
+      // Not recorded yet: it may be pending at a remote gateway.
+      guard let attempt = try context.store.paymentAttempts().first(where: { $0.orderId == params.orderId }) else {
+        throw ServiceError.orderNotFound(params.orderId)
+      }
+      var order = try StoredJSON.read(attempt.prepared, as: ProcessOrder.PreparedOrder.self, "prepared order").document
+      order.amountCaptured = config.format(0)
+      order.amountRefunded = config.format(0)
+      order.refunds = []
+      order.events = [OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId)]
+      return Result(order: order)
+    }
     var order = try StoredJSON.read(stored.document, as: OrderDocument.self, "order document")
     // The document holds the order as placed: paid (charged at once) or authorized (manual capture).
     let placement = order.status == .authorized ? OrderEventRow.Kind.authorized : .captured
@@ -45,7 +54,7 @@ public enum GetOrder: RPCMethod {
     order.events =
       [
         OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId),
-        OrderEvent(type: placement, at: order.createdAt, amount: order.amount, id: order.chargeId),
+        OrderEvent(type: placement, at: order.createdAt, amount: order.amount, id: order.chargeId ?? ""),
       ] + stored.events.map { OrderEvent($0, config: config) }
     return Result(order: order)
   }

@@ -6,7 +6,8 @@ public enum ListOrders: RPCMethod {
     summary: "List orders newest first, filtered by status and creation time, a page at a time.",
     description: """
       Lists orders newest first (by createdAt, then orderId, both descending), limit per page (1 to 100, \
-      default 20). status keeps one status; createdFrom (inclusive) and createdTo (exclusive) are RFC 3339 \
+      default 20), pending ones (charged through a remote gateway whose answer is not recorded yet) \
+      among them. status keeps one status; createdFrom (inclusive) and createdTo (exclusive) are RFC 3339 \
       times. nextCursor, when not null, fetches the next page when sent back as cursor with the same \
       filters: pages are cut by position (keyset), so an order placed while paging neither repeats nor \
       hides another. Changes nothing.
@@ -119,10 +120,19 @@ public enum ListOrders: RPCMethod {
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     // One more than a page tells whether another page follows.
-    let rows = try context.store.orders(
-      OrderQuery(
-        status: params.status, createdFrom: params.createdFrom, createdTo: params.createdTo,
-        after: params.cursor.map { ($0.createdAt, $0.orderId) }, limit: params.limit + 1))
+    let query = OrderQuery(
+      status: params.status, createdFrom: params.createdFrom, createdTo: params.createdTo,
+      after: params.cursor.map { ($0.createdAt, $0.orderId) }, limit: params.limit + 1)
+    var rows = params.status == .pending ? [] : try context.store.orders(query)
+    if params.status == nil || params.status == .pending {
+      // Pending attempts are few (each resolves with its gateway's answer): read whole, filtered
+      // and merged here in the listing's order (RFC 3339 and ids are ASCII: String order is byte order).
+      let pending = try context.store.paymentAttempts().filter(query.includes).map(\.summary)
+      if !pending.isEmpty {
+        rows = Array(
+          (rows + pending).sorted { ($0.createdAt, $0.orderId) > ($1.createdAt, $1.orderId) }.prefix(query.limit))
+      }
+    }
     let page = rows.prefix(params.limit)
     let config = context.config
     return Result(
@@ -132,5 +142,23 @@ public enum ListOrders: RPCMethod {
           amountRefunded: config.format($0.refundedMinor), currencyCode: $0.currencyCode, itemCount: $0.itemCount)
       },
       nextCursor: rows.count > params.limit ? page.last.map { Cursor(createdAt: $0.createdAt, orderId: $0.orderId) } : nil)
+  }
+}
+
+extension OrderQuery {
+  /// Whether a pending attempt falls within the query's time bounds and after its cursor.
+  func includes(_ attempt: PaymentAttemptRow) -> Bool {
+    if let createdFrom, attempt.createdAt < createdFrom { return false }
+    if let createdTo, attempt.createdAt >= createdTo { return false }
+    if let after, (attempt.createdAt, attempt.orderId) >= (after.createdAt, after.orderId) { return false }
+    return true
+  }
+}
+
+extension PaymentAttemptRow {
+  var summary: OrderSummaryRow {
+    OrderSummaryRow(
+      orderId: orderId, createdAt: createdAt, status: .pending, amountMinor: amountMinor, refundedMinor: 0,
+      currencyCode: currencyCode, itemCount: itemCount)
   }
 }

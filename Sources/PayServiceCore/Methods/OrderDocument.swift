@@ -51,7 +51,10 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   public var billingContact: Contact?
   public var amount = ""
   public var currencyCode = ""
-  public var chargeId = ""
+  /// The charge (the gateway's `ch_…` for Stripe); nil while the order is pending.
+  public var chargeId: String?
+  /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
+  public var gatewayPaymentId: String?
   public var payment: Payment?
   public var status = OrderStatus.paid
   /// What getOrder adds: the money captured and refunded so far, the refunds and the events. nil
@@ -76,12 +79,19 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
       .member("billingContact", \.billingContact, .alwaysOrNull, Contact.storedSchema),
       .member("amount", \.amount, .required, Shapes.amount),
       .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
-      .member("chargeId", \.chargeId),
+      .member("chargeId", \.chargeId, .optional, .string("The charge; absent while the order is pending.", minLength: 1)),
+      .member(
+        "gatewayPaymentId", \.gatewayPaymentId, .optional,
+        .string("The payment at a remote gateway (Stripe: the PaymentIntent pi_…); absent for the sandbox.", minLength: 1)),
       .member("payment", \.payment, .optional),
       .member(
         "status", \.status, .required,
         .string(
-          "authorized (gateway.capture manual: held, not taken), paid, partially_refunded, refunded or canceled.",
+          """
+          pending (sent to a remote gateway, its answer not recorded yet: send the same processOrder \
+          again), authorized (gateway.capture manual: held, not taken), paid, partially_refunded, refunded \
+          or canceled.
+          """,
           values: OrderStatus.allCases.map(\.rawValue))),
       .member(
         "amountCaptured", \.amountCaptured, .optional,

@@ -29,13 +29,17 @@ public enum ProcessOrder: RPCMethod {
     case cardDeclined = "card_declined"
     case expiredCard = "expired_card"
     case processingError = "processing_error"
+    /// A remote gateway did not answer: the order is pending; the same request again completes it.
+    case gatewayUnavailable = "gateway_unavailable"
+    /// A remote gateway refused the request itself (not the card): its error type and message say why.
+    case gatewayError = "gateway_error"
 
     /// Whether a failure with this code uses the token up: a charge was attempted. The others leave
     /// it unused, so the buyer can fix the request and send it again.
     var consumesToken: Bool {
       switch self {
-      case .invalidChargeToken, .amountMismatch, .outOfStock: return false
-      case .cardDeclined, .expiredCard, .processingError: return true
+      case .invalidChargeToken, .amountMismatch, .outOfStock, .gatewayUnavailable: return false
+      case .cardDeclined, .expiredCard, .processingError, .gatewayError: return true
       }
     }
   }
@@ -117,7 +121,9 @@ public enum ProcessOrder: RPCMethod {
       blank: { Failed() },
       [
         .constant("status", "failed"), .member("failureCode", \.failureCode),
-        .member("declineCode", \.declineCode, .optional, .string(values: ["generic_decline", "insufficient_funds"])),
+        .member(
+          "declineCode", \.declineCode, .optional,
+          .string("The issuer's reason, as the gateway gives it: generic_decline, insufficient_funds, lost_card, …", minLength: 1)),
         .member("chargeId", \.chargeId, .optional),
         .member("message", \.message, .required, .string("Why the order failed, for people."), read: ParamReader.anyString),
         .member("errors", \.errors, .optional, .array(Shortage.schema, "The short lines of an out_of_stock failure.")),
@@ -155,11 +161,68 @@ public enum ProcessOrder: RPCMethod {
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    switch try begin(params, context: context) {
+    case .answered(let result): return result
+    case .charging(let charging): return try charging.finish(context: context)
+    }
+  }
+
+  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
+    -> Continuation?
+  {
+    let reader = ParamReader(context: context)
+    guard let object = reader.params(params), let params = Self.params.read(object, at: { "" }, reader: reader) else {
+      throw ServiceError.invalidParams(reader.errors)
+    }
+    switch try begin(params, context: context) {
+    case .answered(let result):
+      result.write(to: &writer)
+      return nil
+    case .charging(let charging):
+      return Continuation { writer in
+        let result = try charging.finish(context: context)
+        result.write(to: &writer)
+        return result.failure
+      }
+    }
+  }
+
+  /// How far `begin` took a request: answered, or recorded as pending with its gateway call under way.
+  enum Begun {
+    case answered(Result)
+    case charging(Charging)
+  }
+
+  /// A charge sent to a remote gateway, its attempt committed as pending; `finish` waits for the
+  /// answer and records it.
+  struct Charging: Sendable {
+    let orderId: String
+    let token: String
+    let call: PendingCall
+
+    func finish(context: ServiceContext) throws -> Result {
+      try ProcessOrder.settle(orderId: orderId, token: token, reply: call.wait(), context: context)
+    }
+  }
+
+  /// What the first transaction decided.
+  private enum Step {
+    case answered(Result)
+    /// The attempt was recorded now, or had been (a replay of a pending order): send it.
+    case send(PaymentAttemptRow)
+  }
+
+  /// Everything up to the gateway call. With the sandbox that is everything (the charge happens in
+  /// the store transaction). With a remote gateway the attempt is committed as pending (stock
+  /// taken, token used) before the call starts, so that no answer lost to a timeout or a crash can
+  /// become a second charge: the same request again re-sends the same call under the same key.
+  static func begin(_ params: Params, context: ServiceContext) throws -> Begun {
     let binding = params.binding
     let now = context.clock.now()
-    return try context.store.write { transaction -> Result in
+    let remote = context.gatewayCalls
+    let step = try context.store.write { transaction -> Step in
       guard let token = try transaction.chargeToken(params.chargeToken) else {
-        return .failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again.")
+        return .answered(.failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again."))
       }
       let billing = params.billingContact ?? token.billingContact
       let card = params.paymentMethod?.recorded ?? token.paymentMethod
@@ -167,37 +230,237 @@ public enum ProcessOrder: RPCMethod {
         binding: binding, billingContact: billing, paymentMethod: card,
         amount: context.config.format(params.amount.minor), currencyCode: params.currencyCode)
       if token.usedAt != nil {
-        guard let stored = token.requestFingerprint, let result = token.result,
+        guard let stored = token.requestFingerprint,
           try StoredJSON.read(stored, as: Fingerprint.self, "request fingerprint") == fingerprint
         else {
           throw ServiceError.chargeTokenConflict
         }
-        return try StoredJSON.read(result, as: Result.self, "processOrder result")
+        if let result = token.result { return .answered(try StoredJSON.read(result, as: Result.self, "processOrder result")) }
+        // Pending: its answer never came (or is coming to another request now). Send it again.
+        guard let attempt = try transaction.lockPaymentAttempt(orderId: Identifiers.orderId(token: token.token)) else {
+          throw StoreError.unavailable(reason: "a used charge token has neither an answer nor a payment attempt")
+        }
+        return .send(attempt)
       }
       if now >= token.expiresAt {
-        return .failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again.")
+        return .answered(.failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again."))
       }
       if token.binding != binding || billing != token.billingContact || card != token.paymentMethod {
-        return .failed(
-          .invalidChargeToken,
-          "The charge token was authorized for a different order (items, shipping method, contacts, coupon or card differ).")
+        return .answered(
+          .failed(
+            .invalidChargeToken,
+            "The charge token was authorized for a different order (items, shipping method, contacts, coupon or card differ)."
+          ))
       }
-      let result = try charge(token, params: params, billing: billing, transaction: transaction, context: context, now: now)
-      if case .failed(let failed) = result, !failed.failureCode.consumesToken { return result }
+      guard (remote != nil) == (token.gatewayPaymentData != nil) else {
+        return .answered(
+          .failed(
+            .invalidChargeToken,
+            "The charge token was authorized for another payment gateway than this one. Authorize the payment again."))
+      }
+      let prepared: PreparedOrder
+      switch try prepare(token, params: params, billing: billing, transaction: transaction, context: context, now: now) {
+      case .failed(let failure): return .answered(.failed(failure))
+      case .ready(let order): prepared = order
+      }
+      guard let paymentData = token.gatewayPaymentData else {
+        let result = try chargeInSandbox(token, prepared, transaction: transaction, context: context, now: now)
+        if case .failed(let failed) = result, !failed.failureCode.consumesToken { return .answered(result) }
+        try transaction.consume(
+          token.token, at: RFC3339.format(now), fingerprint: JSONWriter.string(fingerprint),
+          result: JSONWriter.string(result))
+        return .answered(result)
+      }
+      try takeStock(prepared, transaction: transaction)
+      let orderId = prepared.document.orderId
+      let attempt = PaymentAttemptRow(
+        orderId: orderId, token: token.token, idempotencyKey: Identifiers.chargeIdempotencyKey(orderId: orderId),
+        paymentData: paymentData, amountMinor: Int64(prepared.amountMinor), currencyCode: context.config.currency.code,
+        captureManually: context.config.gateway.capture == .manual, createdAt: RFC3339.format(now),
+        itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, prepared: JSONWriter.string(prepared))
+      try transaction.insert(attempt)
       try transaction.consume(
-        token.token, at: RFC3339.format(now), fingerprint: JSONWriter.string(fingerprint),
-        result: JSONWriter.string(result))
+        token.token, at: RFC3339.format(now), fingerprint: JSONWriter.string(fingerprint), result: nil)
+      return .send(attempt)
+    }
+    switch step {
+    case .answered(let result): return .answered(result)
+    case .send(let attempt):
+      if PaymentRecovery.tooOld(attempt, now: now) {
+        return .answered(
+          .failed(
+            .gatewayError,
+            """
+            This order has been pending for more than 23 hours: its gateway may have forgotten the idempotency \
+            key, so payservice will not send it again (that could charge twice). Look the payment up at the \
+            gateway by its metadata order_id \(attempt.orderId).
+            """))
+      }
+      guard let remote else {
+        return .answered(
+          .failed(
+            .gatewayUnavailable,
+            "This order is pending at a remote gateway, and this payservice has none configured (gateway.kind is sandbox)."))
+      }
+      return .charging(Charging(orderId: attempt.orderId, token: attempt.token, call: remote.charge(attempt.charge)))
+    }
+  }
+
+  /// Records a remote gateway's answer to a pending attempt, in the second transaction: the order
+  /// (paid or authorized) when the charge went through, else the failure with the stock put back.
+  /// No answer leaves the attempt pending. An attempt already resolved (by another request or
+  /// process meanwhile) is answered with what was recorded.
+  static func settle(
+    orderId: String, token: String, reply: GatewayReply<GatewayPayment>, context: ServiceContext
+  ) throws -> Result {
+    let gatewayName = context.gatewayCalls?.gateway.name ?? "The gateway"
+    // No answer, or a refusal that changed nothing: the attempt stays pending.
+    switch reply {
+    case .unanswered(let reason):
+      return .failed(
+        .gatewayUnavailable,
+        """
+        \(gatewayName) did not answer (\(reason)). The order is pending: send the same processOrder again to \
+        complete it; the card is never charged twice.
+        """)
+    case .refused(let refusal) where !refusal.final:
+      return .failed(
+        .gatewayError,
+        """
+        \(gatewayName) refused the request (\(refusal.type)): \(refusal.message) The order is pending: once \
+        the cause is fixed, send the same processOrder again.
+        """)
+    default: break
+    }
+    let now = RFC3339.format(context.clock.now())
+    return try context.store.write { transaction -> Result in
+      guard let attempt = try transaction.lockPaymentAttempt(orderId: orderId) else {
+        guard let record = try transaction.chargeToken(token), let result = record.result else {
+          throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished without an answer")
+        }
+        return try StoredJSON.read(result, as: Result.self, "processOrder result")
+      }
+      var prepared = try StoredJSON.read(attempt.prepared, as: PreparedOrder.self, "prepared order")
+      let currency = attempt.currencyCode
+      let result: Result
+      switch reply {
+      case .succeeded(let payment) where payment.status == .captured || payment.status == .authorized:
+        let chargeId = payment.chargeId ?? payment.id
+        try transaction.insert(
+          ChargeRow(
+            chargeId: chargeId, token: token, succeeded: true, amountMinor: attempt.amountMinor,
+            currencyCode: currency, createdAt: now))
+        let captured = payment.status == .captured
+        prepared.document.chargeId = chargeId
+        prepared.document.gatewayPaymentId = payment.id
+        prepared.document.status = captured ? .paid : .authorized
+        try transaction.insert(prepared.row(chargeId: chargeId, gatewayPaymentId: payment.id, captured: captured))
+        result = .succeeded(
+          Succeeded(
+            orderId: orderId, chargeId: chargeId, amount: prepared.document.amount, currencyCode: currency,
+            order: prepared.document))
+      case .succeeded(let payment):
+        result = try release(
+          prepared, attempt, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
+          message: "\(gatewayName) could not complete the payment (it needs an action this checkout cannot take).",
+          transaction: transaction, now: now)
+      case .declined(let decline):
+        result = try release(
+          prepared, attempt, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
+          declineCode: decline.declineCode, message: decline.message, transaction: transaction, now: now)
+      case .refused(let refusal):
+        result = try release(
+          prepared, attempt, chargeId: nil, code: .gatewayError, declineCode: nil,
+          message: "\(gatewayName) refused the request (\(refusal.type)): \(refusal.message)", transaction: transaction,
+          now: now)
+      case .unanswered:
+        preconditionFailure("answered above")
+      }
+      try transaction.deletePaymentAttempt(orderId: orderId)
+      try transaction.setResult(token: token, result: JSONWriter.string(result))
       return result
     }
   }
 
-  /// Prices the order as authorized and charges it: a failure when the amount does not match or
-  /// stock is short (the token stays unused), else the charge with its outcome and, when it
-  /// succeeds, the stock taken, the hold captured and the order recorded.
-  static func charge(
+  /// A final failure of a pending attempt: the stock it took goes back, the failed charge is recorded.
+  private static func release(
+    _ prepared: PreparedOrder, _ attempt: PaymentAttemptRow, chargeId: String?, code: FailureCode,
+    declineCode: String?, message: String, transaction: any StoreTransaction, now: String
+  ) throws -> Result {
+    for line in prepared.lines {
+      guard try transaction.restock(line.sku, by: line.quantity) else {
+        throw StoreError.unavailable(reason: "the stock a payment attempt took is not recorded as sold")
+      }
+    }
+    let chargeId = chargeId ?? Identifiers.chargeId(token: attempt.token)
+    try transaction.insert(
+      ChargeRow(
+        chargeId: chargeId, token: attempt.token, succeeded: false, failureCode: code.rawValue,
+        declineCode: declineCode, amountMinor: attempt.amountMinor, currencyCode: attempt.currencyCode,
+        createdAt: now))
+    return .failed(code, message, declineCode: declineCode, chargeId: chargeId)
+  }
+
+  /// The order as it will be recorded, priced as authorized: kept with a pending attempt until the
+  /// gateway answers, so that the order recorded is the one charged whatever the config says then.
+  struct PreparedOrder: Sendable, WireObject {
+    struct Line: Sendable, Equatable, WireObject {
+      var sku = ""
+      var quantity = 1
+      var unitPriceMinor = 0
+      var amountMinor = 0
+      var discountMinor = 0
+      var taxMinor = 0
+
+      static let shape = ObjectShape<Line>(
+        blank: { Line() },
+        [
+          .member("sku", \.sku), .member("quantity", \.quantity), .member("unitPriceMinor", \.unitPriceMinor),
+          .member("amountMinor", \.amountMinor), .member("discountMinor", \.discountMinor),
+          .member("taxMinor", \.taxMinor),
+        ])
+    }
+
+    /// The document, without a charge yet (status pending).
+    var document = OrderDocument()
+    var lines: [Line] = []
+    var amountMinor = 0
+    var shippingMinor = 0
+    var shippingTaxMinor = 0
+
+    static let shape = ObjectShape<PreparedOrder>(
+      blank: { PreparedOrder() },
+      [
+        .member("document", \.document), .member("lines", \.lines), .member("amountMinor", \.amountMinor),
+        .member("shippingMinor", \.shippingMinor), .member("shippingTaxMinor", \.shippingTaxMinor),
+      ])
+
+    func row(chargeId: String, gatewayPaymentId: String?, captured: Bool) -> OrderRow {
+      OrderRow(
+        orderId: document.orderId, chargeId: chargeId, createdAt: document.createdAt, amountMinor: Int64(amountMinor),
+        currencyCode: document.currencyCode, document: JSONWriter.string(document),
+        items: lines.map {
+          OrderRow.Item(
+            sku: $0.sku, quantity: $0.quantity, unitPriceMinor: Int64($0.unitPriceMinor),
+            amountMinor: Int64($0.amountMinor), discountMinor: Int64($0.discountMinor), taxMinor: Int64($0.taxMinor))
+        },
+        status: captured ? .paid : .authorized, capturedMinor: captured ? Int64(amountMinor) : nil,
+        shippingMinor: Int64(shippingMinor), shippingTaxMinor: Int64(shippingTaxMinor),
+        gatewayPaymentId: gatewayPaymentId)
+    }
+  }
+
+  enum Prepared {
+    case failed(Failed)
+    case ready(PreparedOrder)
+  }
+
+  /// Prices the order as authorized and checks it: a failure when the amount does not match or
+  /// stock is short (the token stays unused), else the order to record.
+  static func prepare(
     _ token: ChargeTokenRecord, params: Params, billing: Contact?, transaction: any StoreTransaction,
     context: ServiceContext, now: Int64
-  ) throws -> Result {
+  ) throws -> Prepared {
     let config = context.config
     let binding = token.binding
     // Priced as authorized: with the token's card, and the coupon as it stood when the buyer authorized.
@@ -210,51 +473,19 @@ public enum ProcessOrder: RPCMethod {
       token.amountMinor == quote.totalMinor, token.currencyCode == config.currency.code
     else {
       return .failed(
-        .amountMismatch,
-        "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code).")
+        Failed(
+          failureCode: .amountMismatch,
+          message: "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code)."))
     }
     let quantities = try transaction.quantitiesOnHand(quote.lines.map(\.sku))
     let shortages = zip(quote.lines, quantities).filter { $0.1 < $0.0.quantity }.map { line, available in
       Shortage(sku: line.sku, requested: line.quantity, available: available)
     }
-    if !shortages.isEmpty { return .failed(.outOfStock, "Some items are out of stock.", errors: shortages) }
-
-    let nowText = RFC3339.format(now)
-    let chargeId = Identifiers.chargeId(token: token.token)
-    if let failure = token.sandboxOutcome.failure {
-      try transaction.insert(
-        ChargeRow(
-          chargeId: chargeId, token: token.token, succeeded: false, failureCode: failure.failureCode,
-          declineCode: failure.declineCode, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
-          createdAt: nowText))
-      return .failed(
-        FailureCode(rawValue: failure.failureCode)!, failure.message, declineCode: failure.declineCode,
-        chargeId: chargeId)
+    if !shortages.isEmpty {
+      return .failed(Failed(failureCode: .outOfStock, message: "Some items are out of stock.", errors: shortages))
     }
-    for line in quote.lines {
-      guard try transaction.decrementStock(line.sku, by: line.quantity) else {
-        throw StoreError.unavailable(reason: "stock changed during the transaction")
-      }
-    }
-    try transaction.insert(
-      ChargeRow(
-        chargeId: chargeId, token: token.token, succeeded: true, amountMinor: quote.totalMinor,
-        currencyCode: config.currency.code, createdAt: nowText))
-    // Charged at once, an Apple Pay token's authorization hold is captured (the settlement phase);
-    // with manual capture the hold stays until captureOrder or cancelOrder.
-    let captureNow = config.gateway.capture == .automatic
-    var payment: OrderDocument.Payment?
-    if let authorizationId = token.authorizationId {
-      guard let authorization = try transaction.authorization(authorizationId) else {
-        throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
-      }
-      if captureNow { try transaction.capture(authorizationId, chargeId: chargeId, at: nowText) }
-      payment = authorization.orderPayment
-    }
-    let orderId = Identifiers.orderId(token: token.token)
-    let status: OrderStatus = captureNow ? .paid : .authorized
-    let order = OrderDocument(
-      orderId: orderId, createdAt: nowText,
+    let document = OrderDocument(
+      orderId: Identifiers.orderId(token: token.token), createdAt: RFC3339.format(now),
       items: quote.lines.map {
         OrderDocument.Line(
           sku: $0.sku, name: $0.name, quantity: $0.quantity, unitPrice: config.format($0.unitPriceMinor),
@@ -262,24 +493,85 @@ public enum ProcessOrder: RPCMethod {
       },
       shippingMethod: binding.shippingMethod, couponCode: quote.merchandise.coupon?.code,
       summaryItems: quote.summaryItems, shippingContact: binding.shippingContact ?? Contact(), billingContact: billing,
-      amount: config.format(quote.totalMinor), currencyCode: config.currency.code, chargeId: chargeId, payment: payment,
-      status: status)
-    try transaction.insert(
-      OrderRow(
-        orderId: orderId, chargeId: chargeId, createdAt: nowText, amountMinor: quote.totalMinor,
-        currencyCode: config.currency.code, document: JSONWriter.string(order),
-        items: quote.lines.indices.map { index in
+      amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
+    return .ready(
+      PreparedOrder(
+        document: document,
+        lines: quote.lines.indices.map { index in
           let line = quote.lines[index]
-          return OrderRow.Item(
-            sku: line.sku, quantity: line.quantity, unitPriceMinor: line.unitPriceMinor, amountMinor: line.amountMinor,
-            discountMinor: quote.lineDiscountMinor(index), taxMinor: quote.lineTaxMinor(index))
+          return PreparedOrder.Line(
+            sku: line.sku, quantity: line.quantity, unitPriceMinor: Int(line.unitPriceMinor),
+            amountMinor: Int(line.amountMinor), discountMinor: Int(quote.lineDiscountMinor(index)),
+            taxMinor: Int(quote.lineTaxMinor(index)))
         },
-        status: status, capturedMinor: captureNow ? quote.totalMinor : nil, shippingMinor: quote.shippingMinor,
-        shippingTaxMinor: quote.shippingTaxMinor))
+        amountMinor: Int(quote.totalMinor), shippingMinor: Int(quote.shippingMinor),
+        shippingTaxMinor: Int(quote.shippingTaxMinor)))
+  }
+
+  static func takeStock(_ prepared: PreparedOrder, transaction: any StoreTransaction) throws {
+    for line in prepared.lines {
+      guard try transaction.decrementStock(line.sku, by: line.quantity) else {
+        throw StoreError.unavailable(reason: "stock changed during the transaction")
+      }
+    }
+  }
+
+  /// The sandbox's charge, in the order's transaction: its test outcome decides; when it succeeds
+  /// the stock is taken, the hold captured and the order recorded.
+  static func chargeInSandbox(
+    _ token: ChargeTokenRecord, _ prepared: PreparedOrder, transaction: any StoreTransaction,
+    context: ServiceContext, now: Int64
+  ) throws -> Result {
+    let config = context.config
+    let nowText = RFC3339.format(now)
+    let chargeId = Identifiers.chargeId(token: token.token)
+    let amountMinor = Int64(prepared.amountMinor)
+    if let failure = token.sandboxOutcome.failure {
+      try transaction.insert(
+        ChargeRow(
+          chargeId: chargeId, token: token.token, succeeded: false, failureCode: failure.failureCode,
+          declineCode: failure.declineCode, amountMinor: amountMinor, currencyCode: config.currency.code,
+          createdAt: nowText))
+      return .failed(
+        FailureCode(rawValue: failure.failureCode)!, failure.message, declineCode: failure.declineCode,
+        chargeId: chargeId)
+    }
+    try takeStock(prepared, transaction: transaction)
+    try transaction.insert(
+      ChargeRow(
+        chargeId: chargeId, token: token.token, succeeded: true, amountMinor: amountMinor,
+        currencyCode: config.currency.code, createdAt: nowText))
+    // Charged at once, an Apple Pay token's authorization hold is captured (the settlement phase);
+    // with manual capture the hold stays until captureOrder or cancelOrder.
+    let captureNow = config.gateway.capture == .automatic
+    var order = prepared.document
+    if let authorizationId = token.authorizationId {
+      guard let authorization = try transaction.authorization(authorizationId) else {
+        throw StoreError.unavailable(reason: "authorization \(authorizationId) of a charge token is missing")
+      }
+      if captureNow { try transaction.capture(authorizationId, chargeId: chargeId, at: nowText) }
+      order.payment = authorization.orderPayment
+    }
+    order.chargeId = chargeId
+    order.status = captureNow ? .paid : .authorized
+    var recorded = prepared
+    recorded.document = order
+    try transaction.insert(recorded.row(chargeId: chargeId, gatewayPaymentId: nil, captured: captureNow))
     return .succeeded(
       Succeeded(
-        orderId: orderId, chargeId: chargeId, amount: config.format(quote.totalMinor),
-        currencyCode: config.currency.code, order: order))
+        orderId: order.orderId, chargeId: chargeId, amount: order.amount, currencyCode: config.currency.code,
+        order: order))
+  }
+}
+
+extension ProcessOrder.FailureCode {
+  /// A remote gateway's card-error code in this vocabulary: its own when it has one here, else card_declined.
+  init(gatewayCode: String) {
+    switch gatewayCode {
+    case "expired_card": self = .expiredCard
+    case "processing_error": self = .processingError
+    default: self = .cardDeclined
+    }
   }
 }
 

@@ -23,6 +23,17 @@ public protocol RPCMethod: SendableMetatype {
   /// specialized for each method rather than generic code that looks its types up on every call.
   static func call(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
     -> ResultFailure?
+  /// Like `call`, for a server that overlaps requests waiting on a remote gateway: does everything
+  /// up to the gateway's call and returns the rest to finish later, or nil when the answer is
+  /// written already. The default runs `call`.
+  static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
+    -> Continuation?
+}
+
+/// The rest of a request whose method waits on a remote gateway: `finish` waits for the answer
+/// and writes the result (throwing a domain or wire error instead, with nothing written).
+public struct Continuation: Sendable {
+  let finish: @Sendable (inout JSONWriter) throws -> ResultFailure?
 }
 
 extension RPCMethod {
@@ -36,6 +47,13 @@ extension RPCMethod {
     let result = try run(params, context: context)
     result.write(to: &writer)
     return result.failure
+  }
+
+  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
+    -> Continuation?
+  {
+    _ = try call(params, context: context, into: &writer)
+    return nil
   }
 
   public static var runsAsNotification: Bool { true }
@@ -56,22 +74,26 @@ public final class ServiceContext: Sendable {
   public let validator: ContactValidator
   public let storeSource: StoreSource
   public let clock: ServiceClock
+  /// The remote gateway's calls (`gateway.kind: stripe`); nil for the sandbox, which charges inside
+  /// the store transaction.
+  public let gatewayCalls: GatewayCalls?
 
   /// The store; a deferred one is waited for on first use (see `StoreSource`).
   public var store: any Store {
     get throws(StoreError) { try storeSource.get() }
   }
 
-  public init(config: Config, storeSource: StoreSource, clock: ServiceClock) {
+  public init(config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil) {
     self.config = config
+    self.gatewayCalls = gateway
     self.pricer = Pricer(config: config)
     self.validator = ContactValidator(shipsTo: config.shipping.shipsTo)
     self.storeSource = storeSource
     self.clock = clock
   }
 
-  public convenience init(config: Config, store: any Store, clock: ServiceClock) {
-    self.init(config: config, storeSource: StoreSource(store), clock: clock)
+  public convenience init(config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil) {
+    self.init(config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway)
   }
 }
 
@@ -116,7 +138,8 @@ public enum MethodRegistry {
   static func entry(for method: any RPCMethod.Type) -> MethodTable.Entry {
     MethodTable.Entry(
       answerRequired: method.runsAsNotification ? nil : "a payment", usesStore: { [usesStore = method.usesStore] _ in usesStore },
-      commitsInGroups: method.commitsInGroups
+      commitsInGroups: method.commitsInGroups,
+      start: { params, context, writer in try method.start(params, context: context, into: &writer) }
     ) { params, context, _, writer in try method.call(params, context: context, into: &writer) }
   }
 }

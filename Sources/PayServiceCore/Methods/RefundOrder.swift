@@ -145,15 +145,18 @@ public enum RefundOrder: RPCMethod {
       kind: "refund", keyName: "refundId", key: params.refundId, orderId: params.orderId, fingerprint: fingerprint,
       context: context
     ) { order, transaction, now in
-      try refund(order, params: params, transaction: transaction, config: context.config, now: now)
+      try refund(order, params: params, transaction: transaction, context: context, now: now)
     }
   }
 
   /// Decides the refund on the locked order and, when it goes through, writes it.
   static func refund(
-    _ order: OrderState, params: Params, transaction: any StoreTransaction, config: Config, now: String
+    _ order: OrderState, params: Params, transaction: any StoreTransaction, context: ServiceContext, now: String
   ) throws -> Result {
+    let config = context.config
     switch order.status {
+    case .pending:
+      return .failed(.orderNotRefundable, BackOffice.notAuthorizedMessage(order.status, action: "refunded"))
     case .paid, .partiallyRefunded: break
     case .authorized:
       return .failed(
@@ -238,10 +241,23 @@ public enum RefundOrder: RPCMethod {
         "This refund is \(config.format(amount)) \(order.currencyCode), but only \(config.format(remaining)) of the "
           + "\(config.format(captured)) captured remains to refund.")
     }
-    if order.sandboxOutcome == .refundFails {
-      return .failed(
-        .refundDeclined,
-        "The gateway declined the refund; the order is unchanged. Refund the buyer another way, or try again with a new refundId.")
+    let declined =
+      "The gateway declined the refund; the order is unchanged. Refund the buyer another way, or try again with a new refundId."
+    let (orderId, refundId, refundMinor) = (order.orderId, params.refundId, amount)
+    switch try BackOffice.callGateway(order, kind: "refund", keyName: "refundId", key: refundId, context: context, {
+      gateway, paymentId, idempotencyKey in
+      await gateway.refund(
+        GatewayRefundRequest(
+          paymentId: paymentId, amountMinor: refundMinor, orderId: orderId, refundId: refundId,
+          idempotencyKey: idempotencyKey))
+    }) {
+    case .sandbox:
+      if order.sandboxOutcome == .refundFails { return .failed(.refundDeclined, declined) }
+    case .done(let gatewayRefund):
+      if gatewayRefund.status == .failed { return .failed(.refundDeclined, declined) }
+      refund.gatewayRefundId = gatewayRefund.id
+    case .declined: return .failed(.refundDeclined, declined)
+    case .failed(let failure): return .failed(failure)
     }
     // The withheld part (a fee kept) comes off the merchandise first: tax refunded is at most the
     // amount, and never more than the lines and shipping charged.

@@ -16,16 +16,21 @@ public struct MethodTable: Sendable {
     /// report (see `MethodResult.failure`); throws a domain or wire error before writing anything.
     /// The log is the answering thread's, for warnings.
     let call: @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
+    /// Like `call`, but may return the rest of the work to finish later (see `RPCMethod.start`);
+    /// nil for entries that always answer in `call`.
+    let start: (@Sendable (JSONValue?, ServiceContext, inout JSONWriter) throws -> Continuation?)?
 
     /// - Parameter call: reads the params and runs the method, writing its result.
     public init(
       answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in false },
       commitsInGroups: Bool = false,
+      start: (@Sendable (JSONValue?, ServiceContext, inout JSONWriter) throws -> Continuation?)? = nil,
       call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
     ) {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
+      self.start = start
       self.call = call
     }
 
@@ -38,6 +43,7 @@ public struct MethodTable: Sendable {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
+      self.start = nil
       self.call = { params, context, log, writer in
         let result = try call(params, context, log)
         result.write(to: &writer)

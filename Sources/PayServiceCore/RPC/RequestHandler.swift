@@ -237,6 +237,73 @@ public final class RequestHandler {
     return error
   }
 
+  /// A request whose answer waits on a remote gateway's call (started, not yet waited for).
+  struct Waiting {
+    fileprivate let request: Request
+    fileprivate let started: UInt64
+    fileprivate let continuation: Continuation
+  }
+
+  /// Starts answering a line: for a request (with an id) of a method that waits on a remote
+  /// gateway, everything up to the gateway's call, returning the rest for `finish`; for any other
+  /// line (or when the answer is known at once) the whole answer, appended to `writer`, and nil.
+  func start(_ line: ParsedLine, into writer: inout JSONWriter) -> Waiting? {
+    guard case .single(.valid(let request)) = line, !request.isNotification,
+      let entry = request.unretainedEntry, let start = entry._withUnsafeGuaranteedRef({ $0.start })
+    else {
+      _ = answer(line, into: &writer)
+      return nil
+    }
+    let started = DispatchTime.now().uptimeNanoseconds
+    let mark = writer.mark
+    writer.beginObject()
+    writer.member("jsonrpc", "2.0")
+    writer.member("id", request.id)
+    writer.key("result")
+    do {
+      if let continuation = try start(request.params, context, &writer) {
+        writer.rewind(to: mark)
+        return Waiting(request: request, started: started, continuation: continuation)
+      }
+      writer.endObject()
+      logAnswered(request, started: started, error: nil)
+    } catch {
+      let wireError = log.wireError(for: error, method: request.method)
+      writer.rewind(to: mark)
+      Self.writeError(id: request.id, wireError, into: &writer)
+      logAnswered(request, started: started, error: wireError)
+    }
+    writer.newline()
+    return nil
+  }
+
+  /// Waits for a started request's gateway call, records its answer and appends the response.
+  func finish(_ waiting: Waiting, into writer: inout JSONWriter) {
+    let request = waiting.request
+    let mark = writer.mark
+    writer.beginObject()
+    writer.member("jsonrpc", "2.0")
+    writer.member("id", request.id)
+    writer.key("result")
+    var failure: RPCError?
+    do {
+      _ = try waiting.continuation.finish(&writer)
+      writer.endObject()
+    } catch {
+      failure = log.wireError(for: error, method: request.method)
+      writer.rewind(to: mark)
+      Self.writeError(id: request.id, failure!, into: &writer)
+    }
+    writer.newline()
+    logAnswered(request, started: waiting.started, error: failure)
+  }
+
+  private func logAnswered(_ request: Request, started: UInt64, error: RPCError?) {
+    guard log.recordsRequests else { return }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    log.request(id: request.id, method: request.method, seconds: seconds, outcome: error.map { "error(\($0.code.rawValue))" } ?? "ok")
+  }
+
   /// Runs one request object the way a served line would, for `payservice call`: its result or
   /// its wire error.
   func call(_ request: JSONValue) -> Result<SerializedJSON, RPCError> {

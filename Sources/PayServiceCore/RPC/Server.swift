@@ -307,6 +307,10 @@ public final class Server {
   /// Answers grouped requests in one store transaction (one alone in its own); when the group
   /// cannot commit, nothing of it was kept and each is answered again in its own transaction.
   private func answerGroup(_ group: [RequestHandler.ParsedLine]) {
+    if let gateway = handler.context.gatewayCalls {
+      answerOverlapping(group, maxInFlight: gateway.maxConcurrent)
+      return
+    }
     guard group.count > 1 else {
       _ = handler.answer(group[0], into: &pendingOutput)
       return
@@ -322,6 +326,44 @@ public final class Server {
       pendingOutput.rewind(to: mark)
       for request in group { _ = handler.answer(request, into: &pendingOutput) }
     }
+  }
+
+  /// Answers grouped requests whose payments go to a remote gateway: each one's first transaction
+  /// (the attempt recorded as pending) commits and its gateway call starts before the next request
+  /// begins, so up to `maxInFlight` calls' round trips overlap; each answer is recorded (the second
+  /// transaction) and written in request order. A group commit would hold the attempts back from
+  /// the gateway until the whole group committed, so these commit one by one.
+  private func answerOverlapping(_ group: [RequestHandler.ParsedLine], maxInFlight: Int) {
+    enum Slot {
+      case answered([UInt8])
+      case waiting(RequestHandler.Waiting)
+    }
+    var slots: [Slot] = []
+    slots.reserveCapacity(group.count)
+    var head = 0
+    var inFlight = 0
+    /// Writes the oldest unwritten answer, waiting for its gateway call if need be.
+    func writeHead() {
+      switch slots[head] {
+      case .answered(let bytes): bytes.withUnsafeBytes { pendingOutput.appendLines($0) }
+      case .waiting(let waiting):
+        handler.finish(waiting, into: &pendingOutput)
+        inFlight -= 1
+      }
+      slots[head] = .answered([])
+      head += 1
+    }
+    for line in group {
+      while inFlight >= maxInFlight { writeHead() }
+      var writer = JSONWriter(capacity: 256)
+      if let waiting = handler.start(line, into: &writer) {
+        slots.append(.waiting(waiting))
+        inFlight += 1
+      } else {
+        slots.append(.answered(writer.bytes))
+      }
+    }
+    while head < slots.count { writeHead() }
   }
 
   private func tooLong() {

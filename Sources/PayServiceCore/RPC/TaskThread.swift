@@ -53,9 +53,9 @@ final class Awaited<Value: Sendable>: Sendable {
   private let done = DispatchSemaphore(value: 0)
   private let value = Mutex<Value?>(nil)
 
-  init(on executor: TaskThread, _ work: @escaping @Sendable () -> Value) {
+  init(on executor: TaskThread, _ work: @escaping @Sendable () async -> Value) {
     Task.detached(executorPreference: executor) { [self] in
-      let result = work()
+      let result = await work()
       value.withLock { $0 = result }
       done.signal()
     }

@@ -17,13 +17,15 @@ public struct ChargeTokenRecord: Sendable {
   public var result: String?
   /// The Apple Pay authorization hold the token charges; nil for sandbox test tokens.
   public var authorizationId: String?
+  /// What a remote gateway charges (a Stripe `tok_…` or `pm_…`); nil for the sandbox.
+  public var gatewayPaymentData: String?
 
   /// A token from its columns as the store holds them; a column payservice cannot read is a store
   /// failure, never a default.
   public init(
     token: String, binding: String, billingContact: String?, paymentMethod: String?, issuedAt: String,
     amountMinor: Int64, currencyCode: String, sandboxOutcome: String, expiresAt: Int64, usedAt: String?,
-    requestFingerprint: String?, result: String?, authorizationId: String?
+    requestFingerprint: String?, result: String?, authorizationId: String?, gatewayPaymentData: String?
   ) throws(StoreError) {
     guard let issued = RFC3339.parse(issuedAt) else {
       throw StoreError.unavailable(reason: "charge token \(token) has an unreadable issuedAt")
@@ -48,6 +50,7 @@ public struct ChargeTokenRecord: Sendable {
     self.requestFingerprint = requestFingerprint
     self.result = result
     self.authorizationId = authorizationId
+    self.gatewayPaymentData = gatewayPaymentData
   }
 }
 
@@ -58,7 +61,7 @@ extension StoreTransaction {
   func issueChargeToken(
     merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
     amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
-    authorizationId: String?
+    authorizationId: String?, gatewayPaymentData: String? = nil
   ) throws -> String {
     let sequence = try nextChargeTokenSequence()
     let bindingText = binding.canonical
@@ -68,13 +71,14 @@ extension StoreTransaction {
       NewChargeToken(
         token: token, sequence: sequence, binding: bindingText, billingContact: billingContact.map(JSONWriter.string),
         paymentMethod: JSONWriter.string(paymentMethod), amountMinor: amountMinor, currencyCode: currencyCode, sandboxOutcome: outcome,
-        issuedAt: RFC3339.format(issuedAt), expiresAt: issuedAt + Int64(ttlSeconds), authorizationId: authorizationId))
+        issuedAt: RFC3339.format(issuedAt), expiresAt: issuedAt + Int64(ttlSeconds), authorizationId: authorizationId,
+        gatewayPaymentData: gatewayPaymentData))
     return token
   }
 
   /// Records a token's use and its answer; a token used meanwhile is a store failure (the caller's
   /// transaction read it unused and holds it locked, so this does not happen).
-  func consume(_ token: String, at now: String, fingerprint: String, result: String) throws {
+  func consume(_ token: String, at now: String, fingerprint: String, result: String?) throws {
     guard try markUsed(token: token, at: now, fingerprint: fingerprint, result: result) else {
       throw StoreError.unavailable(reason: "charge token changed concurrently")
     }

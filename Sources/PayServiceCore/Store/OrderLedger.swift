@@ -1,5 +1,8 @@
 /// Where an order stands after the sale.
 public enum OrderStatus: String, Sendable, WireEnum {
+  /// Sent to a remote gateway whose answer is not recorded yet: its stock is taken and its token
+  /// used. Sending the same processOrder again (or the sweep at start-up) resolves it.
+  case pending
   /// Placed with `gateway.capture: manual`: the money is held, not taken.
   case authorized
   /// Charged (or captured) and not refunded.
@@ -66,12 +69,14 @@ public struct OrderState: Sendable {
   public var authorizationId: String?
   /// The position the order's next event takes.
   public var nextEventPosition: Int
+  /// The remote gateway's payment (Stripe's PaymentIntent); nil for orders the sandbox charged.
+  public var gatewayPaymentId: String?
 
   public init(
     orderId: String, chargeId: String, currencyCode: String, status: OrderStatus,
     amountMinor: Int64, capturedMinor: Int64?, refundedMinor: Int64, shippingMinor: Int64?, shippingTaxMinor: Int64?,
     shippingRefunded: Bool, lines: [Line], sandboxOutcome: SandboxOutcome, authorizationId: String?,
-    nextEventPosition: Int
+    nextEventPosition: Int, gatewayPaymentId: String? = nil
   ) {
     self.orderId = orderId
     self.chargeId = chargeId
@@ -87,6 +92,7 @@ public struct OrderState: Sendable {
     self.sandboxOutcome = sandboxOutcome
     self.authorizationId = authorizationId
     self.nextEventPosition = nextEventPosition
+    self.gatewayPaymentId = gatewayPaymentId
   }
 }
 
@@ -239,5 +245,46 @@ public struct OrderSummaryRow: Sendable, Equatable {
     self.refundedMinor = refundedMinor
     self.currencyCode = currencyCode
     self.itemCount = itemCount
+  }
+}
+
+/// A charge recorded before it is sent to a remote gateway, kept until the gateway's answer is:
+/// exactly what to send again (the same request under the same idempotency key) and the order to
+/// record when it succeeds.
+public struct PaymentAttemptRow: Sendable, Equatable {
+  public var orderId: String
+  public var token: String
+  public var idempotencyKey: String
+  public var paymentData: String
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var captureManually: Bool
+  public var createdAt: String
+  /// Units across the order's lines (for listOrders).
+  public var itemCount: Int
+  /// The order as it will be recorded (JSON text, see `ProcessOrder.PreparedOrder`).
+  public var prepared: String
+
+  public init(
+    orderId: String, token: String, idempotencyKey: String, paymentData: String, amountMinor: Int64,
+    currencyCode: String, captureManually: Bool, createdAt: String, itemCount: Int, prepared: String
+  ) {
+    self.orderId = orderId
+    self.token = token
+    self.idempotencyKey = idempotencyKey
+    self.paymentData = paymentData
+    self.amountMinor = amountMinor
+    self.currencyCode = currencyCode
+    self.captureManually = captureManually
+    self.createdAt = createdAt
+    self.itemCount = itemCount
+    self.prepared = prepared
+  }
+
+  /// The charge as sent to the gateway.
+  public var charge: GatewayCharge {
+    GatewayCharge(
+      paymentData: paymentData, amountMinor: amountMinor, currencyCode: currencyCode, orderId: orderId,
+      captureManually: captureManually, idempotencyKey: idempotencyKey)
   }
 }

@@ -162,6 +162,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[3], foreignKeyChecks: .immediate) { db in
       try db.execute(sql: SQLiteStore.backOfficeMigration)
     }
+    migrator.registerMigration(StoreSchema.migrations[4], foreignKeyChecks: .immediate) { db in
+      try db.execute(sql: SQLiteStore.remoteGatewayMigration)
+    }
     return migrator
   }
 
@@ -211,6 +214,26 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       PRIMARY KEY (kind, key)
     );
     ALTER TABLE paymentAuthorization ADD COLUMN releasedAt TEXT;
+    """
+
+  /// Migration v5. A charge through a remote gateway is first a `paymentAttempt` (its stock taken,
+  /// its token used without an answer), committed before the gateway is called; the row goes when
+  /// the answer is recorded. The token keeps what the gateway charges, the order the gateway's payment.
+  static let remoteGatewayMigration = """
+    ALTER TABLE chargeToken ADD COLUMN gatewayPaymentData TEXT;
+    ALTER TABLE "order" ADD COLUMN gatewayPaymentId TEXT;
+    CREATE TABLE paymentAttempt (
+      orderId TEXT PRIMARY KEY NOT NULL,
+      token TEXT NOT NULL UNIQUE REFERENCES chargeToken(token),
+      idempotencyKey TEXT NOT NULL UNIQUE,
+      paymentData TEXT NOT NULL,
+      amountMinor INTEGER NOT NULL CHECK (amountMinor > 0),
+      currencyCode TEXT NOT NULL,
+      captureManually INTEGER NOT NULL,
+      createdAt TEXT NOT NULL,
+      itemCount INTEGER NOT NULL,
+      prepared TEXT NOT NULL
+    );
     """
 
   public func seedStock(_ catalog: [Product]) throws(StoreError) {
@@ -368,6 +391,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
           orderId: row[0], createdAt: row[1], status: try OrderStatus(stored: row[2]), amountMinor: row[3],
           refundedMinor: row[4], currencyCode: row[5], itemCount: row[6])
       }
+    }
+  }
+
+  public func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow] {
+    try read { db in
+      try Row.fetchAll(
+        db, sql: "SELECT \(SQLiteTransaction.attemptColumns) FROM paymentAttempt ORDER BY createdAt, orderId"
+      ).map(SQLiteTransaction.attempt)
     }
   }
 }

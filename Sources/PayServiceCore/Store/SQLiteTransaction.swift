@@ -10,7 +10,7 @@ struct SQLiteTransaction: StoreTransaction {
     let statement = try db.cachedStatement(
       sql: """
         SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
-          expiresAt, usedAt, requestFingerprint, result, authorizationId
+          expiresAt, usedAt, requestFingerprint, result, authorizationId, gatewayPaymentData
         FROM chargeToken WHERE token = ?
         """)
     // A cursor's row reads the statement in place (fetchOne copies every column first); the row is
@@ -22,7 +22,7 @@ struct SQLiteTransaction: StoreTransaction {
         token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
         issuedAt: row[4], amountMinor: row[5], currencyCode: row[6], sandboxOutcome: row[7], expiresAt: row[8],
         usedAt: row[9],
-        requestFingerprint: row[10], result: row[11], authorizationId: row[12])
+        requestFingerprint: row[10], result: row[11], authorizationId: row[12], gatewayPaymentData: row[13])
     }
   }
 
@@ -35,20 +35,28 @@ struct SQLiteTransaction: StoreTransaction {
       sql: """
         INSERT INTO chargeToken
           (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
-           issuedAt, expiresAt, authorizationId)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           issuedAt, expiresAt, authorizationId, gatewayPaymentData)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       token.token, token.sequence, token.binding, token.billingContact, token.paymentMethod, token.amountMinor,
       token.currencyCode, token.sandboxOutcome.rawValue, token.issuedAt, token.expiresAt, token.authorizationId,
+      token.gatewayPaymentData,
     ])
   }
 
-  func markUsed(token: String, at now: String, fingerprint: String, result: String) throws -> Bool {
+  func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool {
     try db.cachedStatement(
       sql: "UPDATE chargeToken SET usedAt = ?, requestFingerprint = ?, result = ? WHERE token = ? AND usedAt IS NULL"
     ).execute(arguments: [now, fingerprint, result, token])
     return db.changesCount == 1
+  }
+
+  func setResult(token: String, result: String) throws {
+    try db.cachedStatement(
+      sql: "UPDATE chargeToken SET result = ? WHERE token = ? AND usedAt IS NOT NULL AND result IS NULL"
+    ).execute(arguments: [result, token])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "charge token changed concurrently") }
   }
 
   func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
@@ -83,12 +91,12 @@ struct SQLiteTransaction: StoreTransaction {
       sql: """
         INSERT INTO "order"
           (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
-           shippingTaxMinor)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           shippingTaxMinor, gatewayPaymentId)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       order.orderId, order.chargeId, order.createdAt, order.amountMinor, order.currencyCode, order.document,
-      order.status.rawValue, order.capturedMinor, order.shippingMinor, order.shippingTaxMinor,
+      order.status.rawValue, order.capturedMinor, order.shippingMinor, order.shippingTaxMinor, order.gatewayPaymentId,
     ])
     let item = try db.cachedStatement(
       sql: """
@@ -162,7 +170,7 @@ struct SQLiteTransaction: StoreTransaction {
           sql: """
             SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
               o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
-              (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId)
+              (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId), o.gatewayPaymentId
             FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
             WHERE o.orderId = ?
             """), arguments: [orderId])
@@ -185,7 +193,7 @@ struct SQLiteTransaction: StoreTransaction {
       orderId: orderId, chargeId: row[0], currencyCode: row[1], status: try OrderStatus(stored: row[2]),
       amountMinor: row[3], capturedMinor: row[4], refundedMinor: row[5], shippingMinor: row[6],
       shippingTaxMinor: row[7], shippingRefunded: row[8], lines: lines, sandboxOutcome: outcome,
-      authorizationId: row[10], nextEventPosition: row[11])
+      authorizationId: row[10], nextEventPosition: row[11], gatewayPaymentId: row[12])
   }
 
   func updateOrder(
@@ -257,5 +265,43 @@ struct SQLiteTransaction: StoreTransaction {
       request.kind, request.key, request.orderId, request.fingerprint, request.result, request.createdAt,
     ])
     return db.changesCount == 1
+  }
+
+  func insert(_ attempt: PaymentAttemptRow) throws {
+    try db.cachedStatement(
+      sql: """
+        INSERT INTO paymentAttempt
+          (orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt,
+           itemCount, prepared)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    ).execute(arguments: [
+      attempt.orderId, attempt.token, attempt.idempotencyKey, attempt.paymentData, attempt.amountMinor,
+      attempt.currencyCode, attempt.captureManually, attempt.createdAt, attempt.itemCount, attempt.prepared,
+    ])
+  }
+
+  static let attemptColumns = """
+    orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt, itemCount,
+    prepared
+    """
+
+  /// A row selected with `attemptColumns`.
+  static func attempt(_ row: Row) -> PaymentAttemptRow {
+    PaymentAttemptRow(
+      orderId: row[0], token: row[1], idempotencyKey: row[2], paymentData: row[3], amountMinor: row[4],
+      currencyCode: row[5], captureManually: row[6], createdAt: row[7], itemCount: row[8], prepared: row[9])
+  }
+
+  func lockPaymentAttempt(orderId: String) throws -> PaymentAttemptRow? {
+    try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT \(Self.attemptColumns) FROM paymentAttempt WHERE orderId = ?"),
+      arguments: [orderId]
+    ).map(Self.attempt)
+  }
+
+  func deletePaymentAttempt(orderId: String) throws {
+    try db.cachedStatement(sql: "DELETE FROM paymentAttempt WHERE orderId = ?").execute(arguments: [orderId])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished") }
   }
 }

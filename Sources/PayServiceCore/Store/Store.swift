@@ -50,8 +50,12 @@ public protocol Store: AnyObject, Sendable {
   /// A recorded order with its status, money, events and refunds, read in one snapshot; nil when unknown.
   func order(id: String) throws(StoreError) -> StoredOrder?
 
-  /// Orders newest first (`createdAt` then `orderId`, descending), filtered and paged by `query`.
+  /// Recorded orders newest first (`createdAt` then `orderId`, descending), filtered and paged by
+  /// `query` (pending payment attempts are not orders yet: see `paymentAttempts()`).
   func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow]
+
+  /// Every payment attempt still waiting for its gateway's answer, oldest first.
+  func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow]
 }
 
 /// The statements of one write transaction, the same on every backend. The methods' logic (what to
@@ -67,8 +71,11 @@ public protocol StoreTransaction {
   /// end of the transaction, so the same store state always issues the same token.
   func nextChargeTokenSequence() throws -> Int64
   func insert(_ token: NewChargeToken) throws
-  /// Records a token's use and its answer; false when it was used meanwhile (nothing written).
-  func markUsed(token: String, at now: String, fingerprint: String, result: String) throws -> Bool
+  /// Records a token's use and its answer (nil while its payment attempt is pending); false when it
+  /// was used meanwhile (nothing written).
+  func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool
+  /// Records the answer of a used token whose payment attempt was pending.
+  func setResult(token: String, result: String) throws
   /// Stock on hand of each sku (0 for unknown ones), locked for this transaction, in the order given.
   func quantitiesOnHand(_ skus: [String]) throws -> [Int]
   /// Takes `quantity` off the stock of `sku`; false (and nothing changed) when there is not enough.
@@ -103,6 +110,15 @@ public protocol StoreTransaction {
   func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow?
   /// Stores a back-office request; false when its key was stored meanwhile (nothing written).
   func insert(_ request: BackOfficeRequestRow) throws -> Bool
+
+  // Remote gateways: a charge is recorded as a pending attempt before it is sent.
+
+  func insert(_ attempt: PaymentAttemptRow) throws
+  /// The pending attempt for an order, locked for this transaction; nil when there is none (never
+  /// made, or resolved).
+  func lockPaymentAttempt(orderId: String) throws -> PaymentAttemptRow?
+  /// Removes a resolved attempt (its order, or its failure, is recorded in the same transaction).
+  func deletePaymentAttempt(orderId: String) throws
 }
 
 /// A charge token to insert.
@@ -118,6 +134,8 @@ public struct NewChargeToken: Sendable {
   public var issuedAt: String
   public var expiresAt: Int64
   public var authorizationId: String?
+  /// What a remote gateway charges (a Stripe `tok_…` or `pm_…`); nil for the sandbox.
+  public var gatewayPaymentData: String?
 }
 
 /// A charge to insert: succeeded, or failed with its codes.
@@ -156,6 +174,8 @@ public struct OrderRow: Sendable {
   public var capturedMinor: Int64?
   public var shippingMinor: Int64
   public var shippingTaxMinor: Int64
+  /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
+  public var gatewayPaymentId: String? = nil
 }
 
 /// Where `--database` points: a SQLite file (or `:memory:`), or a PostgreSQL server.
@@ -182,5 +202,6 @@ public enum StoreSchema {
     "v2: the authorized card on charge tokens",
     "v3: Apple Pay authorization holds",
     "v4: order status, per-line amounts, events, refunds and back-office requests",
+    "v5: remote gateway payments and pending payment attempts",
   ]
 }

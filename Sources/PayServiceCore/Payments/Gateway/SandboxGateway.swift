@@ -66,6 +66,18 @@ public enum Identifiers {
     "ord_" + digest(["order", token]).prefix(20)
   }
 
+  /// The idempotency key of an order's charge at a remote gateway: one per order, so the same
+  /// charge sent again (a replay, the sweep at start-up) is the same call to the gateway.
+  public static func chargeIdempotencyKey(orderId: String) -> String {
+    "payservice-charge-" + orderId
+  }
+
+  /// The idempotency key of a back-office call at a remote gateway: one per kind (capture, cancel,
+  /// refund), order and the client's key for it.
+  public static func backOfficeIdempotencyKey(kind: String, orderId: String, key: String) -> String {
+    "payservice-\(kind)-" + digest([kind, orderId, key]).prefix(32)
+  }
+
   /// The gateway's id of a refund: one per order and refundId.
   public static func gatewayRefundId(orderId: String, refundId: String) -> String {
     "re_" + digest(["refund", orderId, refundId]).prefix(24)

@@ -1,0 +1,242 @@
+import Foundation
+import Synchronization
+
+/// A payment gateway across a network (Stripe): every call may be answered, refused, or never
+/// answered at all. Each call carries an idempotency key; sending the same call with the same key
+/// again gets the gateway's first answer, never a second charge or refund. Implementations retry
+/// what the gateway says may be retried (429, 5xx, connection failures) with the same key, bounded,
+/// and give `.unanswered` when no answer came.
+public protocol RemoteGateway: Sendable {
+  /// The gateway's name for messages ("Stripe").
+  var name: String { get }
+  /// Why `paymentData` is not something this gateway charges (nil when it is): the forms it accepts.
+  func paymentDataProblem(_ paymentData: String) -> String?
+  func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment>
+  func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment>
+  func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment>
+  func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund>
+  /// Closes connections; called once when the process is done with the gateway.
+  func shutdown() async
+}
+
+/// A charge for an order: exactly what is sent, and re-sent under the same key after a crash.
+public struct GatewayCharge: Sendable, Equatable {
+  /// The gateway's payment data (`tok_…` or `pm_…` for Stripe).
+  public var paymentData: String
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var orderId: String
+  /// Authorize only (`gateway.capture: manual`); capture comes with captureOrder.
+  public var captureManually: Bool
+  public var idempotencyKey: String
+
+  public init(
+    paymentData: String, amountMinor: Int64, currencyCode: String, orderId: String, captureManually: Bool,
+    idempotencyKey: String
+  ) {
+    self.paymentData = paymentData
+    self.amountMinor = amountMinor
+    self.currencyCode = currencyCode
+    self.orderId = orderId
+    self.captureManually = captureManually
+    self.idempotencyKey = idempotencyKey
+  }
+}
+
+public struct GatewayRefundRequest: Sendable, Equatable {
+  public var paymentId: String
+  public var amountMinor: Int64
+  public var orderId: String
+  public var refundId: String
+  public var idempotencyKey: String
+
+  public init(paymentId: String, amountMinor: Int64, orderId: String, refundId: String, idempotencyKey: String) {
+    self.paymentId = paymentId
+    self.amountMinor = amountMinor
+    self.orderId = orderId
+    self.refundId = refundId
+    self.idempotencyKey = idempotencyKey
+  }
+}
+
+/// A payment at the gateway (a Stripe PaymentIntent) after a call.
+public struct GatewayPayment: Sendable, Equatable {
+  public enum Status: String, Sendable {
+    /// The money was taken.
+    case captured
+    /// The money is held, waiting for a capture.
+    case authorized
+    case canceled
+    /// Anything else the gateway reports (it needs an action payservice cannot take, e.g. 3-D Secure).
+    case incomplete
+  }
+
+  /// The gateway's id of the payment (`pi_…`): what capture, cancel and refund name.
+  public var id: String
+  /// The gateway's id of the charge (`ch_…`) when it has one: the order's chargeId.
+  public var chargeId: String?
+  public var status: Status
+  public var amountCapturedMinor: Int64
+
+  public init(id: String, chargeId: String?, status: Status, amountCapturedMinor: Int64) {
+    self.id = id
+    self.chargeId = chargeId
+    self.status = status
+    self.amountCapturedMinor = amountCapturedMinor
+  }
+}
+
+public struct GatewayRefund: Sendable, Equatable {
+  public enum Status: String, Sendable {
+    case succeeded
+    /// Accepted, settling later (it may still fail; the gateway reports that later).
+    case pending
+    case failed
+  }
+
+  public var id: String
+  public var status: Status
+
+  public init(id: String, status: Status) {
+    self.id = id
+    self.status = status
+  }
+}
+
+/// What a gateway call came to.
+public enum GatewayReply<Value: Sendable>: Sendable {
+  case succeeded(Value)
+  /// The card was declined (Stripe's `card_error`): a final answer.
+  case declined(GatewayDecline)
+  /// The gateway refused the request itself: a final answer when `final` (an invalid request,
+  /// which the gateway keeps under the key), else nothing happened and the same request may succeed
+  /// once the cause is fixed (authentication or permission errors, a key conflict).
+  case refused(GatewayRefusal)
+  /// No answer: a timeout, a reset connection, or 429/5xx after the retries. The call may or may not
+  /// have taken effect; the same call with the same key finds out.
+  case unanswered(reason: String)
+}
+
+extension GatewayReply {
+  /// Whether the reply says nothing final about the call (no answer, or a refusal that changed
+  /// nothing): a charge stays pending.
+  public var leavesPending: Bool {
+    switch self {
+    case .unanswered: return true
+    case .refused(let refusal): return !refusal.final
+    case .succeeded, .declined: return false
+    }
+  }
+}
+
+public struct GatewayDecline: Sendable, Equatable {
+  /// The failure code, in the sandbox's vocabulary: card_declined, expired_card, processing_error, …
+  public var code: String
+  public var declineCode: String?
+  /// The failed charge's id, when the gateway made one.
+  public var chargeId: String?
+  /// For the buyer (the gateway's card-error messages are written for them).
+  public var message: String
+
+  public init(code: String, declineCode: String?, chargeId: String?, message: String) {
+    self.code = code
+    self.declineCode = declineCode
+    self.chargeId = chargeId
+    self.message = message
+  }
+}
+
+public struct GatewayRefusal: Sendable, Equatable {
+  /// The gateway's error type (Stripe: invalid_request_error, authentication_error, permission_error,
+  /// idempotency_error).
+  public var type: String
+  public var code: String?
+  /// The gateway's message, with anything that looks like a key removed.
+  public var message: String
+  public var final: Bool
+
+  public init(type: String, code: String?, message: String, final: Bool) {
+    self.type = type
+    self.code = code
+    self.message = message
+    self.final = final
+  }
+}
+
+/// The remote gateway and the thread its calls' tasks run on, shared by every request of a
+/// process. A synchronous caller starts a call and waits for it later (the server overlaps
+/// pipelined orders this way); one key is never in flight twice: a second call with a key in
+/// flight waits for the first one's answer.
+public final class GatewayCalls: Sendable {
+  public let gateway: any RemoteGateway
+  /// Calls the server lets overlap.
+  public let maxConcurrent: Int
+  private let executor: TaskThread
+  private let inFlight = Mutex<[String: Awaited<GatewayReplyBox>]>([:])
+
+  public init(gateway: any RemoteGateway, maxConcurrent: Int) {
+    self.gateway = gateway
+    self.maxConcurrent = maxConcurrent
+    self.executor = TaskThread(name: "payservice-gateway")
+  }
+
+  deinit {
+    executor.stop()
+  }
+
+  /// Starts the call under `key` unless one with that key is in flight (then that one's answer).
+  func start(key: String, _ call: @escaping @Sendable (any RemoteGateway) async -> GatewayReplyBox) -> PendingCall {
+    let gateway = self.gateway
+    let awaited = inFlight.withLock { calls in
+      if let running = calls[key] { return running }
+      let started = Awaited<GatewayReplyBox>(on: executor) { await call(gateway) }
+      calls[key] = started
+      return started
+    }
+    return PendingCall(key: key, awaited: awaited, calls: self)
+  }
+
+  fileprivate func finished(_ key: String, _ awaited: Awaited<GatewayReplyBox>) {
+    inFlight.withLock { calls in
+      if calls[key] === awaited { calls[key] = nil }
+    }
+  }
+
+  /// Starts an order's charge (or joins the one in flight under its key).
+  func charge(_ charge: GatewayCharge) -> PendingCall {
+    start(key: charge.idempotencyKey) { gateway in GatewayReplyBox(reply: await gateway.charge(charge)) }
+  }
+
+  /// Runs `call` to its end on the gateway's thread, blocking this one (a back-office call).
+  func run<Value: Sendable>(_ call: @escaping @Sendable (any RemoteGateway) async -> GatewayReply<Value>)
+    -> GatewayReply<Value>
+  {
+    let gateway = self.gateway
+    return Awaited(on: executor) { await call(gateway) }.wait()
+  }
+
+  /// Closes the gateway's connections (waiting for that).
+  public func shutdown() {
+    let gateway = self.gateway
+    Awaited(on: executor) { await gateway.shutdown() }.wait()
+  }
+}
+
+/// The answer of a charge, capture or cancel (the replies a payment call can give).
+struct GatewayReplyBox: Sendable {
+  var reply: GatewayReply<GatewayPayment>
+}
+
+/// A call started and not yet waited for.
+struct PendingCall: Sendable {
+  let key: String
+  let awaited: Awaited<GatewayReplyBox>
+  let calls: GatewayCalls
+
+  /// Blocks until the answer is in.
+  func wait() -> GatewayReply<GatewayPayment> {
+    let box = awaited.wait()
+    calls.finished(key, awaited)
+    return box.reply
+  }
+}

@@ -1,0 +1,313 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import PayServiceCore
+
+/// Stripe's API as payservice's remote gateway: PaymentIntents created and confirmed for orders,
+/// captured, canceled and refunded, over HTTPS (AsyncHTTPClient, connections kept and reused, the
+/// system's trust roots unless `gateway.trustRoots` names others).
+///
+/// Every call is a form-encoded POST with the secret key as a bearer token, `Stripe-Version`
+/// pinned to `apiVersion`, and an `Idempotency-Key`: Stripe keeps the first answer under a key for
+/// at least 24 hours and answers the same request with it again (`Idempotent-Replayed: true`), so
+/// a call retried after a lost answer never charges or refunds twice. 429, 409 (the same key still
+/// in flight), 5xx answers Stripe does not mark `Stripe-Should-Retry: false`, and connection
+/// failures are retried with the same key, at most `maxRetries` times, after `Retry-After` or a
+/// short backoff.
+///
+/// The key never leaves this type: not in an error, a message or a log line (Stripe's own error
+/// messages are scrubbed of anything shaped like a key).
+public final class StripeGateway: RemoteGateway {
+  /// The API version every request pins: its objects and errors are what this type reads.
+  public static let apiVersion = "2024-06-20"
+
+  public let name = "Stripe"
+  private let client: HTTPClient
+  private let settings: Gateway.Stripe
+  private let authorization: String
+
+  /// - Parameter secretKey: from the environment (`Gateway.Stripe.secretKey(environment:)`).
+  public init(settings: Gateway.Stripe, secretKey: String) {
+    self.settings = settings
+    self.authorization = "Bearer " + secretKey
+    var tls = TLSConfiguration.makeClientConfiguration()
+    if let roots = settings.trustRoots { tls.trustRoots = .file(roots) }
+    var configuration = HTTPClient.Configuration(
+      tlsConfiguration: tls,
+      timeout: .init(connect: Self.amount(settings.connectTimeoutSeconds), read: Self.amount(settings.requestTimeoutSeconds)))
+    configuration.connectionPool = .init(
+      idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.maxConcurrentCalls)
+    client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+  }
+
+  deinit {
+    // A client must be shut down before it goes; one shut down already just says so.
+    try? client.syncShutdown()
+  }
+
+  static func amount(_ seconds: Double) -> TimeAmount { .milliseconds(Int64(seconds * 1000)) }
+
+  public func shutdown() async {
+    try? await client.shutdown()
+  }
+
+  public func paymentDataProblem(_ paymentData: String) -> String? {
+    let isID: (String) -> Bool = { text in
+      (text.hasPrefix("tok_") || text.hasPrefix("pm_")) && text.utf8.count <= 255
+        && text.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+    }
+    if isID(paymentData) { return nil }
+    return """
+      must be a Stripe token (tok_…) or PaymentMethod (pm_…) that Stripe's iOS or JS SDK created from the \
+      Apple Pay payment (gateway.kind is stripe)
+      """
+  }
+
+  // MARK: Calls
+
+  public func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment> {
+    var form: [(String, String)] = [
+      ("amount", String(request.amountMinor)),
+      ("currency", request.currencyCode.lowercased()),
+      ("confirm", "true"),
+      ("capture_method", request.captureManually ? "manual" : "automatic"),
+      ("payment_method_types[]", "card"),
+      ("metadata[order_id]", request.orderId),
+    ]
+    if request.paymentData.hasPrefix("pm_") {
+      form.append(("payment_method", request.paymentData))
+    } else {
+      form.append(("payment_method_data[type]", "card"))
+      form.append(("payment_method_data[card][token]", request.paymentData))
+    }
+    return await post("/v1/payment_intents", form, key: request.idempotencyKey).map(Self.payment)
+  }
+
+  public func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
+    await post(
+      "/v1/payment_intents/\(Self.pathSegment(paymentId))/capture", [("amount_to_capture", String(amountMinor))],
+      key: idempotencyKey
+    ).map(Self.payment)
+  }
+
+  public func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
+    await post("/v1/payment_intents/\(Self.pathSegment(paymentId))/cancel", [], key: idempotencyKey).map(Self.payment)
+  }
+
+  public func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund> {
+    await post(
+      "/v1/refunds",
+      [
+        ("payment_intent", request.paymentId), ("amount", String(request.amountMinor)),
+        ("metadata[order_id]", request.orderId), ("metadata[refund_id]", request.refundId),
+      ], key: request.idempotencyKey
+    ).map { object in
+      guard case .string(let id)? = object.member("id"), case .string(let status)? = object.member("status") else { return nil }
+      let mapped: GatewayRefund.Status =
+        switch status {
+        case "succeeded": .succeeded
+        case "failed", "canceled": .failed
+        default: .pending
+        }
+      return GatewayRefund(id: id, status: mapped)
+    }
+  }
+
+  /// A PaymentIntent object as the payment it is; nil when it is not one.
+  static func payment(_ object: JSONValue) -> GatewayPayment? {
+    guard case .string(let id)? = object.member("id"), case .string(let status)? = object.member("status") else { return nil }
+    var chargeId: String?
+    switch object.member("latest_charge") {
+    case .string(let charge)?: chargeId = charge
+    case .object?: if case .string(let charge)? = object.member("latest_charge")?.member("id") { chargeId = charge }
+    default: break
+    }
+    var received: Int64 = 0
+    if case .number(let text)? = object.member("amount_received") { received = Int64(text) ?? 0 }
+    let mapped: GatewayPayment.Status =
+      switch status {
+      case "succeeded": .captured
+      case "requires_capture": .authorized
+      case "canceled": .canceled
+      default: .incomplete
+      }
+    return GatewayPayment(id: id, chargeId: chargeId, status: mapped, amountCapturedMinor: received)
+  }
+
+  // MARK: HTTP
+
+  /// What one POST came to, before it is read as a particular object.
+  enum Answer {
+    case object(JSONValue)
+    case reply(GatewayReply<Never>)
+
+    func map<Value: Sendable>(_ read: (JSONValue) -> Value?) -> GatewayReply<Value> {
+      switch self {
+      case .object(let object):
+        guard let value = read(object) else { return .unanswered(reason: "an answer payservice cannot read") }
+        return .succeeded(value)
+      case .reply(.succeeded): preconditionFailure("never")
+      case .reply(.declined(let decline)): return .declined(decline)
+      case .reply(.refused(let refusal)): return .refused(refusal)
+      case .reply(.unanswered(let reason)): return .unanswered(reason: reason)
+      }
+    }
+  }
+
+  /// POSTs the form under the idempotency key, retrying what may be retried (same key, same body).
+  func post(_ path: String, _ form: [(String, String)], key: String) async -> Answer {
+    var request = HTTPClientRequest(url: settings.apiBase + path)
+    request.method = .POST
+    request.headers.add(name: "Authorization", value: authorization)
+    request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+    request.headers.add(name: "Stripe-Version", value: Self.apiVersion)
+    request.headers.add(name: "Idempotency-Key", value: key)
+    request.headers.add(name: "User-Agent", value: "payservice/\(PayServiceVersion.current)")
+    let body = Self.formEncoded(form)
+    var attempt = 0
+    while true {
+      request.body = .bytes(NIOCore.ByteBuffer(string: body))
+      let outcome = await send(request)
+      guard case .retry(let reason, let after) = outcome else {
+        if case .answer(let answer) = outcome { return answer }
+        preconditionFailure("never")
+      }
+      guard attempt < settings.maxRetries else {
+        return .reply(.unanswered(reason: attempt == 0 ? reason : "\(reason), after \(attempt + 1) attempts"))
+      }
+      attempt += 1
+      let backoff = after ?? min(0.25 * Double(1 << min(attempt - 1, 5)), 8)
+      try? await Task.sleep(for: .milliseconds(Int64(min(backoff, settings.requestTimeoutSeconds) * 1000)))
+    }
+  }
+
+  enum Sent {
+    case answer(Answer)
+    /// Worth sending again with the same key: why, and after how many seconds Stripe asked for.
+    case retry(String, after: Double?)
+  }
+
+  private func send(_ request: HTTPClientRequest) async -> Sent {
+    let response: HTTPClientResponse
+    let bytes: NIOCore.ByteBuffer
+    do {
+      response = try await client.execute(request, timeout: Self.amount(settings.requestTimeoutSeconds))
+      bytes = try await response.body.collect(upTo: 1 << 22)
+    } catch {
+      return .retry(Self.describe(error), after: nil)
+    }
+    let status = Int(response.status.code)
+    let shouldRetry = response.headers.first(name: "Stripe-Should-Retry")
+    let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
+    let json = try? JSONParser.parse(String(buffer: bytes))
+    if (200..<300).contains(status) {
+      guard let json, case .object = json else { return .answer(.reply(.unanswered(reason: "an answer payservice cannot read"))) }
+      return .answer(.object(json))
+    }
+    let error = json?.member("error")
+    func text(_ name: String) -> String? {
+      if case .string(let value)? = error?.member(name) { return value }
+      return nil
+    }
+    let type = text("type") ?? "api_error"
+    let message = Self.scrubbed(text("message") ?? "HTTP \(status)")
+    if status == 429 || status == 409 || status >= 500 {
+      if shouldRetry == "false" && status >= 500 {
+        return .answer(.reply(.unanswered(reason: "HTTP \(status) from Stripe: \(message)")))
+      }
+      return .retry("HTTP \(status) from Stripe", after: retryAfter)
+    }
+    if shouldRetry == "true" { return .retry("HTTP \(status) from Stripe", after: retryAfter) }
+    switch (status, type) {
+    case (402, _), (_, "card_error"):
+      let code = text("code") ?? "card_declined"
+      return .answer(
+        .reply(
+          .declined(
+            GatewayDecline(
+              code: code, declineCode: text("decline_code") ?? (code == "card_declined" ? nil : code),
+              chargeId: text("charge"), message: message))))
+    case (401, _):
+      return .answer(.reply(.refused(GatewayRefusal(type: "authentication_error", code: text("code"), message: message, final: false))))
+    case (403, _):
+      return .answer(.reply(.refused(GatewayRefusal(type: "permission_error", code: text("code"), message: message, final: false))))
+    case (_, "idempotency_error"):
+      return .answer(.reply(.refused(GatewayRefusal(type: type, code: text("code"), message: message, final: false))))
+    default:
+      // An invalid request: Stripe keeps this answer under the key, so it is final.
+      return .answer(.reply(.refused(GatewayRefusal(type: type, code: text("code"), message: message, final: true))))
+    }
+  }
+
+  /// A transport failure in words: what happened, never the request (which holds the key).
+  static func describe(_ error: any Error) -> String {
+    if let error = error as? HTTPClientError {
+      switch error {
+      case .deadlineExceeded, .readTimeout: return "no answer within the request timeout"
+      case .connectTimeout: return "cannot connect within the connect timeout"
+      case .remoteConnectionClosed: return "the connection was closed before the answer"
+      default: break
+      }
+    }
+    if error is NIOSSLError || error is BoringSSLError { return "TLS failed: \(String(describing: type(of: error)))" }
+    if error is ChannelError || error is IOError { return "the connection failed" }
+    return "the request failed (\(String(describing: type(of: error))))"
+  }
+
+  /// Stripe's message with anything shaped like an API key replaced (Stripe names a wrong key in
+  /// its authentication errors, partly masked).
+  static func scrubbed(_ message: String) -> String {
+    var result = ""
+    var word = ""
+    func flush() {
+      let isKey = ["sk_", "rk_", "pk_"].contains(where: { word.hasPrefix($0) })
+      result += isKey ? "[a key]" : word
+      word = ""
+    }
+    for character in message {
+      if character.isWhitespace || character == "'" || character == "\"" || character == "," || character == ";" {
+        flush()
+        result.append(character)
+      } else {
+        word.append(character)
+      }
+    }
+    flush()
+    return result
+  }
+
+  /// `application/x-www-form-urlencoded`: unreserved characters kept, everything else %XX.
+  static func formEncoded(_ form: [(String, String)]) -> String {
+    func encode(_ text: String) -> String {
+      var out = ""
+      for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+          UInt8(ascii: "~"):
+          out.unicodeScalars.append(Unicode.Scalar(byte))
+        default:
+          let hex = Array("0123456789ABCDEF".utf8)
+          out += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 15)]))
+        }
+      }
+      return out
+    }
+    return form.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
+  }
+
+  /// An id as one path segment (Stripe's ids are letters, digits and _; anything else is encoded).
+  static func pathSegment(_ id: String) -> String {
+    String(formEncoded([(id, "")]).dropLast())
+  }
+}
+
+extension JSONValue {
+  /// The member `key` of an object; nil for anything else.
+  fileprivate func member(_ key: String) -> JSONValue? {
+    guard case .object(let object) = self else { return nil }
+    return object[key]
+  }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import PayServiceCore
+import PayServiceStripe
+import PayServiceTestSupport
+import Testing
+
+/// Checkouts charged through Stripe (the local test server, over TLS): the two transactions around
+/// the call, lost answers resolved by the replay and by the sweep, never a second charge.
+@Suite("Stripe checkout", .serialized)
+struct StripeCheckoutTests {
+  static let cart = #"[{"sku":"mug","quantity":2}]"#
+  static let contact = BackOfficeFixture.contacts[0]
+
+  /// An authorized order's processOrder line, ready to send (and send again).
+  struct Checkout {
+    var token: String
+    var amount: String
+    var processLine: String
+  }
+
+  static func authorize(_ handler: RequestHandler, paymentData: String = "tok_visa", cart: String = cart) throws -> Checkout {
+    let authorized = handler.call(
+      "authorizePayment",
+      #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
+    )
+    let result = try #require(authorized["result"], "\(authorized.compact)")
+    #expect(result["status"] == .string("success"), "\(authorized.compact)")
+    let token = try #require(result["chargeToken"]?.stringValue)
+    let amount = try #require(result["amount"]?.stringValue)
+    let line =
+      #"{"jsonrpc":"2.0","id":7,"method":"processOrder","params":{"chargeToken":"\#(token)","items":\#(cart),"shippingMethod":"free","shippingContact":\#(contact),"amount":"\#(amount)","currencyCode":"USD"}}"#
+    return Checkout(token: token, amount: amount, processLine: line)
+  }
+
+  static func stock(_ context: ServiceContext, _ sku: String = "mug") throws -> Int {
+    try context.store.stock()[sku] ?? -1
+  }
+
+  @Test("a charge: the PaymentIntent is created once with the order's key, pinned version and metadata; a replay answers the same bytes", arguments: StoreBackend.available)
+  func charge(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: backend)
+    let handler = TestConfig.handler(context, backOffice: true)
+    let checkout = try Self.authorize(handler)
+    let answer = try #require(handler.respond(checkout.processLine))
+    let result = try #require(try JSONParser.parse(answer)["result"], "\(answer)")
+    #expect(result["status"] == .string("succeeded"), "\(answer)")
+    let orderId = try #require(result["orderId"]?.stringValue)
+    let chargeId = try #require(result["chargeId"]?.stringValue)
+    let paymentId = try #require(result["order"]?["gatewayPaymentId"]?.stringValue)
+    #expect(chargeId.hasPrefix("ch_"))
+    #expect(paymentId.hasPrefix("pi_"))
+    #expect(result["order"]?["status"] == .string("paid"))
+    #expect(try Self.stock(context) == 98)
+
+    let key = Identifiers.chargeIdempotencyKey(orderId: orderId)
+    #expect(server.paymentIntentsCreated(idempotencyKey: key) == 1)
+    let sent = try #require(server.requests.last)
+    #expect(sent.method == "POST" && sent.path == "/v1/payment_intents")
+    #expect(sent.idempotencyKey == key)
+    #expect(sent.stripeVersion == StripeGateway.apiVersion)
+    #expect(sent.body.contains("metadata%5Border_id%5D=\(orderId)"), "\(sent.body)")
+    #expect(sent.body.contains("payment_method_data%5Bcard%5D%5Btoken%5D=tok_visa"), "\(sent.body)")
+    let amountMinor = Int(checkout.amount.replacingOccurrences(of: ".", with: ""))!
+    #expect(server.paymentIntent(paymentId)?["amount"] == String(amountMinor))
+    #expect(server.paymentIntent(paymentId)?["currency"] == "usd")
+    #expect(server.paymentIntent(paymentId)?["metadata[order_id]"] == orderId)
+
+    // The replay is answered from the store: the same bytes, nothing sent.
+    let requestsBefore = server.requests.count
+    #expect(handler.respond(checkout.processLine) == answer)
+    #expect(server.requests.count == requestsBefore)
+    #expect(server.paymentIntentCount == 1)
+    let order = handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)
+    #expect(order["result"]?["order"]?["status"] == .string("paid"))
+    #expect(order["result"]?["order"]?["gatewayPaymentId"] == .string(paymentId))
+  }
+
+  @Test("a decline is final: card_declined with Stripe's decline code, the stock back, the token used", arguments: StoreBackend.available)
+  func decline(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let context = try StripeFixture(server: server).context(backend: backend)
+    let handler = TestConfig.handler(context)
+    let checkout = try Self.authorize(handler, paymentData: "tok_chargeDeclinedInsufficientFunds")
+    let answer = try #require(handler.respond(checkout.processLine))
+    let result = try JSONParser.parse(answer)["result"]
+    #expect(result?["status"] == .string("failed"), "\(answer)")
+    #expect(result?["failureCode"] == .string("card_declined"))
+    #expect(result?["declineCode"] == .string("insufficient_funds"))
+    #expect(result?["chargeId"]?.stringValue?.hasPrefix("ch_") == true, "\(answer)")
+    #expect(try Self.stock(context) == 100)
+    #expect(handler.respond(checkout.processLine) == answer)
+    #expect(server.requests.filter { $0.path == "/v1/payment_intents" }.count == 1)
+  }
+
+  @Test("authorizePayment takes Stripe tokens and PaymentMethods only; anything else is -32602 naming both forms")
+  func paymentDataForms() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let handler = TestConfig.handler(try StripeFixture(server: server).context(backend: .sqlite))
+    _ = try Self.authorize(handler, paymentData: "pm_card_visa")
+    for bad in [#""visa""#, #""tok_visa extra""#, #"{"version":"EC_v1","data":"x","signature":"y","header":{}}"#] {
+      let answer = handler.call(
+        "authorizePayment",
+        #"{"items":\#(Self.cart),"shippingMethod":"free","payment":{"token":{"paymentData":\#(bad),"paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"T"},"shippingContact":\#(Self.contact),"billingContact":\#(Self.contact)}}"#
+      )
+      #expect(answer["error"]?["code"] == .number("-32602"), "\(answer.compact)")
+      #expect(answer["error"]?["data"]?["errors"]?[0]?["path"] == .string("payment.token.paymentData"))
+      #expect(
+        answer["error"]?["data"]?["errors"]?[0]?["message"]?.stringValue?.hasPrefix(
+          "must be a Stripe token (tok_…) or PaymentMethod (pm_…)") == true, "\(answer.compact)")
+    }
+  }
+
+  /// A lost answer (`fault` on the charge): the order is pending with its stock taken; the client's
+  /// replay re-sends the same call, Stripe answers from its idempotency record, and the order is paid.
+  func lostAnswer(_ fault: StripeTestServer.Fault, backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let context = try StripeFixture(server: server, requestTimeoutSeconds: 1).context(backend: backend)
+    let handler = TestConfig.handler(context, backOffice: true)
+    let checkout = try Self.authorize(handler)
+    server.inject(fault, on: .createPaymentIntent)
+    let first = try JSONParser.parse(try #require(handler.respond(checkout.processLine)))
+    #expect(first["result"]?["status"] == .string("failed"), "\(first.compact)")
+    #expect(first["result"]?["failureCode"] == .string("gateway_unavailable"))
+    #expect(first["result"]?["message"]?.stringValue?.contains("send the same processOrder again") == true)
+    #expect(try Self.stock(context) == 98)
+    let pending = handler.call("listOrders", #"{"status":"pending"}"#)
+    let listed = try #require(pending["result"]?["orders"]?.arrayValue)
+    #expect(listed.count == 1)
+    let orderId = try #require(listed.first?["orderId"]?.stringValue)
+    #expect(listed.first?["status"] == .string("pending"))
+    #expect(handler.call("listOrders")["result"]?["orders"]?[0]?["status"] == .string("pending"))
+    let lookedUp = handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)
+    #expect(lookedUp["result"]?["order"]?["status"] == .string("pending"))
+    #expect(lookedUp["result"]?["order"]?["chargeId"] == nil)
+
+    let replay = try JSONParser.parse(try #require(handler.respond(checkout.processLine)))
+    #expect(replay["result"]?["status"] == .string("succeeded"), "\(replay.compact)")
+    #expect(replay["result"]?["orderId"] == .string(orderId))
+    let key = Identifiers.chargeIdempotencyKey(orderId: orderId)
+    #expect(server.paymentIntentsCreated(idempotencyKey: key) == 1)
+    #expect(server.paymentIntentCount == 1)
+    #expect(server.requests.filter { $0.idempotencyKey == key }.last?.replayed == true)
+    #expect(try Self.stock(context) == 98)
+    #expect(handler.call("listOrders", #"{"status":"pending"}"#)["result"]?["orders"]?.arrayValue?.isEmpty == true)
+  }
+
+  @Test("Stripe charges, then the answer comes after the client's timeout: the replay recovers the order, one charge", arguments: StoreBackend.available)
+  func timeoutAfterCharging(backend: StoreBackend) throws {
+    try lostAnswer(.delayAfterExecuting(seconds: 2.5), backend: backend)
+  }
+
+  @Test("Stripe charges, then the connection is reset: the replay recovers the order, one charge", arguments: StoreBackend.available)
+  func resetAfterCharging(backend: StoreBackend) throws {
+    try lostAnswer(.resetAfterExecuting, backend: backend)
+  }
+
+  @Test("a 500 before Stripe executes and a 429 with Retry-After are retried with the same key: one charge")
+  func retries() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let context = try StripeFixture(server: server, maxRetries: 2).context(backend: .sqlite)
+    let handler = TestConfig.handler(context)
+    let first = try Self.authorize(handler)
+    server.inject(.serverErrorBeforeExecuting, on: .createPaymentIntent)
+    #expect(handler.call("processOrder", Self.params(first.processLine))["result"]?["status"] == .string("succeeded"))
+    // Stripe's tokens are single-use: the second order pays with another one.
+    let second = try Self.authorize(handler, paymentData: "tok_mastercard", cart: #"[{"sku":"lamp","quantity":1}]"#)
+    server.inject(.rateLimited(retryAfterSeconds: 1), on: .createPaymentIntent)
+    let started = Date()
+    #expect(handler.call("processOrder", Self.params(second.processLine))["result"]?["status"] == .string("succeeded"))
+    #expect(Date().timeIntervalSince(started) >= 1)
+    #expect(server.paymentIntentCount == 2)
+    let statuses = server.requests.filter { $0.path == "/v1/payment_intents" }.map(\.status)
+    #expect(statuses == [500, 200, 429, 200])
+    let keys = server.requests.filter { $0.path == "/v1/payment_intents" }.map(\.idempotencyKey)
+    #expect(keys[0] == keys[1] && keys[2] == keys[3] && keys[0] != keys[2])
+  }
+
+  /// The params of a request line.
+  static func params(_ line: String) -> String {
+    let value = try! JSONParser.parse(line)
+    return value["params"]!.compact
+  }
+
+  @Test("the sweep at start-up resolves a pending order without the client: the same call, one charge", arguments: StoreBackend.available)
+  func sweep(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let context = try StripeFixture(server: server, requestTimeoutSeconds: 1).context(backend: backend)
+    let handler = TestConfig.handler(context, backOffice: true)
+    let checkout = try Self.authorize(handler)
+    server.inject(.resetAfterExecuting, on: .createPaymentIntent)
+    #expect(handler.call("processOrder", Self.params(checkout.processLine))["result"]?["failureCode"] == .string("gateway_unavailable"))
+    #expect(try PaymentRecovery.sweep(context: context) == PaymentRecovery.Sweep(resolved: 1, pending: 0))
+    #expect(try PaymentRecovery.sweep(context: context) == PaymentRecovery.Sweep(resolved: 0, pending: 0))
+    #expect(server.paymentIntentCount == 1)
+    let replay = handler.call("processOrder", Self.params(checkout.processLine))
+    #expect(replay["result"]?["status"] == .string("succeeded"))
+    #expect(handler.call("getOrder", #"{"orderId":"\#(replay["result"]!["orderId"]!.stringValue!)"}"#)["result"]?["order"]?["status"] == .string("paid"))
+  }
+
+  @Test("manual capture, partial capture and a refund go to Stripe under keys from captureId and refundId; replays send nothing twice", arguments: StoreBackend.available)
+  func backOffice(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let context = try StripeFixture(server: server, capture: .manual).context(backend: backend)
+    let handler = TestConfig.handler(context, backOffice: true)
+    let checkout = try Self.authorize(handler)
+    let placed = handler.call("processOrder", Self.params(checkout.processLine))
+    #expect(placed["result"]?["order"]?["status"] == .string("authorized"), "\(placed.compact)")
+    let orderId = try #require(placed["result"]?["orderId"]?.stringValue)
+    let paymentId = try #require(placed["result"]?["order"]?["gatewayPaymentId"]?.stringValue)
+    #expect(server.paymentIntent(paymentId)?["status"] == "requires_capture")
+
+    let capture = #"{"orderId":"\#(orderId)","captureId":"cap-1","amount":"10.00"}"#
+    let captured = handler.call("captureOrder", capture)
+    #expect(captured["result"]?["status"] == .string("succeeded"), "\(captured.compact)")
+    #expect(server.paymentIntent(paymentId)?["status"] == "succeeded")
+    #expect(server.paymentIntent(paymentId)?["amount_received"] == "1000")
+    #expect(handler.call("captureOrder", capture).compact == captured.compact)
+
+    let refund = #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"4.00"}"#
+    let refunded = handler.call("refundOrder", refund)
+    #expect(refunded["result"]?["status"] == .string("succeeded"), "\(refunded.compact)")
+    #expect(server.refunds(paymentIntent: paymentId).map(\.amount) == [400])
+    #expect(handler.call("refundOrder", refund).compact == refunded.compact)
+    let reused = handler.call("refundOrder", #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"5.00"}"#)
+    #expect(reused["error"]?["code"] == .number("-32004"))
+    #expect(server.refundCount == 1)
+    let order = handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)["result"]?["order"]
+    #expect(order?["refunds"]?[0]?["gatewayRefundId"] == .string(server.refunds(paymentIntent: paymentId)[0].id))
+    #expect(order?["status"] == .string("partially_refunded"))
+  }
+
+  @Test("a refund whose answer is lost is recorded by the client's replay: one refund at Stripe")
+  func refundLostAnswer() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let context = try StripeFixture(server: server, requestTimeoutSeconds: 1).context(backend: .sqlite)
+    let handler = TestConfig.handler(context, backOffice: true)
+    let checkout = try Self.authorize(handler)
+    let orderId = try #require(handler.call("processOrder", Self.params(checkout.processLine))["result"]?["orderId"]?.stringValue)
+    server.inject(.resetAfterExecuting, on: .refund)
+    let refund = #"{"orderId":"\#(orderId)","refundId":"rf-lost","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}"#
+    let first = handler.call("refundOrder", refund)
+    #expect(first["result"]?["failureCode"] == .string("gateway_unavailable"), "\(first.compact)")
+    #expect(try Self.stock(context) == 98)
+    let second = handler.call("refundOrder", refund)
+    #expect(second["result"]?["status"] == .string("succeeded"), "\(second.compact)")
+    #expect(server.refundCount == 1)
+    #expect(try Self.stock(context) == 99)
+  }
+
+  @Test("the secret key appears in no answer, and no store row")
+  func noSecret() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    let config = try fixture.config()
+    let path = fixture.directory.appendingPathComponent("store.sqlite").path
+    let store = try SQLiteStore(path: path)
+    try store.seedStock(config.catalog)
+    // A wrong key: Stripe's 401 names it (masked); payservice says neither.
+    let wrong = "sk_test_wrongwrongwrong1234"
+    let wrongGateway = GatewayCalls(gateway: StripeGateway(settings: config.gateway.stripe!, secretKey: wrong), maxConcurrent: 4)
+    let handler = TestConfig.handler(
+      ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), gateway: wrongGateway))
+    let checkout = try Self.authorize(handler)
+    let refused = try #require(handler.respond(checkout.processLine))
+    #expect(refused.contains(#""failureCode":"gateway_error""#), "\(refused)")
+    #expect(refused.contains("authentication_error"), "\(refused)")
+    #expect(!refused.contains("1234") && !refused.contains(wrong), "\(refused)")
+    let good = TestConfig.handler(
+      ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), gateway: fixture.gateway(config)))
+    let paid = try #require(good.respond(checkout.processLine))
+    #expect(paid.contains(#""status":"succeeded""#), "\(paid)")
+    let files = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.hasPrefix("store.sqlite") }
+    #expect(!files.isEmpty)
+    for file in files {
+      let bytes = try Data(contentsOf: fixture.directory.appendingPathComponent(file))
+      #expect(bytes.range(of: Data(server.secretKey.utf8)) == nil, "\(file)")
+      #expect(bytes.range(of: Data(wrong.utf8)) == nil, "\(file)")
+    }
+  }
+}

@@ -1,0 +1,635 @@
+import Foundation
+
+/// An error the way Stripe answers one: an HTTP status and `{"error": {…}}`
+/// (https://docs.stripe.com/api/errors). `saved` is false for errors raised before an endpoint
+/// begins executing (authentication, parameter validation, idempotency conflicts), which Stripe
+/// does not store under an idempotency key.
+struct StripeAPIError: Error, Sendable {
+  var status: Int
+  var error: [(String, StripeJSON)]
+
+  var body: StripeJSON { .object([("error", .object(error))]) }
+
+  /// An error object with Stripe's fields in Stripe's (alphabetical) order; nil fields are left out.
+  init(
+    status: Int, type: String, message: String, code: String? = nil, declineCode: String? = nil,
+    param: String? = nil, charge: String? = nil, paymentIntent: StripeJSON? = nil,
+    paymentMethod: StripeJSON? = nil
+  ) {
+    self.status = status
+    var fields: [(String, StripeJSON)] = []
+    if let charge { fields.append(("charge", .string(charge))) }
+    if let code {
+      fields.append(("code", .string(code)))
+    }
+    if let declineCode { fields.append(("decline_code", .string(declineCode))) }
+    if let code {
+      fields.append(
+        ("doc_url", .string("https://stripe.com/docs/error-codes/" + code.replacingOccurrences(of: "_", with: "-"))))
+    }
+    fields.append(("message", .string(message)))
+    if let param { fields.append(("param", .string(param))) }
+    if let paymentIntent { fields.append(("payment_intent", paymentIntent)) }
+    if let paymentMethod { fields.append(("payment_method", paymentMethod)) }
+    fields.append(("type", .string(type)))
+    error = fields
+  }
+
+  static func invalidRequest(_ message: String, param: String? = nil, code: String? = nil, status: Int = 400)
+    -> StripeAPIError
+  {
+    StripeAPIError(status: status, type: "invalid_request_error", message: message, code: code, param: param)
+  }
+
+  static func missing(_ param: String) -> StripeAPIError {
+    invalidRequest("Missing required param: \(param).", param: param, code: "parameter_missing")
+  }
+
+  static func resourceMissing(_ message: String, param: String, status: Int = 404) -> StripeAPIError {
+    invalidRequest(message, param: param, code: "resource_missing", status: status)
+  }
+}
+
+/// What the test server knows: PaymentIntents, their charges, refunds and the PaymentMethods
+/// made from test cards, with Stripe's state machine over them
+/// (https://docs.stripe.com/payments/paymentintents/lifecycle). Not thread-safe by itself: the
+/// server keeps it behind a lock.
+///
+/// IDs are deterministic per server: a prefix, `test`, and a six-digit counter per kind, in
+/// creation order (`pi_test000001`, `ch_test000001`, `re_test000001`, `pm_test000001`).
+struct StripeTestLedger: Sendable {
+  struct PaymentMethod: Sendable {
+    var id: String
+    var card: StripeTestCard
+    var created: Int64
+  }
+
+  struct PaymentIntent: Sendable {
+    var id: String
+    var amount: Int64
+    var currency: String
+    var status: String
+    var amountReceived: Int64 = 0
+    var amountCapturable: Int64 = 0
+    var captureMethod: String
+    var clientSecret: String
+    var created: Int64
+    var metadata: [(key: String, value: String)]
+    var description: String?
+    var receiptEmail: String?
+    var statementDescriptor: String?
+    var statementDescriptorSuffix: String?
+    var paymentMethod: String?
+    var paymentMethodTypes: [String]
+    var latestCharge: String?
+    var lastPaymentError: StripeJSON?
+    var canceledAt: Int64?
+    var cancellationReason: String?
+  }
+
+  struct Charge: Sendable {
+    var id: String
+    var amount: Int64
+    var amountCaptured: Int64 = 0
+    var amountRefunded: Int64 = 0
+    var captured: Bool
+    var status: String
+    var currency: String
+    var paymentIntent: String
+    var paymentMethod: String
+    var card: StripeTestCard
+    var created: Int64
+    var failureCode: String?
+    var failureMessage: String?
+  }
+
+  struct Refund: Sendable {
+    var id: String
+    var amount: Int64
+    var currency: String
+    var charge: String
+    var paymentIntent: String
+    var status: String
+    var reason: String?
+    var metadata: [(key: String, value: String)]
+    var created: Int64
+    var failureReason: String?
+  }
+
+  var counters: [String: Int] = [:]
+  var paymentIntents: [String: PaymentIntent] = [:]
+  var paymentIntentOrder: [String] = []
+  var charges: [String: Charge] = [:]
+  var refunds: [String: Refund] = [:]
+  var refundOrder: [String] = []
+  var paymentMethods: [String: PaymentMethod] = [:]
+  var consumedTokens: Set<String> = []
+  var createdPerIdempotencyKey: [String: Int] = [:]
+  /// Whether a `tok_…` is rejected the second time it is used (Stripe tokens are single-use).
+  var singleUseTokens = true
+
+  mutating func nextID(_ prefix: String) -> String {
+    let next = (counters[prefix] ?? 0) + 1
+    counters[prefix] = next
+    let digits = String(next)
+    return prefix + "_test" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+  }
+
+  // MARK: - Validation (before an endpoint begins executing: nothing saved)
+
+  static let createParameters: Set<String> = [
+    "amount", "currency", "confirm", "capture_method", "payment_method", "payment_method_data",
+    "payment_method_types", "metadata", "description", "receipt_email", "statement_descriptor",
+    "statement_descriptor_suffix", "confirmation_method", "automatic_payment_methods", "expand", "off_session",
+    "error_on_requires_action", "return_url", "setup_future_usage", "shipping", "payment_method_options",
+    "use_stripe_sdk", "mandate_data", "radar_options", "transfer_group", "payment_method_configuration",
+  ]
+  static let captureParameters: Set<String> = [
+    "amount_to_capture", "metadata", "expand", "statement_descriptor", "statement_descriptor_suffix", "final_capture",
+  ]
+  static let cancelParameters: Set<String> = ["cancellation_reason", "expand"]
+  static let refundParameters: Set<String> = [
+    "payment_intent", "charge", "amount", "metadata", "reason", "expand", "instructions_email",
+  ]
+  static let cancellationReasons = ["duplicate", "fraudulent", "requested_by_customer", "abandoned"]
+  static let refundReasons = ["duplicate", "fraudulent", "requested_by_customer"]
+
+  static func checkUnknown(_ form: StripeForm, allowed: Set<String>) -> StripeAPIError? {
+    for name in form.topLevelNames where !allowed.contains(name) {
+      return .invalidRequest("Received unknown parameter: \(name)", param: name, code: "parameter_unknown")
+    }
+    return nil
+  }
+
+  static func positiveInteger(_ form: StripeForm, _ name: String) -> Result<Int64?, StripeAPIError> {
+    guard let text = form[name] else { return .success(nil) }
+    guard let value = Int64(text) else {
+      return .failure(.invalidRequest("Invalid integer: \(text)", param: name, code: "parameter_invalid_integer"))
+    }
+    guard value >= 1 else {
+      return .failure(
+        .invalidRequest("This value must be greater than or equal to 1.", param: name, code: "parameter_invalid_integer"))
+    }
+    return .success(value)
+  }
+
+  static func boolean(_ form: StripeForm, _ name: String) -> Result<Bool?, StripeAPIError> {
+    guard let text = form[name] else { return .success(nil) }
+    switch text {
+    case "true": return .success(true)
+    case "false": return .success(false)
+    default: return .failure(.invalidRequest("Invalid boolean: \(text)", param: name))
+    }
+  }
+
+  static func checkMetadata(_ form: StripeForm) -> StripeAPIError? {
+    let entries = form.hash("metadata")
+    if entries.count > 50 {
+      return .invalidRequest("Invalid metadata: metadata can have at most 50 keys.", param: "metadata")
+    }
+    for entry in entries {
+      if entry.key.count > 40 {
+        return .invalidRequest(
+          "Invalid metadata: metadata keys must be at most 40 characters long.", param: "metadata[\(entry.key)]")
+      }
+      if entry.value.count > 500 {
+        return .invalidRequest(
+          "Invalid metadata: metadata values must be at most 500 characters long.", param: "metadata[\(entry.key)]")
+      }
+    }
+    return nil
+  }
+
+  static func enumValue(_ form: StripeForm, _ name: String, _ allowed: [String]) -> StripeAPIError? {
+    guard let value = form[name], !allowed.contains(value) else { return nil }
+    let list =
+      allowed.count > 1 ? allowed.dropLast().joined(separator: ", ") + ", or " + allowed.last! : allowed.joined()
+    return .invalidRequest("Invalid \(name): must be one of \(list)", param: name)
+  }
+
+  static func validateCreate(_ form: StripeForm) -> StripeAPIError? {
+    if let error = checkUnknown(form, allowed: createParameters) { return error }
+    guard form.contains("amount") else { return .missing("amount") }
+    let amount: Int64
+    switch positiveInteger(form, "amount") {
+    case .failure(let error): return error
+    case .success(let value): amount = value!
+    }
+    guard let rawCurrency = form["currency"] else { return .missing("currency") }
+    let currency = rawCurrency.lowercased()
+    guard StripeCurrency.supportedSet.contains(currency) else {
+      return .invalidRequest(
+        "Invalid currency: \(rawCurrency). Stripe currently supports these currencies: "
+          + StripeCurrency.supported.joined(separator: ", "), param: "currency")
+    }
+    if let minimum = StripeCurrency.minimumCharge[currency], amount < minimum {
+      return .invalidRequest(
+        "Amount must be at least \(StripeCurrency.format(minimum, currency)) \(currency)", param: "amount",
+        code: "amount_too_small")
+    }
+    if amount > 99_999_999 {
+      return .invalidRequest(
+        "Amount must be no more than \(StripeCurrency.format(99_999_999, currency))", param: "amount",
+        code: "amount_too_large")
+    }
+    let confirm: Bool
+    switch boolean(form, "confirm") {
+    case .failure(let error): return error
+    case .success(let value): confirm = value ?? false
+    }
+    if let error = enumValue(form, "capture_method", ["automatic", "automatic_async", "manual"]) { return error }
+    for type in form.array("payment_method_types") where type != "card" {
+      return .invalidRequest(
+        "The payment method type provided: \(type) is invalid. This test server supports only card.",
+        param: "payment_method_types")
+    }
+    if let error = checkMetadata(form) { return error }
+    let hasData = form.pairs.contains { $0.name.hasPrefix("payment_method_data[") }
+    if hasData {
+      if form.contains("payment_method") {
+        return .invalidRequest(
+          "You cannot provide both payment_method and payment_method_data.", param: "payment_method_data")
+      }
+      guard let type = form["payment_method_data[type]"] else { return .missing("payment_method_data[type]") }
+      guard type == "card" else {
+        return .invalidRequest(
+          "Invalid payment_method_data[type]: this test server supports only card.", param: "payment_method_data[type]")
+      }
+      guard let token = form["payment_method_data[card][token]"], !token.isEmpty else {
+        return .missing("payment_method_data[card][token]")
+      }
+    } else if confirm && (form["payment_method"] ?? "").isEmpty {
+      return .invalidRequest(
+        "You cannot confirm this PaymentIntent because it's missing a payment method. You can either update the "
+          + "PaymentIntent with a payment method and then confirm it again, or confirm it again directly with a "
+          + "payment method.", code: "payment_intent_unexpected_state")
+    }
+    return nil
+  }
+
+  static func validateCapture(_ form: StripeForm) -> StripeAPIError? {
+    if let error = checkUnknown(form, allowed: captureParameters) { return error }
+    if case .failure(let error) = positiveInteger(form, "amount_to_capture") { return error }
+    return checkMetadata(form)
+  }
+
+  static func validateCancel(_ form: StripeForm) -> StripeAPIError? {
+    if let error = checkUnknown(form, allowed: cancelParameters) { return error }
+    return enumValue(form, "cancellation_reason", cancellationReasons)
+  }
+
+  static func validateRefund(_ form: StripeForm) -> StripeAPIError? {
+    if let error = checkUnknown(form, allowed: refundParameters) { return error }
+    if (form["payment_intent"] ?? "").isEmpty && (form["charge"] ?? "").isEmpty {
+      return .invalidRequest(
+        "One of the following params should be provided for this request: payment_intent or charge.",
+        param: "payment_intent")
+    }
+    if case .failure(let error) = positiveInteger(form, "amount") { return error }
+    if let error = enumValue(form, "reason", refundReasons) { return error }
+    return checkMetadata(form)
+  }
+
+  // MARK: - Execution (an endpoint has begun: the result is saved under an idempotency key)
+
+  mutating func createPaymentIntent(_ form: StripeForm, idempotencyKey: String?, now: Int64) -> Result<
+    StripeJSON, StripeAPIError
+  > {
+    let amount = Int64(form["amount"]!)!
+    let currency = form["currency"]!.lowercased()
+    let confirm = form["confirm"] == "true"
+    let captureMethod = form["capture_method"] ?? "automatic"
+    // Resolve the payment method: a magic test PaymentMethod, one made earlier, or a test token.
+    var card: StripeTestCard?
+    if let token = form["payment_method_data[card][token]"] {
+      guard let tokenCard = StripeTestCard.token(token) else {
+        return .failure(
+          .resourceMissing("No such token: '\(token)'", param: "payment_method_data[card][token]", status: 400))
+      }
+      if singleUseTokens && consumedTokens.contains(token) {
+        return .failure(
+          .invalidRequest(
+            "You cannot use a Stripe token more than once: \(token).", param: "payment_method_data[card][token]",
+            code: "token_already_used"))
+      }
+      consumedTokens.insert(token)
+      card = tokenCard
+    } else if let id = form["payment_method"], !id.isEmpty {
+      if let magic = StripeTestCard.paymentMethod(id) {
+        card = magic
+      } else if let existing = paymentMethods[id] {
+        card = existing.card
+      } else {
+        return .failure(.resourceMissing("No such PaymentMethod: '\(id)'", param: "payment_method", status: 400))
+      }
+    }
+    var paymentMethod: PaymentMethod?
+    if let card {
+      let method = PaymentMethod(id: nextID("pm"), card: card, created: now)
+      paymentMethods[method.id] = method
+      paymentMethod = method
+    }
+    let id = nextID("pi")
+    var intent = PaymentIntent(
+      id: id, amount: amount, currency: currency,
+      status: paymentMethod == nil ? "requires_payment_method" : "requires_confirmation",
+      captureMethod: captureMethod, clientSecret: "\(id)_secret_test\(id.suffix(6))", created: now,
+      metadata: form.hash("metadata").filter { !$0.value.isEmpty }, description: form["description"],
+      receiptEmail: form["receipt_email"], statementDescriptor: form["statement_descriptor"],
+      statementDescriptorSuffix: form["statement_descriptor_suffix"], paymentMethod: paymentMethod?.id,
+      paymentMethodTypes: ["card"])
+    paymentIntentOrder.append(id)
+    if let idempotencyKey { createdPerIdempotencyKey[idempotencyKey, default: 0] += 1 }
+    defer { paymentIntents[id] = intent }
+    guard confirm, let paymentMethod else { return .success(render(intent)) }
+
+    let charge = Charge(
+      id: nextID("ch"), amount: amount, captured: false, status: "succeeded", currency: currency, paymentIntent: id,
+      paymentMethod: paymentMethod.id, card: paymentMethod.card, created: now)
+    intent.latestCharge = charge.id
+    if case .declines(let code, let declineCode, let message, let param) = paymentMethod.card.outcome {
+      var failed = charge
+      failed.status = "failed"
+      failed.failureCode = code
+      failed.failureMessage = message
+      charges[failed.id] = failed
+      intent.status = "requires_payment_method"
+      intent.paymentMethod = nil
+      let paymentError = StripeAPIError(
+        status: 402, type: "card_error", message: message, code: code, declineCode: declineCode, param: param,
+        charge: charge.id, paymentMethod: render(paymentMethod))
+      intent.lastPaymentError = .object(paymentError.error)
+      let answered = StripeAPIError(
+        status: 402, type: "card_error", message: message, code: code, declineCode: declineCode, param: param,
+        charge: charge.id, paymentIntent: render(intent), paymentMethod: render(paymentMethod))
+      return .failure(answered)
+    }
+    var approved = charge
+    if captureMethod == "manual" {
+      intent.status = "requires_capture"
+      intent.amountCapturable = amount
+    } else {
+      approved.captured = true
+      approved.amountCaptured = amount
+      intent.status = "succeeded"
+      intent.amountReceived = amount
+    }
+    charges[approved.id] = approved
+    return .success(render(intent))
+  }
+
+  mutating func capture(_ id: String, _ form: StripeForm, now: Int64) -> Result<StripeJSON, StripeAPIError> {
+    guard var intent = paymentIntents[id] else {
+      return .failure(.resourceMissing("No such payment_intent: '\(id)'", param: "intent"))
+    }
+    guard intent.status == "requires_capture", let chargeID = intent.latestCharge, var charge = charges[chargeID] else {
+      return .failure(
+        StripeAPIError(
+          status: 400, type: "invalid_request_error",
+          message: "This PaymentIntent could not be captured because it has a status of \(intent.status). Only a "
+            + "PaymentIntent with one of the following statuses may be captured: requires_capture.",
+          code: "payment_intent_unexpected_state", paymentIntent: render(intent)))
+    }
+    let amount = form["amount_to_capture"].flatMap { Int64($0) } ?? intent.amountCapturable
+    guard amount <= intent.amountCapturable else {
+      return .failure(
+        .invalidRequest(
+          "The amount to capture (\(amount)) must be less than or equal to the amount capturable "
+            + "(\(intent.amountCapturable)).", param: "amount_to_capture", code: "amount_too_large"))
+    }
+    charge.captured = true
+    charge.amountCaptured = amount
+    charges[chargeID] = charge
+    intent.status = "succeeded"
+    intent.amountReceived = amount
+    intent.amountCapturable = 0
+    intent.metadata = Self.merge(intent.metadata, form.hash("metadata"))
+    paymentIntents[id] = intent
+    return .success(render(intent))
+  }
+
+  static let cancellableStatuses = [
+    "requires_payment_method", "requires_capture", "requires_confirmation", "requires_action", "processing",
+  ]
+
+  mutating func cancel(_ id: String, _ form: StripeForm, now: Int64) -> Result<StripeJSON, StripeAPIError> {
+    guard var intent = paymentIntents[id] else {
+      return .failure(.resourceMissing("No such payment_intent: '\(id)'", param: "intent"))
+    }
+    guard Self.cancellableStatuses.contains(intent.status) else {
+      return .failure(
+        StripeAPIError(
+          status: 400, type: "invalid_request_error",
+          message: "You cannot cancel this PaymentIntent because it has a status of \(intent.status). Only a "
+            + "PaymentIntent with one of the following statuses may be canceled: "
+            + Self.cancellableStatuses.joined(separator: ", ") + ".",
+          code: "payment_intent_unexpected_state", paymentIntent: render(intent)))
+    }
+    intent.status = "canceled"
+    intent.amountCapturable = 0
+    intent.canceledAt = now
+    intent.cancellationReason = form["cancellation_reason"]
+    paymentIntents[id] = intent
+    return .success(render(intent))
+  }
+
+  mutating func createRefund(_ form: StripeForm, now: Int64) -> Result<StripeJSON, StripeAPIError> {
+    let intentID: String
+    if let id = form["payment_intent"], !id.isEmpty {
+      guard paymentIntents[id] != nil else {
+        return .failure(.resourceMissing("No such payment_intent: '\(id)'", param: "payment_intent"))
+      }
+      intentID = id
+    } else {
+      let chargeID = form["charge"]!
+      guard let charge = charges[chargeID] else {
+        return .failure(.resourceMissing("No such charge: '\(chargeID)'", param: "charge"))
+      }
+      intentID = charge.paymentIntent
+    }
+    let intent = paymentIntents[intentID]!
+    guard intent.status == "succeeded", let chargeID = intent.latestCharge, var charge = charges[chargeID],
+      charge.captured
+    else {
+      let message =
+        intent.status == "requires_capture"
+        ? "This PaymentIntent (\(intentID)) has an uncaptured charge, which cannot be refunded. Capture the "
+          + "PaymentIntent first, or cancel it to release the authorization."
+        : "This PaymentIntent (\(intentID)) does not have a successful charge to refund."
+      return .failure(
+        .invalidRequest(message, param: form["payment_intent"] != nil ? "payment_intent" : "charge",
+          code: "payment_intent_unexpected_state"))
+    }
+    let refundable = charge.amountCaptured - charge.amountRefunded
+    guard refundable > 0 else {
+      return .failure(
+        .invalidRequest("Charge \(chargeID) has already been refunded.", code: "charge_already_refunded"))
+    }
+    let amount = form["amount"].flatMap { Int64($0) } ?? refundable
+    guard amount <= refundable else {
+      return .failure(
+        .invalidRequest(
+          "Refund amount (\(StripeCurrency.format(amount, charge.currency))) is greater than unrefunded amount on "
+            + "charge (\(StripeCurrency.format(refundable, charge.currency)))", param: "amount"))
+    }
+    var refund = Refund(
+      id: nextID("re"), amount: amount, currency: charge.currency, charge: chargeID, paymentIntent: intentID,
+      status: "succeeded", reason: form["reason"], metadata: form.hash("metadata").filter { !$0.value.isEmpty },
+      created: now)
+    charge.amountRefunded += amount
+    if case .refundPending = charge.card.outcome { refund.status = "pending" }
+    let answer = render(refund)
+    // Stripe's refund test cards change the refund's status "some time later"; here, right after answering.
+    switch charge.card.outcome {
+    case .refundFails:
+      refund.status = "failed"
+      refund.failureReason = "expired_or_canceled_card"
+      charge.amountRefunded -= amount
+    case .refundPending: refund.status = "succeeded"
+    default: break
+    }
+    charges[chargeID] = charge
+    refunds[refund.id] = refund
+    refundOrder.append(refund.id)
+    return .success(answer)
+  }
+
+  func retrievePaymentIntent(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    guard let intent = paymentIntents[id] else {
+      return .failure(.resourceMissing("No such payment_intent: '\(id)'", param: "intent"))
+    }
+    return .success(render(intent))
+  }
+
+  func retrieveRefund(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    guard let refund = refunds[id] else { return .failure(.resourceMissing("No such refund: '\(id)'", param: "id")) }
+    return .success(render(refund))
+  }
+
+  func retrieveCharge(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    guard let charge = charges[id] else { return .failure(.resourceMissing("No such charge: '\(id)'", param: "charge")) }
+    return .success(render(charge))
+  }
+
+  static func merge(_ metadata: [(key: String, value: String)], _ update: [(key: String, value: String)]) -> [(
+    key: String, value: String
+  )] {
+    var merged = Dictionary(metadata.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+    for entry in update { merged[entry.key] = entry.value.isEmpty ? nil : entry.value }
+    return merged.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+  }
+
+  // MARK: - Rendering, in the shape of Stripe's objects
+
+  static func metadataJSON(_ metadata: [(key: String, value: String)]) -> StripeJSON {
+    .object(metadata.map { ($0.key, .string($0.value)) })
+  }
+
+  func render(_ intent: PaymentIntent) -> StripeJSON {
+    .object([
+      ("id", .string(intent.id)),
+      ("object", .string("payment_intent")),
+      ("amount", .int(intent.amount)),
+      ("amount_capturable", .int(intent.amountCapturable)),
+      ("amount_received", .int(intent.amountReceived)),
+      ("application", .null),
+      ("application_fee_amount", .null),
+      ("automatic_payment_methods", .null),
+      ("canceled_at", .optional(intent.canceledAt)),
+      ("cancellation_reason", .optional(intent.cancellationReason)),
+      ("capture_method", .string(intent.captureMethod)),
+      ("client_secret", .string(intent.clientSecret)),
+      ("confirmation_method", .string("automatic")),
+      ("created", .int(intent.created)),
+      ("currency", .string(intent.currency)),
+      ("customer", .null),
+      ("description", .optional(intent.description)),
+      ("last_payment_error", intent.lastPaymentError ?? .null),
+      ("latest_charge", .optional(intent.latestCharge)),
+      ("livemode", .bool(false)),
+      ("metadata", Self.metadataJSON(intent.metadata)),
+      ("next_action", .null),
+      ("on_behalf_of", .null),
+      ("payment_method", .optional(intent.paymentMethod)),
+      ("payment_method_types", .array(intent.paymentMethodTypes.map(StripeJSON.string))),
+      ("processing", .null),
+      ("receipt_email", .optional(intent.receiptEmail)),
+      ("review", .null),
+      ("setup_future_usage", .null),
+      ("shipping", .null),
+      ("source", .null),
+      ("statement_descriptor", .optional(intent.statementDescriptor)),
+      ("statement_descriptor_suffix", .optional(intent.statementDescriptorSuffix)),
+      ("status", .string(intent.status)),
+      ("transfer_data", .null),
+      ("transfer_group", .null),
+    ])
+  }
+
+  func render(_ method: PaymentMethod) -> StripeJSON {
+    .object([
+      ("id", .string(method.id)),
+      ("object", .string("payment_method")),
+      (
+        "card",
+        .object([
+          ("brand", .string(method.card.brand)),
+          ("country", .string("US")),
+          ("exp_month", .int(12)),
+          ("exp_year", .int(2034)),
+          ("funding", .string(method.card.funding)),
+          ("last4", .string(method.card.last4)),
+        ])
+      ),
+      ("created", .int(method.created)),
+      ("customer", .null),
+      ("livemode", .bool(false)),
+      ("metadata", .object([])),
+      ("type", .string("card")),
+    ])
+  }
+
+  func render(_ refund: Refund) -> StripeJSON {
+    var members: [(String, StripeJSON)] = [
+      ("id", .string(refund.id)),
+      ("object", .string("refund")),
+      ("amount", .int(refund.amount)),
+      ("balance_transaction", .string("txn_" + refund.id.dropFirst(3))),
+      ("charge", .string(refund.charge)),
+      ("created", .int(refund.created)),
+      ("currency", .string(refund.currency)),
+    ]
+    if let failureReason = refund.failureReason { members.append(("failure_reason", .string(failureReason))) }
+    members += [
+      ("metadata", Self.metadataJSON(refund.metadata)),
+      ("payment_intent", .string(refund.paymentIntent)),
+      ("reason", .optional(refund.reason)),
+      ("receipt_number", .null),
+      ("source_transfer_reversal", .null),
+      ("status", .string(refund.status)),
+      ("transfer_reversal", .null),
+    ]
+    return .object(members)
+  }
+
+  func render(_ charge: Charge) -> StripeJSON {
+    .object([
+      ("id", .string(charge.id)),
+      ("object", .string("charge")),
+      ("amount", .int(charge.amount)),
+      ("amount_captured", .int(charge.amountCaptured)),
+      ("amount_refunded", .int(charge.amountRefunded)),
+      ("captured", .bool(charge.captured)),
+      ("created", .int(charge.created)),
+      ("currency", .string(charge.currency)),
+      ("failure_code", .optional(charge.failureCode)),
+      ("failure_message", .optional(charge.failureMessage)),
+      ("livemode", .bool(false)),
+      ("paid", .bool(charge.status == "succeeded")),
+      ("payment_intent", .string(charge.paymentIntent)),
+      ("payment_method", .string(charge.paymentMethod)),
+      ("refunded", .bool(charge.amountCaptured > 0 && charge.amountRefunded == charge.amountCaptured)),
+      ("status", .string(charge.status)),
+    ])
+  }
+}

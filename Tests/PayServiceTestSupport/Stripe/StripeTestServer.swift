@@ -1,0 +1,281 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A local stand-in for api.stripe.com, written from Stripe's API reference: HTTP/1.1 over real
+/// TLS on 127.0.0.1, so that a real HTTPS client (AsyncHTTPClient trusting `caCertificatePEM`)
+/// talks to it exactly as it would to Stripe.
+///
+/// It serves, with Stripe's state machine and error objects:
+/// - `POST /v1/payment_intents` (create, with `confirm=true` to charge a test card),
+///   `POST /v1/payment_intents/{id}/capture`, `POST /v1/payment_intents/{id}/cancel`,
+///   `POST /v1/refunds`;
+/// - and, for reconciliation, `GET /v1/payment_intents/{id}`, `GET /v1/refunds/{id}`,
+///   `GET /v1/charges/{id}`.
+///
+/// Authentication is `Authorization: Bearer <secretKey>` or HTTP Basic with the key as the
+/// username. POSTs honour `Idempotency-Key` the way Stripe's API v1 does
+/// (https://docs.stripe.com/api/idempotent_requests): the status and body are saved once the
+/// endpoint begins executing and replayed byte for byte with `Idempotent-Replayed: true`.
+///
+/// Card outcomes follow Stripe's test tokens and PaymentMethods (https://docs.stripe.com/testing):
+/// `tok_visa`, `pm_card_visa`, `tok_mastercard`, … succeed; `tok_chargeDeclined`,
+/// `pm_card_visa_chargeDeclinedInsufficientFunds`, `tok_chargeDeclinedExpiredCard`, … decline with
+/// HTTP 402; `tok_refundFail`/`pm_card_refundFail` charge, and their refunds start `succeeded`
+/// then become `failed` (right after the refund request is answered); `tok_pendingRefund` refunds
+/// start `pending` then become `succeeded`. A `tok_…` is single-use (see `setSingleUseTokens`).
+///
+/// IDs are deterministic per server, in creation order: `pi_test000001`, `ch_test000001`,
+/// `re_test000001`, `pm_test000001` (one PaymentMethod per confirmed test card), and
+/// `req_test000001` for the `Request-Id` of each request received.
+public final class StripeTestServer: Sendable {
+  public let secretKey: String
+  public let port: Int
+  /// "https://127.0.0.1:PORT"
+  public var baseURL: String { "https://127.0.0.1:\(port)" }
+  /// The certificate authority (PEM) that issued the server's certificate: the only root a
+  /// client needs to trust.
+  public let caCertificatePEM: String
+
+  let group: MultiThreadedEventLoopGroup
+  let serverChannel: any Channel
+  let core: StripeServerCore
+
+  /// Starts listening on 127.0.0.1, an ephemeral port, TLS with a fresh self-signed CA and leaf
+  /// certificate (leaf SAN: DNS "localhost" and IP 127.0.0.1), on its own one-thread
+  /// `MultiThreadedEventLoopGroup`.
+  public init(secretKey: String = "sk_test_payservice_4eC39HqLyjWDarjtT1zdp7dc") throws {
+    self.secretKey = secretKey
+    let certificate = try TestTLSCertificate()
+    caCertificatePEM = certificate.caPEM
+    let sslContext = try certificate.serverContext()
+    let core = StripeServerCore(secretKey: secretKey)
+    self.core = core
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    self.group = group
+    do {
+      serverChannel = try ServerBootstrap(group: group)
+        .serverChannelOption(ChannelOptions.backlog, value: 256)
+        .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+        .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { channel in
+          channel.eventLoop.makeCompletedFuture {
+            let closer = RawCloseHandler()
+            let operations = channel.pipeline.syncOperations
+            try operations.addHandler(closer)
+            try operations.addHandler(NIOSSLServerHandler(context: sslContext))
+            try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
+            try operations.addHandler(StripeHTTPHandler(core: core, closer: closer))
+            core.track(channel)
+          }
+        }
+        .bind(host: "127.0.0.1", port: 0).wait()
+    } catch {
+      try? group.syncShutdownGracefully()
+      throw error
+    }
+    port = serverChannel.localAddress?.port ?? 0
+  }
+
+  deinit { shutdown() }
+
+  /// Writes the CA certificate to `directory/stripe-test-ca.pem` and returns that path.
+  public func writeCACertificate(to directory: URL) throws -> String {
+    let url = directory.appendingPathComponent("stripe-test-ca.pem")
+    try caCertificatePEM.write(to: url, atomically: true, encoding: .utf8)
+    return url.path
+  }
+
+  /// Added latency before every response (for benchmarks), scheduled on the event loop: default 0.
+  public func setLatency(milliseconds: Int) {
+    core.state.withLock { $0.latencyMilliseconds = max(0, milliseconds) }
+  }
+
+  /// Whether a test token (`tok_…`) used once is refused afterwards with `token_already_used`, as
+  /// Stripe does with tokens (default true). Test PaymentMethods (`pm_card_…`) are always reusable.
+  public func setSingleUseTokens(_ enabled: Bool) {
+    core.state.withLock { $0.ledger.singleUseTokens = enabled }
+  }
+
+  /// Queues `fault` for the next request that matches `route` (FIFO among the faults a request
+  /// matches). A request takes at most one fault, once it is authenticated and its URL is known.
+  public func inject(_ fault: Fault, on route: Route = .any) {
+    core.state.withLock { $0.faults.append((route, fault)) }
+  }
+
+  /// Stops listening, closes every connection and shuts the event loop group down. Idempotent.
+  /// Call it from a thread that is not the server's event loop (any test thread will do).
+  public func shutdown() {
+    let first = core.state.withLock { state -> Bool in
+      defer { state.isShutDown = true }
+      return !state.isShutDown
+    }
+    guard first else { return }
+    let channels = core.state.withLock { Array($0.channels.values) }
+    serverChannel.close(promise: nil)
+    for channel in channels { channel.close(promise: nil) }
+    try? group.syncShutdownGracefully()
+  }
+
+  /// Which requests a fault applies to.
+  public enum Route: Sendable, Equatable {
+    case any, createPaymentIntent, capture, cancel, refund
+  }
+
+  /// A failure injected into the next matching request.
+  public enum Fault: Sendable {
+    /// Executes the request (charges, and saves the idempotent result), then waits `seconds`
+    /// before answering (past a client's timeout).
+    case delayAfterExecuting(seconds: Double)
+    /// Executes the request (saving the idempotent result), then resets the connection (TCP RST,
+    /// no TLS close_notify) without answering.
+    case resetAfterExecuting
+    /// Answers 500 with an `api_error` body and `Stripe-Should-Retry: true` without executing
+    /// and without saving an idempotent result (a failure before the endpoint began).
+    case serverErrorBeforeExecuting
+    /// Answers 429 with a rate-limit error (type `invalid_request_error`, code `rate_limit`) and
+    /// `Retry-After: <seconds>`, without executing or saving anything.
+    case rateLimited(retryAfterSeconds: Int)
+    /// Executes the request (saving the idempotent result: a same-key retry meanwhile is a
+    /// replay), then holds the answer until the gate is released or the connection closes.
+    case holdAfterExecuting(Gate)
+    /// Holds the request WITHOUT executing until the gate is released. While held, its
+    /// Idempotency-Key counts as in progress: another request with that key is answered 409
+    /// (`idempotency_error`, not saved). If the client's connection closes while held, the
+    /// request is dropped unexecuted (nothing charged, nothing saved).
+    case holdBeforeExecuting(Gate)
+  }
+
+  /// A gate a test waits on: `reached` becomes true (and `waitUntilReached(timeout:)` returns
+  /// true) when a request arrives at the fault; `release()` lets it (and any later arrival) go on.
+  public final class Gate: Sendable {
+    struct State {
+      var reached = false
+      var released = false
+      var onRelease: [@Sendable () -> Void] = []
+    }
+    let state = Mutex(State())
+
+    public init() {}
+
+    /// Whether a request has arrived at the gate.
+    public var reached: Bool { state.withLock { $0.reached } }
+
+    /// Blocks the calling thread until a request arrives at the gate or `timeout` seconds pass;
+    /// true if one arrived. From async code prefer `waitUntilReachedAsync(timeout:)`, which does
+    /// not block a cooperative thread.
+    public func waitUntilReached(timeout: Double) -> Bool {
+      let deadline = Date().addingTimeInterval(timeout)
+      while !reached {
+        if Date() >= deadline { return false }
+        usleep(1_000)
+      }
+      return true
+    }
+
+    /// Suspends until a request arrives at the gate or `timeout` seconds pass; true if one arrived.
+    public func waitUntilReachedAsync(timeout: Double) async -> Bool {
+      let deadline = Date().addingTimeInterval(timeout)
+      while !reached {
+        if Date() >= deadline { return false }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+      }
+      return true
+    }
+
+    /// Lets the held request (and any that arrives later) go on.
+    public func release() {
+      let callbacks = state.withLock { state -> [@Sendable () -> Void] in
+        state.released = true
+        defer { state.onRelease = [] }
+        return state.onRelease
+      }
+      for callback in callbacks { callback() }
+    }
+
+    func arrive() { state.withLock { $0.reached = true } }
+
+    func whenReleased(_ callback: @escaping @Sendable () -> Void) {
+      let now = state.withLock { state -> Bool in
+        if state.released { return true }
+        state.onRelease.append(callback)
+        return false
+      }
+      if now { callback() }
+    }
+  }
+
+  // MARK: - Inspection (thread-safe)
+
+  /// PaymentIntents created (executed, not replayed; declined ones included) with this
+  /// Idempotency-Key.
+  public func paymentIntentsCreated(idempotencyKey: String) -> Int {
+    core.state.withLock { $0.ledger.createdPerIdempotencyKey[idempotencyKey] ?? 0 }
+  }
+
+  /// PaymentIntents created in total (declined ones included).
+  public var paymentIntentCount: Int { core.state.withLock { $0.ledger.paymentIntentOrder.count } }
+
+  /// Refunds created (executed, not replayed) in total, whatever their later status.
+  public var refundCount: Int { core.state.withLock { $0.ledger.refundOrder.count } }
+
+  /// The refunds created for a PaymentIntent, in creation order.
+  public func refunds(paymentIntent: String) -> [(id: String, amount: Int64)] {
+    core.state.withLock { state in
+      state.ledger.refundOrder.compactMap { id -> (id: String, amount: Int64)? in
+        guard let refund = state.ledger.refunds[id], refund.paymentIntent == paymentIntent else { return nil }
+        return (refund.id, refund.amount)
+      }
+    }
+  }
+
+  /// A refund's current status (`succeeded`, `pending`, `failed`), or nil if unknown.
+  public func refundStatus(_ id: String) -> String? {
+    core.state.withLock { $0.ledger.refunds[id]?.status }
+  }
+
+  /// A request as received (the Authorization header is never stored).
+  public struct RecordedRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var idempotencyKey: String?
+    public var stripeVersion: String?
+    /// Whether it was answered with a saved idempotent result.
+    public var replayed: Bool
+    /// The HTTP status answered; 0 while unanswered, or if no answer was sent (a reset, or a
+    /// request dropped because its connection closed).
+    public var status: Int
+    /// The raw form body.
+    public var body: String
+  }
+
+  /// TLS connections accepted so far (a keep-alive client reuses one for many requests).
+  public var connectionsAccepted: Int { core.state.withLock { $0.connectionsAccepted } }
+
+  /// Every request received, in order of arrival.
+  public var requests: [RecordedRequest] { core.state.withLock { $0.requests } }
+
+  /// A PaymentIntent as stored, flattened for assertions: `id`, `amount`, `currency`, `status`,
+  /// `amount_received`, `amount_capturable`, `capture_method`, `amount_refunded` (on its latest
+  /// charge, failed refunds excluded), `latest_charge`, `payment_method` and `cancellation_reason`
+  /// when set, and one `metadata[KEY]` entry per metadata key. Nil for an unknown id.
+  public func paymentIntent(_ id: String) -> [String: String]? {
+    core.state.withLock { state in
+      guard let intent = state.ledger.paymentIntents[id] else { return nil }
+      var fields: [String: String] = [
+        "id": intent.id, "amount": String(intent.amount), "currency": intent.currency, "status": intent.status,
+        "amount_received": String(intent.amountReceived), "amount_capturable": String(intent.amountCapturable),
+        "capture_method": intent.captureMethod,
+        "amount_refunded": String(intent.latestCharge.flatMap { state.ledger.charges[$0]?.amountRefunded } ?? 0),
+      ]
+      fields["latest_charge"] = intent.latestCharge
+      fields["payment_method"] = intent.paymentMethod
+      fields["cancellation_reason"] = intent.cancellationReason
+      for entry in intent.metadata { fields["metadata[\(entry.key)]"] = entry.value }
+      return fields
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import PayServiceCore
+import PayServiceStripe
+
+/// A payservice configured with `gateway.kind: stripe` against a running `StripeTestServer`: the
+/// golden config with its gateway section replaced, the server's CA as `gateway.trustRoots`, and
+/// the server's secret key in the environment a process is given.
+public struct StripeFixture: Sendable {
+  public let server: StripeTestServer
+  public let directory: URL
+  public let configPath: String
+
+  /// - Parameters:
+  ///   - maxRetries, requestTimeoutSeconds: the gateway's; tests of lost answers use no retries
+  ///     and a short timeout.
+  public init(
+    server: StripeTestServer, capture: Gateway.Capture = .automatic, maxRetries: Int = 0,
+    requestTimeoutSeconds: Int = 2, maxConcurrentCalls: Int = 32
+  ) throws {
+    self.server = server
+    directory = TestPaths.temporaryDirectory()
+    let roots = try server.writeCACertificate(to: directory)
+    let sandbox = "gateway:\n  kind: sandbox\n  chargeTokenTTLSeconds: 3600\n"
+    let yaml = TestConfig.yaml()
+    precondition(yaml.contains(sandbox), "the golden config's gateway section changed")
+    let stripe = """
+      gateway:
+        kind: stripe
+        chargeTokenTTLSeconds: 3600
+        capture: \(capture.rawValue)
+        apiBase: \(server.baseURL)
+        trustRoots: \(roots)
+        connectTimeoutSeconds: 2
+        requestTimeoutSeconds: \(requestTimeoutSeconds)
+        maxRetries: \(maxRetries)
+        maxConcurrentCalls: \(maxConcurrentCalls)
+
+      """
+    configPath = directory.appendingPathComponent("config.yaml").path
+    try yaml.replacingOccurrences(of: sandbox, with: stripe).write(toFile: configPath, atomically: true, encoding: .utf8)
+  }
+
+  public func config() throws -> Config {
+    try ConfigLoader.load(path: configPath)
+  }
+
+  /// The environment a payservice process needs: the server's key under STRIPE_SECRET_KEY.
+  public var environment: [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["STRIPE_SECRET_KEY"] = server.secretKey
+    return environment
+  }
+
+  /// The gateway's calls, as the executable wires them.
+  public func gateway(_ config: Config) -> GatewayCalls {
+    let stripe = config.gateway.stripe!
+    return GatewayCalls(
+      gateway: StripeGateway(settings: stripe, secretKey: server.secretKey), maxConcurrent: stripe.maxConcurrentCalls)
+  }
+
+  /// A context on a fresh store of `backend`, charging through the test server.
+  public func context(backend: StoreBackend, now: Int64 = TestConfig.now) throws -> ServiceContext {
+    let config = try config()
+    let (store, _) = try backend.freshStore(config: config)
+    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), gateway: gateway(config))
+  }
+}
