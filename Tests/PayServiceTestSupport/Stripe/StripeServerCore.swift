@@ -112,8 +112,10 @@ final class StripeServerCore: Sendable {
 
   func track(_ channel: any Channel) {
     let id = ObjectIdentifier(channel)
-    state.withLock { $0.channels[id] = channel }
-    state.withLock { $0.connectionsAccepted += 1 }
+    state.withLock { state in
+      state.channels[id] = channel
+      state.connectionsAccepted += 1
+    }
     channel.closeFuture.whenComplete { [self] _ in _ = state.withLock { $0.channels.removeValue(forKey: id) } }
   }
 
@@ -399,7 +401,12 @@ final class StripeExchange: Sendable {
 
   /// Waits at `gate`, then runs `released` (unless the connection closed meanwhile: see `abandon`).
   func hold(at gate: StripeTestServer.Gate, released: @escaping @Sendable () -> Void) {
-    phase.withLock { $0 = .held }
+    let open = phase.withLock { phase -> Bool in
+      guard phase != .done else { return false }
+      phase = .held
+      return true
+    }
+    guard open else { return }
     gate.arrive()
     gate.whenReleased { [self] in
       let go = phase.withLock { phase -> Bool in
