@@ -334,8 +334,11 @@ public enum ProcessOrder: RPCMethod {
     }
     let now = RFC3339.format(context.clock.now())
     return try context.store.write { transaction -> Result in
+      // The token first, then the attempt: the order `begin` locks them in, so that a replay and a
+      // settlement in two processes queue instead of deadlocking.
+      let record = try transaction.chargeToken(token)
       guard let attempt = try transaction.lockPaymentAttempt(orderId: orderId) else {
-        guard let record = try transaction.chargeToken(token), let result = record.result else {
+        guard let result = record?.result else {
           throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished without an answer")
         }
         return try StoredJSON.read(result, as: Result.self, "processOrder result")
