@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Charges an authorized payment, decrements stock and records the order, all in one store
 /// transaction; the answer is written only after the commit. A charge token is used at most once:
 /// the identical request again gets the stored answer, a different one gets -32002.
@@ -179,11 +181,13 @@ public enum ProcessOrder: RPCMethod {
       result.write(to: &writer)
       return nil
     case .charging(let charging):
-      return Continuation { writer in
-        let result = try charging.finish(context: context)
-        result.write(to: &writer)
-        return result.failure
-      }
+      return Continuation(
+        send: charging.send, wait: { _ = charging.reply() },
+        finish: { writer in
+          let result = try charging.finish(context: context)
+          result.write(to: &writer)
+          return result.failure
+        })
     }
   }
 
@@ -195,13 +199,34 @@ public enum ProcessOrder: RPCMethod {
 
   /// A charge sent to a remote gateway, its attempt committed as pending; `finish` waits for the
   /// answer and records it.
-  struct Charging: Sendable {
-    let orderId: String
-    let token: String
-    let call: PendingCall
+  /// A charge whose attempt is recorded as pending: `send` starts the gateway call once that record
+  /// is durable (a group's commit may come after `begin` returns); `finish` waits for the answer
+  /// and records it.
+  final class Charging: Sendable {
+    let attempt: PaymentAttemptRow
+    private let calls: GatewayCalls
+    private let call = Mutex<PendingCall?>(nil)
+
+    init(attempt: PaymentAttemptRow, calls: GatewayCalls) {
+      self.attempt = attempt
+      self.calls = calls
+    }
+
+    /// Starts the call (once).
+    func send() {
+      call.withLock { call in
+        if call == nil { call = calls.charge(attempt.charge) }
+      }
+    }
+
+    /// The gateway's answer, waited for (the call is sent first if it was not).
+    func reply() -> GatewayReply<GatewayPayment> {
+      send()
+      return call.withLock { $0! }.wait()
+    }
 
     func finish(context: ServiceContext) throws -> Result {
-      try ProcessOrder.settle(orderId: orderId, token: token, reply: call.wait(), context: context)
+      try ProcessOrder.settle(orderId: attempt.orderId, token: attempt.token, reply: reply(), context: context)
     }
   }
 
@@ -302,7 +327,7 @@ public enum ProcessOrder: RPCMethod {
             .gatewayUnavailable,
             "This order is pending at a remote gateway, and this payservice has none configured (gateway.kind is sandbox)."))
       }
-      return .charging(Charging(orderId: attempt.orderId, token: attempt.token, call: remote.charge(attempt.charge)))
+      return .charging(Charging(attempt: attempt, calls: remote))
     }
   }
 

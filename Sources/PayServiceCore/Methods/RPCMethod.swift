@@ -30,9 +30,13 @@ public protocol RPCMethod: SendableMetatype {
     -> Continuation?
 }
 
-/// The rest of a request whose method waits on a remote gateway: `finish` waits for the answer
-/// and writes the result (throwing a domain or wire error instead, with nothing written).
+/// The rest of a request whose method waits on a remote gateway, in three steps: `send` starts the
+/// call (once what `start` wrote is durable: a group's commit may come later), `wait` blocks until
+/// its answer is in, and `finish` records it and writes the result (throwing a domain or wire error
+/// instead, with nothing written). `finish` alone does all three.
 public struct Continuation: Sendable {
+  let send: @Sendable () -> Void
+  let wait: @Sendable () -> Void
   let finish: @Sendable (inout JSONWriter) throws -> ResultFailure?
 }
 

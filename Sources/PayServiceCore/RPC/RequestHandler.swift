@@ -237,15 +237,19 @@ public final class RequestHandler {
     return error
   }
 
-  /// A request whose answer waits on a remote gateway's call (started, not yet waited for).
+  /// A request whose answer waits on a remote gateway's call: `send` starts the call, `wait` blocks
+  /// until its answer is in, `finish` (on the handler) records and writes it.
   struct Waiting {
     fileprivate let request: Request
     fileprivate let started: UInt64
     fileprivate let continuation: Continuation
+
+    func send() { continuation.send() }
+    func wait() { continuation.wait() }
   }
 
   /// Starts answering a line: for a request (with an id) of a method that waits on a remote
-  /// gateway, everything up to the gateway's call, returning the rest for `finish`; for any other
+  /// gateway, everything up to the gateway's call (not sent yet), returning the rest; for any other
   /// line (or when the answer is known at once) the whole answer, appended to `writer`, and nil.
   func start(_ line: ParsedLine, into writer: inout JSONWriter) -> Waiting? {
     guard case .single(.valid(let request)) = line, !request.isNotification,

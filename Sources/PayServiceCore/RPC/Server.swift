@@ -284,7 +284,8 @@ public final class Server {
     from first: Int, before limit: Int, _ line: (Int) -> RequestHandler.ParsedLine?
   ) -> Int {
     guard let firstLine = line(first) else { preconditionFailure("line \(first) is not this thread's") }
-    guard groupCommits, handler.isGroupable(firstLine) else {
+    // With a remote gateway, grouped requests overlap their calls (with or without group commits).
+    guard groupCommits || handler.context.gatewayCalls != nil, handler.isGroupable(firstLine) else {
       _ = handler.answer(firstLine, into: &pendingOutput)
       return first + 1
     }
@@ -328,42 +329,71 @@ public final class Server {
     }
   }
 
-  /// Answers grouped requests whose payments go to a remote gateway: each one's first transaction
-  /// (the attempt recorded as pending) commits and its gateway call starts before the next request
-  /// begins, so up to `maxInFlight` calls' round trips overlap; each answer is recorded (the second
-  /// transaction) and written in request order. A group commit would hold the attempts back from
-  /// the gateway until the whole group committed, so these commit one by one.
+  /// Answers grouped requests whose payments go to a remote gateway, `maxInFlight` at a time:
+  /// 1. each one's first transaction runs (its attempt recorded as pending), all of them in one
+  ///    group commit when `groupCommits`;
+  /// 2. once that is durable, every gateway call starts, and their round trips overlap;
+  /// 3. once every answer is in, each one's second transaction records it (one group commit
+  ///    again) and the answers are written in request order.
+  /// No store transaction is open while a call is in flight. A group that cannot commit kept
+  /// nothing: its requests run again one transaction each (phase 1 before any call was sent,
+  /// phase 3 with the answers already in).
   private func answerOverlapping(_ group: [RequestHandler.ParsedLine], maxInFlight: Int) {
     enum Slot {
       case answered([UInt8])
       case waiting(RequestHandler.Waiting)
     }
-    var slots: [Slot] = []
-    slots.reserveCapacity(group.count)
-    var head = 0
-    var inFlight = 0
-    /// Writes the oldest unwritten answer, waiting for its gateway call if need be.
-    func writeHead() {
-      switch slots[head] {
-      case .answered(let bytes): bytes.withUnsafeBytes { pendingOutput.appendLines($0) }
-      case .waiting(let waiting):
-        handler.finish(waiting, into: &pendingOutput)
-        inFlight -= 1
+    let store = handler.context.storeSource
+    var next = 0
+    while next < group.count {
+      let batch = group[next..<min(next + maxInFlight, group.count)]
+      next = batch.endIndex
+      func begin() -> [Slot] {
+        batch.map { line in
+          var writer = JSONWriter(capacity: 256)
+          if let waiting = handler.start(line, into: &writer) { return .waiting(waiting) }
+          return .answered(writer.bytes)
+        }
       }
-      slots[head] = .answered([])
-      head += 1
-    }
-    for line in group {
-      while inFlight >= maxInFlight { writeHead() }
-      var writer = JSONWriter(capacity: 256)
-      if let waiting = handler.start(line, into: &writer) {
-        slots.append(.waiting(waiting))
-        inFlight += 1
+      var slots: [Slot] = []
+      if groupCommits && batch.count > 1 {
+        do {
+          try store.get().groupCommit { slots = begin() }
+        } catch {
+          log.warning("the group commit of the \(batch.count) orders above failed (\(error)); retrying them one by one")
+          slots = begin()
+        }
       } else {
-        slots.append(.answered(writer.bytes))
+        slots = begin()
+      }
+      var waiting: [RequestHandler.Waiting] = []
+      for slot in slots {
+        if case .waiting(let request) = slot { waiting.append(request) }
+      }
+      for request in waiting { request.send() }
+      for request in waiting { request.wait() }
+      func finish() {
+        for slot in slots {
+          switch slot {
+          case .answered(let bytes): bytes.withUnsafeBytes { pendingOutput.appendLines($0) }
+          case .waiting(let request): handler.finish(request, into: &pendingOutput)
+          }
+        }
+      }
+      let mark = pendingOutput.mark
+      if groupCommits && waiting.count > 1 {
+        do {
+          try store.get().groupCommit { finish() }
+          ordersCommittedInGroups += waiting.count
+        } catch {
+          log.warning("the group commit of the \(waiting.count) answers above failed (\(error)); recording them one by one")
+          pendingOutput.rewind(to: mark)
+          finish()
+        }
+      } else {
+        finish()
       }
     }
-    while head < slots.count { writeHead() }
   }
 
   private func tooLong() {
