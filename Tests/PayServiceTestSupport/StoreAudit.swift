@@ -46,6 +46,34 @@ extension Store {
       .map { $0[0] }
   }
 
+  /// Payment attempts still pending.
+  public func pendingAttemptCount() throws -> Int {
+    Int(try auditRows("SELECT COUNT(*) FROM paymentAttempt")[0][0])!
+  }
+
+  /// Whether `needle` (letters, digits and _) appears anywhere in the store: in its files' bytes
+  /// (SQLite: the database, its WAL and shared memory), or in any row of any table (PostgreSQL).
+  public func mentions(_ needle: String) throws -> Bool {
+    precondition(needle.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+    switch self {
+    case let store as SQLiteStore:
+      let path = store.dbQueue.path
+      for file in [path, path + "-wal", path + "-shm"] {
+        guard let bytes = FileManager.default.contents(atPath: file) else { continue }
+        if bytes.range(of: Data(needle.utf8)) != nil { return true }
+      }
+      return false
+    default:
+      let tables = try auditRows("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").map { $0[0] }
+      precondition(tables.contains("paymentattempt"))
+      for table in tables {
+        let count = try auditRows(#"SELECT COUNT(*) FROM "\#(table)" t WHERE t::text LIKE '%\#(needle)%'"#)[0][0]
+        if count != "0" { return true }
+      }
+      return false
+    }
+  }
+
   /// The rows of `sql` with every column as text (no column of these queries is null).
   private func auditRows(_ sql: String) throws -> [[String]] {
     switch self {

@@ -64,4 +64,16 @@ public struct StripeFixture: Sendable {
     let (store, _) = try backend.freshStore(config: config)
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), gateway: gateway(config))
   }
+
+  /// An authorizePayment request line for `cart` (shipping free, the first test contact and card).
+  public static func authorizeLine(paymentData: String = "tok_visa", cart: String, id: Int = 1) -> String {
+    let contact = BackOfficeFixture.contacts[0]
+    return #"{"jsonrpc":"2.0","id":\#(id),"method":"authorizePayment","params":{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}}"#
+  }
+
+  /// The processOrder request line for an authorized `cart`.
+  public static func processLine(token: String, amount: String, cart: String, id: Int = 2) -> String {
+    let contact = BackOfficeFixture.contacts[0]
+    return #"{"jsonrpc":"2.0","id":\#(id),"method":"processOrder","params":{"chargeToken":"\#(token)","items":\#(cart),"shippingMethod":"free","shippingContact":\#(contact),"amount":"\#(amount)","currencyCode":"USD"}}"#
+  }
 }

@@ -11,8 +11,12 @@ public enum TestPaths {
     packageRoot.appendingPathComponent(relative).path
   }
 
-  /// The `payservice` executable built next to the test bundle.
+  /// The `payservice` executable built next to the test bundle, or the one the environment
+  /// variable PAYSERVICE_TEST_BINARY names (CI runs the crash matrix through the release build).
   public static var payserviceBinary: String {
+    if let binary = ProcessInfo.processInfo.environment["PAYSERVICE_TEST_BINARY"], !binary.isEmpty {
+      return binary.hasPrefix("/") ? binary : packageRoot.appendingPathComponent(binary).path
+    }
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     var directory = executable.deletingLastPathComponent()
     // On Linux the test binary sits in .build/<triple>/debug/; on macOS inside an .xctest bundle.

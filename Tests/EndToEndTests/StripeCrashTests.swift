@@ -1,0 +1,161 @@
+import Foundation
+import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// kill -9 at each point of a Stripe charge and refund, through the binary: (a) after the pending
+/// commit, before the call reaches Stripe; (b) after Stripe charged (or refunded), before the
+/// second commit; (c) after that commit, before the answer reached the client. After a restart and
+/// the client's replay: one charge (one refund) at Stripe, the stock right, the replay's answer the
+/// order's, and the secret key nowhere. CI runs this suite again through the release build
+/// (PAYSERVICE_TEST_BINARY).
+@Suite("Stripe crash matrix", .serialized)
+struct StripeCrashTests {
+  enum Point: String, CaseIterable, CustomStringConvertible {
+    case beforeCall, afterGatewayActed, afterCommit
+    var description: String { rawValue }
+  }
+
+  static let cart = #"[{"sku":"mug","quantity":2}]"#
+
+  /// A shop on a fresh store, charging through a running test server.
+  struct Shop {
+    let server: StripeTestServer
+    let fixture: StripeFixture
+    let backend: StoreBackend
+    let database: String
+    /// Everything the processes wrote to stdout and stderr, searched for the key at the end.
+    var transcripts: [String] = []
+
+    init(backend: StoreBackend) throws {
+      server = try StripeTestServer()
+      fixture = try StripeFixture(server: server, requestTimeoutSeconds: 5)
+      self.backend = backend
+      database = try backend.freshDatabase()
+    }
+
+    var arguments: [String] {
+      ["--config", fixture.configPath, "--database", database, "--now", "2026-11-21T12:05:00Z", "--quiet", "--back-office"]
+    }
+
+    /// Runs one process to its end on `lines`; its answers, parsed.
+    mutating func run(_ lines: [String]) throws -> [JSONValue] {
+      let result = try PayserviceProcess.run(
+        arguments, stdin: Data((lines.joined(separator: "\n") + "\n").utf8), environment: fixture.environment)
+      #expect(result.status == 0, "\(result.stderr)")
+      transcripts += [result.stdoutText, result.stderr]
+      return try result.stdoutText.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+    }
+
+    /// Authorizes the cart and returns the processOrder line for it.
+    mutating func authorize(paymentData: String = "tok_visa") throws -> String {
+      let answer = try run([StripeFixture.authorizeLine(paymentData: paymentData, cart: StripeCrashTests.cart)])[0]
+      let token = try #require(answer["result"]?["chargeToken"]?.stringValue, "\(answer.compact)")
+      let amount = try #require(answer["result"]?["amount"]?.stringValue)
+      return StripeFixture.processLine(token: token, amount: amount, cart: StripeCrashTests.cart)
+    }
+
+    /// Starts a process, sends `line` so that it stops at `point`, and kills it there (SIGKILL).
+    /// `done` tells from the store when the second commit happened (point c).
+    mutating func crash(
+      at point: Point, route: StripeTestServer.Route, line: String, done: @escaping (any Store) throws -> Bool
+    ) throws {
+      let gate = StripeTestServer.Gate()
+      switch point {
+      case .beforeCall: server.inject(.holdBeforeExecuting(gate), on: route)
+      case .afterGatewayActed: server.inject(.holdAfterExecuting(gate), on: route)
+      case .afterCommit: break
+      }
+      let running = try RunningPayservice(arguments, environment: fixture.environment)
+      switch point {
+      case .beforeCall, .afterGatewayActed:
+        running.send(line)
+        #expect(gate.waitUntilReached(timeout: 20), "the call never reached the gateway")
+      case .afterCommit:
+        // Answers bigger than the pipe come first and nobody reads them: the process records the
+        // order, then blocks writing, its answer still unsent.
+        let discover = #"{"jsonrpc":"2.0","id":"d","method":"rpc.discover"}"#
+        running.send((Array(repeating: discover, count: 12) + [line]).joined(separator: "\n"))
+        let store = try backend.open(database)
+        let deadline = Date().addingTimeInterval(20)
+        while try !done(store), Date() < deadline { usleep(20_000) }
+        #expect(try done(store), "the second commit never happened")
+      }
+      kill(running.process.processIdentifier, SIGKILL)
+      #expect(running.waitForExit() != 0)
+      gate.release()
+      transcripts.append(String(decoding: running.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    func checkNoSecret() throws {
+      for text in transcripts { #expect(!text.contains(server.secretKey)) }
+      #expect(try !backend.open(database).mentions(server.secretKey))
+    }
+  }
+
+  @Test("kill -9 around a charge: after a restart and the replay, one charge, the order paid, the stock right",
+    arguments: Point.allCases, StoreBackend.available)
+  func charge(point: Point, backend: StoreBackend) throws {
+    var shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let line = try shop.authorize()
+    let token = try #require(try JSONParser.parse(line)["params"]?["chargeToken"]?.stringValue)
+    let orderId = Identifiers.orderId(token: token)
+    try shop.crash(at: point, route: .createPaymentIntent, line: line) { store in
+      try store.order(id: orderId)?.status == .paid
+    }
+    let store = try backend.open(shop.database)
+    #expect(try store.pendingAttemptCount() == (point == .afterCommit ? 0 : 1))
+    #expect(try store.stock()["mug"] == 98)
+    #expect(shop.server.paymentIntentCount == (point == .beforeCall ? 0 : 1))
+
+    // The restart's sweep resolves what is pending; the client's replay gets the order.
+    let result = try PayserviceProcess.run(
+      shop.arguments, stdin: Data((line + "\n").utf8), environment: shop.fixture.environment)
+    shop.transcripts += [result.stdoutText, result.stderr]
+    if point != .afterCommit {
+      #expect(result.stderr.contains("pending payments at start: 1 resolved, 0 still pending"), "\(result.stderr)")
+    }
+    let answer = try JSONParser.parse(result.stdoutText)
+    #expect(answer["result"]?["status"] == .string("succeeded"), "\(result.stdoutText)")
+    #expect(answer["result"]?["orderId"] == .string(orderId))
+    #expect(shop.server.paymentIntentsCreated(idempotencyKey: Identifiers.chargeIdempotencyKey(orderId: orderId)) == 1)
+    #expect(shop.server.paymentIntentCount == 1)
+    #expect(try store.pendingAttemptCount() == 0)
+    #expect(try store.stock()["mug"] == 98)
+    #expect(try store.order(id: orderId)?.status == .paid)
+    // Asked again, the same answer.
+    #expect(try shop.run([line])[0].compact == answer.compact)
+    try shop.checkNoSecret()
+  }
+
+  @Test("kill -9 around a refund: after a restart and the replay, one refund at Stripe, one restock",
+    arguments: Point.allCases, StoreBackend.available)
+  func refund(point: Point, backend: StoreBackend) throws {
+    var shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let placed = try shop.run([try shop.authorize()])[0]
+    let orderId = try #require(placed["result"]?["orderId"]?.stringValue, "\(placed.compact)")
+    let refund =
+      #"{"jsonrpc":"2.0","id":3,"method":"refundOrder","params":{"orderId":"\#(orderId)","refundId":"rf-crash","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}}"#
+    try shop.crash(at: point, route: .refund, line: refund) { store in
+      try store.order(id: orderId)?.status == .partiallyRefunded
+    }
+    let store = try backend.open(shop.database)
+    #expect(try store.stock()["mug"] == (point == .afterCommit ? 99 : 98))
+    #expect(shop.server.refundCount == (point == .beforeCall ? 0 : 1))
+
+    let answer = try shop.run([refund])[0]
+    #expect(answer["result"]?["status"] == .string("succeeded"), "\(answer.compact)")
+    let refunds = shop.server.refunds(paymentIntent: try #require(shop.server.requests.first { $0.path == "/v1/refunds" }
+      .flatMap { request in request.body.split(separator: "&").first { $0.hasPrefix("payment_intent=") } }
+      .map { String($0.dropFirst("payment_intent=".count)) }))
+    #expect(refunds.count == 1)
+    #expect(answer["result"]?["refund"]?["gatewayRefundId"] == .string(refunds.first?.id ?? "none"), "\(answer.compact)")
+    #expect(shop.server.refundCount == 1)
+    #expect(try store.stock()["mug"] == 99)
+    #expect(try store.order(id: orderId)?.status == .partiallyRefunded)
+    #expect(try shop.run([refund])[0].compact == answer.compact)
+    try shop.checkNoSecret()
+  }
+}
