@@ -76,6 +76,12 @@ let package = Package(
       dependencies: ["PayServiceCore", "PayServiceTestSupport"],
       path: "Fuzz/Sources"
     ),
+    // The Stripe test server as a process (Benchmarks/bench.py); it moves no money.
+    .executableTarget(
+      name: "stripe-test-server",
+      dependencies: ["PayServiceTestSupport"],
+      path: "Tests/StripeTestServerMain"
+    ),
     .target(
       name: "PayServiceTestSupport",
       dependencies: [

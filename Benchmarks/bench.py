@@ -2,12 +2,14 @@
 """payservice's own benchmark: throughput, interactive latency, orders/s and memory, so regressions
 show in review. Standard library only.
 
-usage: Benchmarks/bench.py [--binary PATH] [--requests N] [--orders N] [--quick] [--flat]
+usage: Benchmarks/bench.py [--binary PATH] [--requests N] [--orders N] [--stripe-server PATH] [--quick] [--flat]
 
   --binary    the payservice to measure (default: .build/release/payservice; build it with
               `swift build -c release --product payservice`)
   --requests  pipelined computeSummaryItems requests (default 200,000)
   --orders    pipelined processOrder requests (default 5,000)
+  --stripe-server  the Stripe test server process (default: .build/release/stripe-test-server;
+              `swift build -c release --product stripe-test-server`); skipped when missing
   --flat      also run 10k, 100k and 1M requests and report cost per request and peak RSS
   --quick     small sizes, for a smoke run
 
@@ -19,6 +21,10 @@ Reports:
                   ratio, and the p50 round trip of a lone order (an interactive client); the same
                   on PostgreSQL when PAYSERVICE_BENCH_POSTGRES_URL names a server (a user with
                   CREATEDB; psql must be installed), on databases created for the run and dropped
+  stripe          pipelined processOrder charged through the Stripe test server (TLS on loopback),
+                  with 0 ms and with 50 ms added to each of its answers: orders/s, and at 50 ms the
+                  multiple of what one call at a time allows (1 / 50 ms = 20 orders/s); fails under
+                  10x, or when the server did not create exactly one PaymentIntent per order
   flat            (with --flat) microseconds per request and peak RSS at 10k, 100k, 1M requests
 """
 import json
@@ -199,6 +205,71 @@ def orders_benchmark(binary, work, count, stores):
     return rates, lone
 
 
+def stripe_benchmark(binary, server_binary, work, count):
+    """Charges `count` pipelined orders through the Stripe test server at 0 and 50 ms latency."""
+    server = subprocess.Popen([server_binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        info = json.loads(server.stdout.readline())
+        with open(CONFIG) as f:
+            config = f.read()
+        sandbox = "gateway:\n  kind: sandbox\n"
+        assert sandbox in config, "bench-config.yaml's gateway section changed"
+        config = config.replace(sandbox, "gateway:\n  kind: stripe\n  apiBase: %s\n  trustRoots: %s\n"
+                                "  maxConcurrentCalls: 64\n  maxRetries: 2\n" % (info["baseURL"], info["caFile"]))
+        stripe_config = os.path.join(work, "stripe-config.yaml")
+        with open(stripe_config, "w") as f:
+            f.write(config)
+        environment = dict(os.environ, STRIPE_SECRET_KEY=info["secretKey"])
+        contact = {"givenName": "Ada", "familyName": "Lovelace", "emailAddress": "ada@example.com",
+                   "addressLines": ["1 Infinite Loop"], "locality": "Cupertino", "administrativeArea": "CA",
+                   "postalCode": "95014", "countryCode": "US"}
+        items = [{"sku": "mug", "quantity": 1}]
+        rates = {}
+        for latency, now in [(0, "2026-11-21T12:00:00Z"), (50, "2026-11-21T12:00:01Z")]:
+            database = os.path.join(work, f"stripe-{latency}.sqlite")
+            common = ["--config", stripe_config, "--now", now, "--quiet", "--database", database]
+            authorize = os.path.join(work, f"stripe-authorize-{latency}.jsonl")
+            with open(authorize, "w") as f:
+                for i in range(count):
+                    f.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": "authorizePayment", "params": {
+                        "items": items, "shippingMethod": "free", "payment": {"token": {
+                            "paymentData": "pm_card_visa", "transactionIdentifier": f"T{i}",
+                            "paymentMethod": {"displayName": "Visa 0492", "network": "visa", "type": "credit"}},
+                            "shippingContact": contact, "billingContact": contact}}}, separators=(",", ":")) + "\n")
+            answers = os.path.join(work, f"stripe-authorized-{latency}.jsonl")
+            with open(authorize) as fin, open(answers, "w") as fout:
+                subprocess.run([binary] + common, stdin=fin, stdout=fout, env=environment, check=True)
+            pipelined = os.path.join(work, f"stripe-orders-{latency}.jsonl")
+            with open(answers) as f, open(pipelined, "w") as out:
+                for i, line in enumerate(f):
+                    result = json.loads(line)["result"]
+                    out.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": "processOrder", "params": {
+                        "chargeToken": result["chargeToken"], "items": items, "shippingMethod": "free",
+                        "shippingContact": contact, "amount": result["amount"], "currencyCode": "USD"}},
+                        separators=(",", ":")) + "\n")
+            server.stdin.write(f"latency {latency}\n")
+            server.stdin.flush()
+            out = os.path.join(work, f"stripe-{latency}.out")
+            started = time.perf_counter()
+            with open(pipelined) as fin, open(out, "w") as fout:
+                code = subprocess.run([binary] + common, stdin=fin, stdout=fout, env=environment).returncode
+            seconds = time.perf_counter() - started
+            with open(out) as f:
+                succeeded = sum('"status":"succeeded"' in line for line in f)
+            if code != 0 or succeeded != count:
+                raise SystemExit(f"stripe orders at {latency} ms: exit {code}, {succeeded} of {count} succeeded")
+            rates[latency] = count / seconds
+        server.stdin.write("count\n")
+        server.stdin.flush()
+        created = json.loads(server.stdout.readline())["paymentIntents"]
+        if created != 2 * count:
+            raise SystemExit(f"stripe: the test server created {created} PaymentIntents for {2 * count} orders")
+    finally:
+        server.stdin.close()
+        server.wait()
+    return rates
+
+
 def main():
     if "-h" in sys.argv or "--help" in sys.argv:
         print(__doc__)
@@ -239,6 +310,19 @@ def main():
             print(f"lone order {stores.name:<7} p50 {percentile(lone, 0.5) * 1e3:.2f} ms, p99 "
                   f"{percentile(lone, 0.99) * 1e3:.2f} ms per round trip (one order at a time, committed before each "
                   f"answer)")
+
+        server_binary = os.path.abspath(option("--stripe-server", os.path.join(HERE, "..", ".build", "release",
+                                                                        "stripe-test-server")))
+        if os.path.exists(server_binary):
+            stripe_count = 200 if quick else 1000
+            rates = stripe_benchmark(binary, server_binary, work, stripe_count)
+            overlap = rates[50] / 20
+            print(f"orders stripe      {rates[0]:,.0f}/s with 0 ms to the test server, {rates[50]:,.0f}/s with 50 ms: "
+                  f"{overlap:.1f}x one call at a time ({stripe_count:,} pipelined, one PaymentIntent each)")
+            if overlap < 10:
+                raise SystemExit(f"stripe: {overlap:.1f}x one call at a time at 50 ms; gateway calls do not overlap")
+        else:
+            print("orders stripe: skipped (swift build -c release --product stripe-test-server to measure them)")
 
         if "--flat" in sys.argv:
             for size in ([10000, 100000] if quick else [10000, 100000, 1000000]):

@@ -1,0 +1,28 @@
+import Foundation
+import PayServiceTestSupport
+
+// The Stripe test server as a process, for the benchmark and by hand: it prints one JSON line
+// (baseURL, the CA file a client must trust, the secret key it accepts), then reads commands on
+// stdin until EOF: `latency MS` sets the added latency, `count` prints the PaymentIntents and
+// refunds created so far as a JSON line. It is a test server: it moves no money.
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-test-server-\(getpid())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+let server = try StripeTestServer()
+server.setSingleUseTokens(false)
+let caFile = try server.writeCACertificate(to: directory)
+/// One line on stdout, written at once (stdout is a pipe: print alone would buffer it).
+func say(_ line: String) {
+  FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+say(#"{"baseURL":"\#(server.baseURL)","caFile":"\#(caFile)","secretKey":"\#(server.secretKey)"}"#)
+while let line = readLine() {
+  let words = line.split(separator: " ")
+  switch words.first {
+  case "latency": server.setLatency(milliseconds: words.count > 1 ? Int(words[1]) ?? 0 : 0)
+  case "count": say(#"{"paymentIntents":\#(server.paymentIntentCount),"refunds":\#(server.refundCount)}"#)
+  default: say(#"{"error":"unknown command"}"#)
+  }
+}
+server.shutdown()
+try? FileManager.default.removeItem(at: directory)
