@@ -15,10 +15,11 @@ def fresh():
         except FileNotFoundError: pass
 
 class Proc:
-    def __init__(self, config="config.yaml", now=NOW, extra=(), quiet=True):
+    def __init__(self, config="config.yaml", now=NOW, extra=(), quiet=True, env=None):
         args = [BIN, "--config", config, "--database", DB, "--now", now] + list(extra)
         if quiet: args.append("--quiet")
-        self.p = subprocess.Popen(args, cwd=CWD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.p = subprocess.Popen(args, cwd=CWD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=env)
     def send(self, raw: bytes, expect=True):
         self.p.stdin.write(raw); self.p.stdin.flush()
         if expect:
@@ -301,6 +302,41 @@ run(P, "mcp_discover", rq(8, "server/discover", {"_meta": ENV}))
 run(P, "mcp_call_modern", rq(9, "tools/call", {"name": "getOrder", "arguments": {"orderId": "ord_0"}, "_meta": ENV}))
 run(P, "mcp_unsupported", rq(10, "tools/call", {"name": "listProducts", "_meta": {**ENV, "io.modelcontextprotocol/protocolVersion": "2027-01-01"}}))
 P.close()
+fresh()
+
+# Stripe: charged through the Stripe test server (the release build of stripe-test-server beside the
+# binary), whose ids are deterministic: pi_test000001, ch_test000001, ... in creation order.
+server = subprocess.Popen([os.path.join(os.path.dirname(BIN), "stripe-test-server")], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True)
+info = json.loads(server.stdout.readline())
+STRIPECFG = os.path.join(WORK, "stripe.yaml")
+text = open(os.path.join(CWD, "config.yaml")).read()
+assert "gateway:\n  kind: sandbox\n" in text
+open(STRIPECFG, "w").write(text.replace("gateway:\n  kind: sandbox\n", "gateway:\n  kind: stripe\n  apiBase: %s\n  trustRoots: %s\n  requestTimeoutSeconds: 2\n  maxRetries: 0\n" % (info["baseURL"], info["caFile"])))
+STRIPEENV = dict(os.environ, STRIPE_SECRET_KEY=info["secretKey"])
+def fault(command):
+    server.stdin.write(command + "\n"); server.stdin.flush()
+fresh(); P = Proc(config=STRIPECFG, extra=["--back-office"], env=STRIPEENV)
+VARS["ST1"] = run(P, "st_auth", rq(1, "authorizePayment", auth_params(pd="pm_card_visa")))["result"]["chargeToken"]
+run(P, "st_auth_bad", rq(2, "authorizePayment", auth_params(pd="4242424242424242", txn="txn-0")))
+VARS["STO"] = run(P, "st_order", rq(3, "processOrder", order_params("$ST1")))["result"]["orderId"]
+run(P, "st_replay", rq(4, "processOrder", order_params("$ST1")))
+VARS["ST2"] = run(P, "st_auth_decl", rq(5, "authorizePayment", auth_params(pd="pm_card_chargeDeclinedInsufficientFunds", txn="txn-2")))["result"]["chargeToken"]
+run(P, "st_decline", rq(6, "processOrder", order_params("$ST2")))
+VARS["ST3"] = run(P, "st_auth_lost", rq(7, "authorizePayment", auth_params(pd="pm_card_visa", txn="txn-3")))["result"]["chargeToken"]
+fault("fault reset charge")
+run(P, "st_lost", rq(8, "processOrder", order_params("$ST3")))
+run(P, "st_pending", rq(9, "listOrders", {"status": "pending"}))
+run(P, "st_refund", rq(10, "refundOrder", {"orderId": "$STO", "refundId": "rf-1", "amount": "10.00", "reason": "dented"}))
+run(P, "st_refund_replay", rq(11, "refundOrder", {"orderId": "$STO", "refundId": "rf-1", "amount": "10.00", "reason": "dented"}))
+P.close()
+# A new process: its start-up sweep sends the pending charge again under the same key.
+P = Proc(config=STRIPECFG, extra=["--back-office"], env=STRIPEENV)
+run(P, "st_recovered", rq(12, "processOrder", order_params("$ST3")))
+run(P, "st_pending_after", rq(13, "listOrders", {"status": "pending"}))
+rest, err, rc = P.close()
+EX["_sweep_stderr"] = (err, None)
+server.stdin.close(); server.wait()
 fresh()
 
 out = {k: [v[0].decode("utf-8", "replace") if v[0] is not None else None, v[1].decode("utf-8") if v[1] is not None else None] for k, v in EX.items()}

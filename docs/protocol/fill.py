@@ -49,6 +49,21 @@ def cmd(which):
         p = subprocess.run([BIN, '--config', 'config.yaml', '--database', '/nonexistent/dir/orders.sqlite'], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         assert p.returncode == 2
         return '```\n$ payservice --database /nonexistent/dir/orders.sqlite < requests.jsonl\n' + p.stderr.rstrip('\n') + '\n$ echo $?\n2\n```'
+    if which == 'check-stripe':
+        env = dict(os.environ, STRIPE_SECRET_KEY='sk_test_' + 'x' * 24)
+        p = subprocess.run([BIN, 'check-config', '--config', 'docs/protocol/configs/stripe.yaml'], cwd=ROOT, capture_output=True, text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        lines = [l for l in p.stdout.splitlines() if l.startswith(('gateway', '  stripe', '  calls'))]
+        return '```\n$ STRIPE_SECRET_KEY=sk_test_… payservice check-config --config docs/protocol/configs/stripe.yaml\n…\n' + '\n'.join(lines) + '\n…\n```'
+    if which == 'stripe-live':
+        env = dict(os.environ, STRIPE_SECRET_KEY='sk_live_' + 'x' * 24)
+        p = subprocess.run([BIN, '--config', 'docs/protocol/configs/stripe.yaml', '--database', ':memory:'], cwd=ROOT, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+        assert p.returncode == 2 and p.stdout == '' and 'sk_live_' not in p.stderr
+        return '```\n$ STRIPE_SECRET_KEY=sk_live_… payservice --config docs/protocol/configs/stripe.yaml\n' + p.stderr.rstrip('\n') + '\n$ echo $?\n2\n```'
+    if which == 'stripe-secret':
+        p = subprocess.run([BIN, 'check-config', '--config', 'docs/protocol/configs/stripe-secret.yaml'], cwd=ROOT, capture_output=True, text=True)
+        assert p.returncode == 2 and 'sk_test_51Hc0ffee' not in p.stderr
+        return '```\n$ payservice check-config --config docs/protocol/configs/stripe-secret.yaml\n' + p.stderr.rstrip('\n') + '\n$ echo $?\n2\n```'
     if which in ('discover', 'tools'):
         # Through jq, as a reader would run them; the document and the list are too long to print whole.
         line = {'discover': "payservice call rpc.discover | jq -c '.methods[] | {name, params: [.params[].name], errors: [.errors[].code], examples: [.examples[].name]}'",
