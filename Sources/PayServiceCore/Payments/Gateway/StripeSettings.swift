@@ -63,7 +63,10 @@ extension Gateway.Stripe {
   /// What `check-config` says of the key: whether it is set and whether it is a test or live key.
   public func keySummary(environment: [String: String]) -> String {
     guard let key = environment[secretKeyVariable], !key.isEmpty else { return "\(secretKeyVariable) not set" }
-    guard let kind = StripeKeyKind(key: key) else { return "\(secretKeyVariable) set, not a Stripe secret key" }
-    return "\(secretKeyVariable) set, a \(kind.rawValue) key"
+    guard let kind = StripeKeyKind(key: key) else {
+      return "\(secretKeyVariable) set, not a Stripe secret key: serving would stop"
+    }
+    let fits = (kind == .live) == (mode == .live)
+    return "\(secretKeyVariable) set, a \(kind.rawValue) key" + (fits ? "" : ", not for \(mode.rawValue) mode: serving would stop")
   }
 }
