@@ -8,12 +8,7 @@ struct StripeConfigTests {
   }
 
   func problems(_ yaml: String) -> [String] {
-    do {
-      _ = try ConfigLoader.parse(yaml: yaml, file: "c.yaml")
-      return []
-    } catch {
-      return error.problems.map(\.description)
-    }
+    ConfigLoaderTests().problems(yaml)
   }
 
   @Test("stripe with defaults, and every setting read")
