@@ -20,8 +20,12 @@ case "${STRIPE_SECRET_KEY:-}" in
     ;;
 esac
 
-swift build -c release --product payservice >/dev/null
-binary=.build/release/payservice
+# PAYSERVICE_BINARY names a payservice already built; otherwise the release build is made here.
+binary=${PAYSERVICE_BINARY:-}
+if [ -z "$binary" ]; then
+  swift build -c release --product payservice >/dev/null
+  binary=.build/release/payservice
+fi
 work=$(mktemp -d /tmp/payservice-stripe-smoke.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

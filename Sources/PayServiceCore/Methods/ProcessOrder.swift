@@ -17,7 +17,9 @@ public enum ProcessOrder: RPCMethod {
       amount_mismatch and out_of_stock leave the token unused (fix the request and send it again), \
       card_declined, expired_card and processing_error consume it. Sending the identical request again \
       returns the stored answer without charging twice; a different order with a used token is error \
-      -32002.
+      -32002. Through a remote gateway (Stripe), gateway_unavailable means the answer was lost and the \
+      order is pending: send the identical request again to complete it (the card is charged once); \
+      gateway_error names the gateway's refusal.
       """,
     errors: [.storeUnavailable, .chargeTokenConflict], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
