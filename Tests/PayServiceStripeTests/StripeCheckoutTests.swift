@@ -42,7 +42,7 @@ struct StripeCheckoutTests {
     defer { server.shutdown() }
     let fixture = try StripeFixture(server: server)
     let context = try fixture.context(backend: backend)
-    let handler = TestConfig.handler(context, backOffice: true)
+    let handler = fixture.handler(context, backOffice: true)
     let checkout = try Self.authorize(handler)
     let answer = try #require(handler.respond(checkout.processLine))
     let result = try #require(try JSONParser.parse(answer)["result"], "\(answer)")
@@ -76,14 +76,18 @@ struct StripeCheckoutTests {
     let order = handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)
     #expect(order["result"]?["order"]?["status"] == .string("paid"))
     #expect(order["result"]?["order"]?["gatewayPaymentId"] == .string(paymentId))
+    #expect(try !fixture.secretLeaked(context))
+    // The log the search read holds one line per request.
+    #expect(try String(contentsOfFile: fixture.logPath, encoding: .utf8).contains(#"method="processOrder""#))
   }
 
   @Test("a decline is final: card_declined with Stripe's decline code, the stock back, the token used", arguments: StoreBackend.available)
   func decline(backend: StoreBackend) throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let context = try StripeFixture(server: server).context(backend: backend)
-    let handler = TestConfig.handler(context)
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: backend)
+    let handler = fixture.handler(context)
     let checkout = try Self.authorize(handler, paymentData: "tok_chargeDeclinedInsufficientFunds")
     let answer = try #require(handler.respond(checkout.processLine))
     let result = try JSONParser.parse(answer)["result"]
@@ -94,13 +98,16 @@ struct StripeCheckoutTests {
     #expect(try Self.stock(context) == 100)
     #expect(handler.respond(checkout.processLine) == answer)
     #expect(server.requests.filter { $0.path == "/v1/payment_intents" }.count == 1)
+    #expect(try !fixture.secretLeaked(context))
   }
 
   @Test("authorizePayment takes Stripe tokens and PaymentMethods only; anything else is -32602 naming both forms")
   func paymentDataForms() throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let handler = TestConfig.handler(try StripeFixture(server: server).context(backend: .sqlite))
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context)
     _ = try Self.authorize(handler, paymentData: "pm_card_visa")
     for bad in [#""visa""#, #""tok_visa extra""#, #"{"version":"EC_v1","data":"x","signature":"y","header":{}}"#] {
       let answer = handler.call(
@@ -113,6 +120,7 @@ struct StripeCheckoutTests {
         answer["error"]?["data"]?["errors"]?[0]?["message"]?.stringValue?.hasPrefix(
           "must be a Stripe token (tok_…) or PaymentMethod (pm_…)") == true, "\(answer.compact)")
     }
+    #expect(try !fixture.secretLeaked(context))
   }
 
   /// A lost answer (`fault` on the charge): the order is pending with its stock taken; the client's
@@ -120,8 +128,9 @@ struct StripeCheckoutTests {
   func lostAnswer(_ fault: StripeTestServer.Fault, backend: StoreBackend) throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let context = try StripeFixture(server: server, requestTimeoutSeconds: 1).context(backend: backend)
-    let handler = TestConfig.handler(context, backOffice: true)
+    let fixture = try StripeFixture(server: server, requestTimeoutSeconds: 1)
+    let context = try fixture.context(backend: backend)
+    let handler = fixture.handler(context, backOffice: true)
     let checkout = try Self.authorize(handler)
     server.inject(fault, on: .createPaymentIntent)
     let first = try JSONParser.parse(try #require(handler.respond(checkout.processLine)))
@@ -148,6 +157,7 @@ struct StripeCheckoutTests {
     #expect(server.requests.filter { $0.idempotencyKey == key }.last?.replayed == true)
     #expect(try Self.stock(context) == 98)
     #expect(handler.call("listOrders", #"{"status":"pending"}"#)["result"]?["orders"]?.arrayValue?.isEmpty == true)
+    #expect(try !fixture.secretLeaked(context))
   }
 
   @Test("Stripe charges, then the answer comes after the client's timeout: the replay recovers the order, one charge", arguments: StoreBackend.available)
@@ -164,8 +174,9 @@ struct StripeCheckoutTests {
   func retries() throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let context = try StripeFixture(server: server, maxRetries: 2).context(backend: .sqlite)
-    let handler = TestConfig.handler(context)
+    let fixture = try StripeFixture(server: server, maxRetries: 2)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context)
     let first = try Self.authorize(handler)
     server.inject(.serverErrorBeforeExecuting, on: .createPaymentIntent)
     #expect(handler.call("processOrder", Self.params(first.processLine))["result"]?["status"] == .string("succeeded"))
@@ -180,6 +191,7 @@ struct StripeCheckoutTests {
     #expect(statuses == [500, 200, 429, 200])
     let keys = server.requests.filter { $0.path == "/v1/payment_intents" }.map(\.idempotencyKey)
     #expect(keys[0] == keys[1] && keys[2] == keys[3] && keys[0] != keys[2])
+    #expect(try !fixture.secretLeaked(context))
   }
 
   /// The params of a request line.
@@ -192,8 +204,9 @@ struct StripeCheckoutTests {
   func sweep(backend: StoreBackend) throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let context = try StripeFixture(server: server, requestTimeoutSeconds: 1).context(backend: backend)
-    let handler = TestConfig.handler(context, backOffice: true)
+    let fixture = try StripeFixture(server: server, requestTimeoutSeconds: 1)
+    let context = try fixture.context(backend: backend)
+    let handler = fixture.handler(context, backOffice: true)
     let checkout = try Self.authorize(handler)
     server.inject(.resetAfterExecuting, on: .createPaymentIntent)
     #expect(handler.call("processOrder", Self.params(checkout.processLine))["result"]?["failureCode"] == .string("gateway_unavailable"))
@@ -203,14 +216,16 @@ struct StripeCheckoutTests {
     let replay = handler.call("processOrder", Self.params(checkout.processLine))
     #expect(replay["result"]?["status"] == .string("succeeded"))
     #expect(handler.call("getOrder", #"{"orderId":"\#(replay["result"]!["orderId"]!.stringValue!)"}"#)["result"]?["order"]?["status"] == .string("paid"))
+    #expect(try !fixture.secretLeaked(context))
   }
 
   @Test("manual capture, partial capture and a refund go to Stripe under keys from captureId and refundId; replays send nothing twice", arguments: StoreBackend.available)
   func backOffice(backend: StoreBackend) throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let context = try StripeFixture(server: server, capture: .manual).context(backend: backend)
-    let handler = TestConfig.handler(context, backOffice: true)
+    let fixture = try StripeFixture(server: server, capture: .manual)
+    let context = try fixture.context(backend: backend)
+    let handler = fixture.handler(context, backOffice: true)
     let checkout = try Self.authorize(handler)
     let placed = handler.call("processOrder", Self.params(checkout.processLine))
     #expect(placed["result"]?["order"]?["status"] == .string("authorized"), "\(placed.compact)")
@@ -236,14 +251,16 @@ struct StripeCheckoutTests {
     let order = handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)["result"]?["order"]
     #expect(order?["refunds"]?[0]?["gatewayRefundId"] == .string(server.refunds(paymentIntent: paymentId)[0].id))
     #expect(order?["status"] == .string("partially_refunded"))
+    #expect(try !fixture.secretLeaked(context))
   }
 
   @Test("a refund whose answer is lost is recorded by the client's replay: one refund at Stripe")
   func refundLostAnswer() throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
-    let context = try StripeFixture(server: server, requestTimeoutSeconds: 1).context(backend: .sqlite)
-    let handler = TestConfig.handler(context, backOffice: true)
+    let fixture = try StripeFixture(server: server, requestTimeoutSeconds: 1)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context, backOffice: true)
     let checkout = try Self.authorize(handler)
     let orderId = try #require(handler.call("processOrder", Self.params(checkout.processLine))["result"]?["orderId"]?.stringValue)
     server.inject(.resetAfterExecuting, on: .refund)
@@ -255,6 +272,7 @@ struct StripeCheckoutTests {
     #expect(second["result"]?["status"] == .string("succeeded"), "\(second.compact)")
     #expect(server.refundCount == 1)
     #expect(try Self.stock(context) == 99)
+    #expect(try !fixture.secretLeaked(context))
   }
 
   @Test("the secret key appears in no answer, and no store row")

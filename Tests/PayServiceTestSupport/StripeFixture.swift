@@ -58,6 +58,33 @@ public struct StripeFixture: Sendable {
       gateway: StripeGateway(settings: stripe, secretKey: server.secretKey), maxConcurrent: stripe.maxConcurrentCalls)
   }
 
+  /// The log file of the handlers `handler(_:backOffice:)` makes: one line per request.
+  public var logPath: String { directory.appendingPathComponent("requests.log").path }
+
+  /// The logs of the handlers made so far (flushed before the log file is read).
+  private final class Logs: @unchecked Sendable {
+    var logs: [RequestLog] = []
+  }
+
+  private let logs = Logs()
+
+  /// A handler answering payservice's methods, logging every request to `logPath`. For the test's
+  /// thread only, like any handler.
+  public func handler(_ context: ServiceContext, backOffice: Bool = false) -> RequestHandler {
+    let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+    precondition(fd >= 0, "cannot open \(logPath)")
+    let log = RequestLog(fd: fd, level: .requests)
+    logs.logs.append(log)
+    return RequestHandler(context: context, methods: .payservice(backOffice: backOffice), log: log)
+  }
+
+  /// Whether the server's secret key appears in the log or anywhere in the context's store.
+  public func secretLeaked(_ context: ServiceContext) throws -> Bool {
+    for log in logs.logs { log.flush() }
+    let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    return try log.contains(server.secretKey) || context.store.mentions(server.secretKey)
+  }
+
   /// A context on a fresh store of `backend`, charging through the test server.
   public func context(backend: StoreBackend, now: Int64 = TestConfig.now) throws -> ServiceContext {
     let config = try config()
