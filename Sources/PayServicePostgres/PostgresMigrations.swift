@@ -164,6 +164,7 @@ enum PostgresMigrations {
       )
       """,
     ],
+    [#"ALTER TABLE "order" ADD COLUMN taxIncluded BOOLEAN NOT NULL DEFAULT false"#],
   ]
 
   /// Applies the missing migrations; false (and nothing changed) when the database has a migration

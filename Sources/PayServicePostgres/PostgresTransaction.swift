@@ -140,8 +140,8 @@ struct PostgresTransaction: StoreTransaction {
       """
       INSERT INTO "order"
         (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
-         shippingTaxMinor, gatewayPaymentId)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         shippingTaxMinor, gatewayPaymentId, taxIncluded)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
       """,
       binds {
         $0.append(order.orderId)
@@ -155,6 +155,7 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(order.shippingMinor)
         $0.append(order.shippingTaxMinor)
         $0.append(order.gatewayPaymentId)
+        $0.append(order.taxIncluded)
       })
     // All lines in one statement: one round trip however long the order. WITH ORDINALITY keeps
     // the lines' order for `position`.
@@ -250,15 +251,15 @@ struct PostgresTransaction: StoreTransaction {
       """
       SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
         o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
-        o.gatewayPaymentId
+        o.gatewayPaymentId, o.taxIncluded
       FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
       WHERE o.orderId = $1 FOR UPDATE OF o
       """, binds { $0.append(orderId) }
     ).rows
     guard let row = rows.first else { return nil }
     let (chargeId, currency, status, amount, captured, refunded, shipping, shippingTax, shippingRefunded, outcome,
-      authorizationId, gatewayPaymentId) = try row.columns(
-        (String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?, String?).self)
+      authorizationId, gatewayPaymentId, taxIncluded) = try row.columns(
+        (String, String, String, Int64, Int64?, Int64, Int64?, Int64?, Bool, String, String?, String?, Bool).self)
     var lines: [OrderState.Line] = []
     for line in try session.run(
       """
@@ -286,7 +287,7 @@ struct PostgresTransaction: StoreTransaction {
       status: try OrderStatus(stored: status), amountMinor: amount, capturedMinor: captured, refundedMinor: refunded,
       shippingMinor: shipping, shippingTaxMinor: shippingTax, shippingRefunded: shippingRefunded, lines: lines,
       sandboxOutcome: sandboxOutcome, authorizationId: authorizationId, nextEventPosition: next,
-      gatewayPaymentId: gatewayPaymentId)
+      gatewayPaymentId: gatewayPaymentId, taxIncluded: taxIncluded)
   }
 
   func updateOrder(

@@ -73,6 +73,13 @@ public struct Product: Sendable {
   public var priceMinor: Int64
   public var quantityOnHand: Int
   public var imageURI: String?
+  /// Which of a tax rule's rates applies (`catalog[].taxClass`): `standard` unless configured.
+  public var taxClass = TaxClass.standard
+}
+
+/// The name of a tax rate class: `standard`, or one a config names (`reduced`, `zero`, …).
+public enum TaxClass {
+  public static let standard = "standard"
 }
 
 public struct Shipping: Sendable {
@@ -98,14 +105,52 @@ public struct Tax: Sendable {
   public var rounding: Rounding
   public var defaultRate: Rate
   public var rules: [TaxRule]
+  /// The default rates of classes other than standard (`tax.defaultRates`).
+  public var defaultClassRates: [String: Rate] = [:]
+  /// Catalog prices, shipping amounts and amountOff coupons include tax, which is extracted from
+  /// them rather than added (`tax.pricesIncludeTax`).
+  public var pricesIncludeTax = false
+  public var roundingTarget = RoundingTarget.perLine
+  /// The rate class shipping is taxed at, where a rule taxes shipping.
+  public var shippingTaxClass = TaxClass.standard
+  /// With inclusive prices, a summary line showing the tax the total contains (for example
+  /// "Includes VAT"); nil shows none.
+  public var inclusiveLabel: String?
+
+  public init(rounding: Rounding, defaultRate: Rate, rules: [TaxRule]) {
+    self.rounding = rounding
+    self.defaultRate = defaultRate
+    self.rules = rules
+  }
+
+  /// The default rate of `taxClass` (where no rule matches); nil when the config has none.
+  public func defaultRate(for taxClass: String) -> Rate? {
+    taxClass == TaxClass.standard ? defaultRate : defaultClassRates[taxClass]
+  }
 }
 
 public struct TaxRule: Sendable {
   /// "US" (a whole country) or "US-CA" (a country's state or province).
   public var region: String
   public var postalCodePrefixes: [String]?
+  /// The standard rate.
   public var rate: Rate
   public var shippingTaxable: Bool
+  /// The rates of classes other than standard (`rates` in config, whose `standard` is `rate`).
+  public var classRates: [String: Rate] = [:]
+
+  public init(region: String, postalCodePrefixes: [String]?, rate: Rate, shippingTaxable: Bool, classRates: [String: Rate] = [:]) {
+    self.region = region
+    self.postalCodePrefixes = postalCodePrefixes
+    self.rate = rate
+    self.shippingTaxable = shippingTaxable
+    self.classRates = classRates
+  }
+
+  /// The rule's rate for `taxClass`; nil when it has none (a config error for any class in use).
+  public func rate(for taxClass: String) -> Rate? {
+    taxClass == TaxClass.standard ? rate : classRates[taxClass]
+  }
 }
 
 /// A coupon code the payment sheet can apply (`coupons[]` in config).

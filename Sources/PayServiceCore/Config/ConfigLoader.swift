@@ -97,7 +97,7 @@ struct ConfigDecoder {
     }
     let catalog = reader.require(top, "catalog", in: root, "").flatMap { decodeCatalog($0, merchant: merchant) }
     let shipping = reader.require(top, "shipping", in: root, "").flatMap { decodeShipping($0, merchant: merchant) }
-    let tax = reader.require(top, "tax", in: root, "").flatMap { decodeTax($0) }
+    let tax = reader.require(top, "tax", in: root, "").flatMap { decodeTax($0, catalog: catalog) }
     let gateway = reader.require(top, "gateway", in: root, "").flatMap { decodeGateway($0) }
     let coupons = top["coupons"].map { decodeCoupons($0, merchant: merchant) } ?? []
     let adjustments = top["paymentMethodAdjustments"].map { decodeAdjustments($0, merchant: merchant) } ?? []
@@ -205,7 +205,7 @@ struct ConfigDecoder {
     var seen: Set<String> = []
     for (index, entry) in entries.enumerated() {
       let path = "catalog[\(index)]"
-      let keys = ["sku", "name", "description", "price", "quantityOnHand", "imageURI"]
+      let keys = ["sku", "name", "description", "price", "quantityOnHand", "imageURI", "taxClass"]
       guard let fields = reader.mapping(entry, path, allowed: keys) else {
         ok = false
         continue
@@ -231,14 +231,16 @@ struct ConfigDecoder {
         }
         imageOK = imageURI != nil
       }
-      guard let sku, let name, let description, let price, let quantity, imageOK else {
+      var taxClass: String? = TaxClass.standard
+      if let n = fields["taxClass"] { taxClass = reader.string(n, "\(path).taxClass").flatMap { checkedClass($0, n, "\(path).taxClass") } }
+      guard let sku, let name, let description, let price, let quantity, imageOK, let taxClass else {
         ok = false
         continue
       }
       products.append(
         Product(
           sku: sku, name: name, description: description, priceMinor: price, quantityOnHand: quantity,
-          imageURI: imageURI))
+          imageURI: imageURI, taxClass: taxClass))
     }
     return ok ? products : nil
   }
@@ -330,8 +332,14 @@ struct ConfigDecoder {
     return (list, list != nil)
   }
 
-  func decodeTax(_ node: Node) -> Tax? {
-    guard let fields = reader.mapping(node, "tax", allowed: ["rounding", "defaultRate", "rules"]) else { return nil }
+  /// - Parameter catalog: the products, when valid: every tax class they use needs a rate by default
+  ///   and in every rule.
+  func decodeTax(_ node: Node, catalog: [Product]?) -> Tax? {
+    let allowed = [
+      "rounding", "defaultRate", "defaultRates", "rules", "pricesIncludeTax", "roundingTarget", "shippingTaxClass",
+      "inclusiveLabel",
+    ]
+    guard let fields = reader.mapping(node, "tax", allowed: allowed) else { return nil }
     var rounding: Rounding? = .halfUp
     if let n = fields["rounding"], let text = reader.string(n, "tax.rounding") {
       rounding = Rounding(rawValue: text)
@@ -339,14 +347,37 @@ struct ConfigDecoder {
     } else if fields["rounding"] != nil {
       rounding = nil
     }
-    let defaultRate = reader.require(fields, "defaultRate", in: node, "tax").flatMap {
-      reader.rate($0, "tax.defaultRate")
+    var defaultRate: Rate?
+    var defaultClassRates: [String: Rate]? = [:]
+    switch (fields["defaultRate"], fields["defaultRates"]) {
+    case (let n?, nil): defaultRate = reader.rate(n, "tax.defaultRate")
+    case (nil, let n?): (defaultRate, defaultClassRates) = decodeClassRates(n, "tax.defaultRates")
+    case (_?, let n?): reader.report(n, "tax.defaultRates", "give defaultRate or defaultRates, not both")
+    case (nil, nil):
+      reader.report(node, "tax", "needs defaultRate (one rate) or defaultRates (a rate per tax class, standard among them)")
+    }
+    var pricesIncludeTax: Bool? = false
+    if let n = fields["pricesIncludeTax"] { pricesIncludeTax = reader.bool(n, "tax.pricesIncludeTax") }
+    var roundingTarget: RoundingTarget? = .perLine
+    if let n = fields["roundingTarget"], let text = reader.string(n, "tax.roundingTarget") {
+      roundingTarget = RoundingTarget(rawValue: text)
+      if roundingTarget == nil { reader.report(n, "tax.roundingTarget", "must be perLine or perOrder, got \"\(text)\"") }
+    }
+    var shippingTaxClass: String? = TaxClass.standard
+    if let n = fields["shippingTaxClass"] {
+      shippingTaxClass = reader.string(n, "tax.shippingTaxClass").flatMap { checkedClass($0, n, "tax.shippingTaxClass") }
+    }
+    var inclusiveLabel: String?
+    var labelOK = true
+    if let n = fields["inclusiveLabel"] {
+      inclusiveLabel = reader.string(n, "tax.inclusiveLabel")
+      labelOK = inclusiveLabel != nil
     }
     var rules: [TaxRule]? = []
     if let n = fields["rules"], let entries = reader.sequence(n, "tax.rules") {
       for (index, entry) in entries.enumerated() {
         let path = "tax.rules[\(index)]"
-        guard let f = reader.mapping(entry, path, allowed: ["region", "postalCodePrefixes", "rate", "shippingTaxable"])
+        guard let f = reader.mapping(entry, path, allowed: ["region", "postalCodePrefixes", "rate", "rates", "shippingTaxable"])
         else {
           rules = nil
           continue
@@ -367,23 +398,106 @@ struct ConfigDecoder {
           }
           prefixesOK = prefixes != nil
         }
-        let rate = reader.require(f, "rate", in: entry, path).flatMap { reader.rate($0, "\(path).rate") }
+        var rate: Rate?
+        var classRates: [String: Rate]? = [:]
+        switch (f["rate"], f["rates"]) {
+        case (let n?, nil): rate = reader.rate(n, "\(path).rate")
+        case (nil, let n?):
+          (rate, classRates) = decodeClassRates(n, "\(path).rates")
+        case (_?, let n?):
+          reader.report(n, "\(path).rates", "give rate or rates, not both")
+        case (nil, nil):
+          reader.report(entry, path, "needs rate (one rate) or rates (a rate per tax class, standard among them)")
+        }
         var shippingTaxable: Bool? = false
         if let sn = f["shippingTaxable"] { shippingTaxable = reader.bool(sn, "\(path).shippingTaxable") }
-        guard let region, prefixesOK, let rate, let shippingTaxable else {
+        guard let region, prefixesOK, let rate, let classRates, let shippingTaxable else {
           rules = nil
           continue
         }
         rules?.append(
           TaxRule(
             region: region, postalCodePrefixes: prefixes?.map { $0.uppercased() }, rate: rate,
-            shippingTaxable: shippingTaxable))
+            shippingTaxable: shippingTaxable, classRates: classRates))
       }
     } else if fields["rules"] != nil {
       rules = nil
     }
-    guard let rounding, let defaultRate, let rules else { return nil }
-    return Tax(rounding: rounding, defaultRate: defaultRate, rules: rules)
+    guard let rounding, let defaultRate, let defaultClassRates, let rules, let pricesIncludeTax, let roundingTarget,
+      let shippingTaxClass, labelOK
+    else { return nil }
+    if inclusiveLabel != nil && !pricesIncludeTax {
+      reader.report(fields["inclusiveLabel"], "tax.inclusiveLabel", "applies only with pricesIncludeTax: true")
+      return nil
+    }
+    // Every class in use has a rate wherever a checkout can be taxed.
+    var used: [(taxClass: String, user: String)] = [(shippingTaxClass, "tax.shippingTaxClass")]
+    for (index, product) in (catalog ?? []).enumerated() where product.taxClass != TaxClass.standard {
+      used.append((product.taxClass, "catalog[\(index)] \(product.sku)"))
+    }
+    var covered = true
+    var reported: Set<String> = []
+    func check(_ rates: (String) -> Rate?, _ where: String, _ at: Node?) {
+      for (taxClass, user) in used where rates(taxClass) == nil && reported.insert("\(`where`) \(taxClass)").inserted {
+        reader.report(at, `where`, "has no rate for tax class \(taxClass) (used by \(user)); add it to its rates")
+        covered = false
+      }
+    }
+    let defaults = { (taxClass: String) in taxClass == TaxClass.standard ? defaultRate : defaultClassRates[taxClass] }
+    check(defaults, fields["defaultRates"] == nil ? "tax.defaultRate" : "tax.defaultRates", fields["defaultRates"] ?? fields["defaultRate"])
+    let ruleNodes = fields["rules"].flatMap { node -> [Node]? in
+      if case .sequence(let sequence) = node { return Array(sequence) }
+      return nil
+    } ?? []
+    for (index, rule) in rules.enumerated() {
+      let at = index < ruleNodes.count ? ruleNodes[index] : nil
+      check({ rule.rate(for: $0) }, "tax.rules[\(index)]", at)
+    }
+    guard covered else { return nil }
+    var tax = Tax(rounding: rounding, defaultRate: defaultRate, rules: rules)
+    tax.defaultClassRates = defaultClassRates
+    tax.pricesIncludeTax = pricesIncludeTax
+    tax.roundingTarget = roundingTarget
+    tax.shippingTaxClass = shippingTaxClass
+    tax.inclusiveLabel = inclusiveLabel
+    return tax
+  }
+
+  /// A tax class name: letters, digits, - and _.
+  func checkedClass(_ name: String, _ node: Node, _ path: String) -> String? {
+    guard name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }) else {
+      reader.report(node, path, "must be a tax class name like standard or reduced (letters, digits, - and _)")
+      return nil
+    }
+    return name
+  }
+
+  /// `{standard: "0.20", reduced: "0.05", …}`: the standard rate and the others; nils (with the
+  /// problems reported) when it is not valid.
+  func decodeClassRates(_ node: Node, _ path: String) -> (Rate?, [String: Rate]?) {
+    guard case .mapping(let mapping) = node else {
+      reader.report(node, path, "must be a mapping of tax class to rate, like {standard: \"0.20\", reduced: \"0.05\"}")
+      return (nil, nil)
+    }
+    var standard: Rate?
+    var others: [String: Rate] = [:]
+    var ok = true
+    for (keyNode, value) in mapping {
+      guard case .scalar(let key) = keyNode, let name = checkedClass(key.string, keyNode, path) else {
+        ok = false
+        continue
+      }
+      guard let rate = reader.rate(value, FieldPath.join(path, name)) else {
+        ok = false
+        continue
+      }
+      if name == TaxClass.standard { standard = rate } else { others[name] = rate }
+    }
+    if standard == nil && ok {
+      reader.report(node, path, "needs a standard rate besides the others")
+      ok = false
+    }
+    return ok ? (standard, others) : (nil, nil)
   }
 
   func decodeGateway(_ node: Node) -> Gateway? {

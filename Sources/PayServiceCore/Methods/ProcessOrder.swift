@@ -457,12 +457,15 @@ public enum ProcessOrder: RPCMethod {
     var amountMinor = 0
     var shippingMinor = 0
     var shippingTaxMinor = 0
+    /// Priced with tax included (absent in attempts recorded before store v6: tax added).
+    var taxIncluded: Bool?
 
     static let shape = ObjectShape<PreparedOrder>(
       blank: { PreparedOrder() },
       [
         .member("document", \.document), .member("lines", \.lines), .member("amountMinor", \.amountMinor),
         .member("shippingMinor", \.shippingMinor), .member("shippingTaxMinor", \.shippingTaxMinor),
+        .member("taxIncluded", \.taxIncluded, .optional),
       ])
 
     func row(chargeId: String, gatewayPaymentId: String?, captured: Bool) -> OrderRow {
@@ -476,7 +479,7 @@ public enum ProcessOrder: RPCMethod {
         },
         status: captured ? .paid : .authorized, capturedMinor: captured ? Int64(amountMinor) : nil,
         shippingMinor: Int64(shippingMinor), shippingTaxMinor: Int64(shippingTaxMinor),
-        gatewayPaymentId: gatewayPaymentId)
+        gatewayPaymentId: gatewayPaymentId, taxIncluded: taxIncluded ?? false)
     }
   }
 
@@ -535,7 +538,7 @@ public enum ProcessOrder: RPCMethod {
             taxMinor: Int(quote.lineTaxMinor(index)))
         },
         amountMinor: Int(quote.totalMinor), shippingMinor: Int(quote.shippingMinor),
-        shippingTaxMinor: Int(quote.shippingTaxMinor)))
+        shippingTaxMinor: Int(quote.shippingTaxMinor), taxIncluded: quote.taxIncluded ? true : nil))
   }
 
   static func takeStock(_ prepared: PreparedOrder, transaction: any StoreTransaction) throws {

@@ -205,11 +205,13 @@ public enum RefundOrder: RPCMethod {
         let net = Allocation.unitsShare(
           line.amountMinor - discount, taking: change.quantity, taken: line.refundedQuantity, of: line.quantity)
         let lineTax = Allocation.unitsShare(tax, taking: change.quantity, taken: line.refundedQuantity, of: line.quantity)
-        computed += net + lineTax
+        // With tax included the line's amount holds its tax; otherwise the tax was added to it.
+        let gross = order.taxIncluded ? net : net + lineTax
+        computed += gross
         computedTax += lineTax
         refund.lines.append(
           RefundRecord.Line(
-            sku: line.sku, quantity: change.quantity, restock: change.restock, amount: config.format(net + lineTax),
+            sku: line.sku, quantity: change.quantity, restock: change.restock, amount: config.format(gross),
             tax: config.format(lineTax)))
       }
     }
@@ -220,9 +222,10 @@ public enum RefundOrder: RPCMethod {
       guard let shipping = order.shippingMinor, let shippingTax = order.shippingTaxMinor else {
         return .failed(.orderNotRefundable, legacyMessage)
       }
-      computed += shipping + shippingTax
+      let gross = order.taxIncluded ? shipping : shipping + shippingTax
+      computed += gross
       computedTax += shippingTax
-      refund.shipping = RefundRecord.Shipping(amount: config.format(shipping + shippingTax), tax: config.format(shippingTax))
+      refund.shipping = RefundRecord.Shipping(amount: config.format(gross), tax: config.format(shippingTax))
     }
     let itemized = params.lines != nil || params.shipping
     var amount = computed

@@ -4,6 +4,8 @@ public struct CartLine: Equatable, Sendable {
   public var name: String
   public var quantity: Int
   public var unitPriceMinor: Int64
+  /// The product's tax class (which of a rule's rates applies).
+  public var taxClass = TaxClass.standard
   public var amountMinor: Int64 { unitPriceMinor * Int64(quantity) }
 
   /// The summary-item label: the product name, or "Clock × 2".

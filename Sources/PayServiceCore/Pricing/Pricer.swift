@@ -20,28 +20,61 @@ public struct Pricer: Sendable {
     /// How the total splits, for what refunds give back: the line amounts less their discounts,
     /// plus the line taxes, the shipping and its tax, sum to the total exactly.
     public var shippingTaxMinor: Int64
-    /// The tax rate and rounding the lines were taxed with, and each line's share of the coupon and
-    /// card adjustment (nil when they cancel out): kept rather than per-line arrays, so that
-    /// pricing a sheet event allocates nothing for what only an order needs.
-    let rate: Rate
-    let rounding: Rounding
+    /// The tax rule the checkout was taxed with (nil: the default rates), the tax config, and each
+    /// line's share of the coupon and card adjustment (nil when they cancel out): kept rather than
+    /// per-line tax arrays, so that pricing a sheet event allocates nothing for what only an order
+    /// needs. Rounded once per rate group, the lines' taxes are kept (they cannot be recomputed alone).
+    let rule: TaxRule?
+    let tax: Tax
     let reductionShares: [Int64]?
+    let groupedLineTaxes: [Int64]?
 
     public var lines: [CartLine] { merchandise.lines }
+
+    /// Whether the amounts include their tax (it is contained, not added).
+    public var taxIncluded: Bool { tax.pricesIncludeTax }
 
     /// Line `index`'s share of the coupon and card adjustment: positive reduces it, negative is a
     /// surcharge.
     public func lineDiscountMinor(_ index: Int) -> Int64 { reductionShares?[index] ?? 0 }
 
-    /// Line `index`'s tax, as the total counted it.
+    /// Line `index`'s tax, as the total counted it (contained in the line when prices include tax).
     public func lineTaxMinor(_ index: Int) -> Int64 {
-      Pricer.lineTax(lines[index], share: lineDiscountMinor(index), rate: rate, rounding: rounding)
+      if let groupedLineTaxes { return groupedLineTaxes[index] }
+      return Pricer.tax(
+        on: lines[index].amountMinor - lineDiscountMinor(index),
+        rate: Pricer.rate(of: lines[index].taxClass, rule: rule, tax: tax), tax: tax)
+    }
+
+    /// The tax per rate, as a receipt lists it: net + tax = gross for each, their taxes sum to the
+    /// quote's tax.
+    public func taxBreakdown() -> [TaxEngine.Group] {
+      var amounts = lines.indices.map { index in
+        TaxEngine.Amount(
+          minor: lines[index].amountMinor - lineDiscountMinor(index),
+          rate: Pricer.rate(of: lines[index].taxClass, rule: rule, tax: tax))
+      }
+      if rule?.shippingTaxable == true, shippingMethod != nil {
+        amounts.append(TaxEngine.Amount(minor: shippingMinor, rate: Pricer.rate(of: tax.shippingTaxClass, rule: rule, tax: tax)))
+      }
+      return TaxEngine.compute(amounts, inclusive: tax.pricesIncludeTax, target: tax.roundingTarget, rounding: tax.rounding)
+        .groups
     }
   }
 
-  /// A line's tax: on its amount less its share of the coupon and adjustment, rounded per line.
-  static func lineTax(_ line: CartLine, share: Int64, rate: Rate, rounding: Rounding) -> Int64 {
-    rate.apply(to: line.amountMinor - share, rounding: rounding)
+  /// The rate of `taxClass` under `rule` (nil: the default rates). Config validation ensures every
+  /// class in use has one.
+  static func rate(of taxClass: String, rule: TaxRule?, tax: Tax) -> Rate {
+    guard let rate = rule.map({ $0.rate(for: taxClass) }) ?? tax.defaultRate(for: taxClass) else {
+      preconditionFailure("tax class \(taxClass) has no rate: the config loader checks every class in use")
+    }
+    return rate
+  }
+
+  /// The tax on one amount, rounded alone: added to it, or contained in it.
+  static func tax(on minor: Int64, rate: Rate, tax: Tax) -> Int64 {
+    tax.pricesIncludeTax
+      ? rate.extract(from: minor, rounding: tax.rounding) : rate.apply(to: minor, rounding: tax.rounding)
   }
 
   public func region(of contact: Contact?) -> Region {
@@ -72,7 +105,9 @@ public struct Pricer: Sendable {
   public func lines(for items: [CartItem]) -> [CartLine] {
     items.map { item in
       let product = config.productsBySKU[item.sku]!
-      return CartLine(sku: item.sku, name: product.name, quantity: item.quantity, unitPriceMinor: product.priceMinor)
+      return CartLine(
+        sku: item.sku, name: product.name, quantity: item.quantity, unitPriceMinor: product.priceMinor,
+        taxClass: product.taxClass)
     }
   }
 
@@ -171,20 +206,20 @@ public struct Pricer: Sendable {
   /// Prices `merchandise` shipped with `method` (nil: no shipping line) to `region`.
   ///
   /// Tax is per cart line: the coupon and the adjustment together (their net reduction) are allocated
-  /// to the lines in proportion to line amounts by largest remainder, and each line's tax is
-  /// round((line - its share) × rate). Shipping is taxed on its amount after freeOver.
+  /// to the lines in proportion to line amounts by largest remainder, and each line is taxed on its
+  /// amount less its share, at its tax class's rate: round((line - share) × rate) added, or, when
+  /// prices include tax, round((line - share) × rate / (1 + rate)) contained. Shipping is taxed on
+  /// its amount after freeOver where the rule says so. With `roundingTarget: perOrder` the amounts
+  /// of one rate are rounded once together (TaxEngine).
   public func quote(_ merchandise: Merchandise, method: ShippingMethod?, region: Region) -> Quote {
     let lines = merchandise.lines
     let rule = taxRule(for: region)
-    let rate = rule?.rate ?? config.tax.defaultRate
-    let rounding = config.tax.rounding
+    let tax = config.tax
     var summary: [SummaryItem] = []
     summary.reserveCapacity(lines.count + 5)
     let reduction = merchandise.couponMinor - merchandise.adjustmentMinor
     let shares = reduction == 0 ? nil : Allocation.largestRemainder(reduction, weights: lines.map(\.amountMinor))
-    var tax: Int64 = 0
-    for (index, line) in lines.enumerated() {
-      tax += Self.lineTax(line, share: shares?[index] ?? 0, rate: rate, rounding: rounding)
+    for line in lines {
       summary.append(SummaryItem(label: line.label, amount: config.format(line.amountMinor)))
     }
     if let coupon = merchandise.coupon {
@@ -194,20 +229,52 @@ public struct Pricer: Sendable {
       summary.append(SummaryItem(label: adjustment.label, amount: config.format(merchandise.adjustmentMinor)))
     }
     var shipping: Int64 = 0
-    var shippingTax: Int64 = 0
+    let shippingTaxed = method != nil && rule?.shippingTaxable == true
     if let method {
       shipping = shippingMinor(for: method, merchandise)
       summary.append(SummaryItem(label: "Shipping", amount: config.format(shipping)))
-      if rule?.shippingTaxable == true { shippingTax = rate.apply(to: shipping, rounding: rounding) }
-      tax += shippingTax
     }
-    summary.append(SummaryItem(label: "Tax", amount: config.format(tax)))
+    var taxTotal: Int64 = 0
+    var shippingTax: Int64 = 0
+    var groupedLineTaxes: [Int64]?
+    switch tax.roundingTarget {
+    case .perLine:
+      for (index, line) in lines.enumerated() {
+        taxTotal += Self.tax(
+          on: line.amountMinor - (shares?[index] ?? 0), rate: Self.rate(of: line.taxClass, rule: rule, tax: tax), tax: tax)
+      }
+      if shippingTaxed {
+        shippingTax = Self.tax(on: shipping, rate: Self.rate(of: tax.shippingTaxClass, rule: rule, tax: tax), tax: tax)
+      }
+    case .perOrder:
+      var amounts = lines.indices.map { index in
+        TaxEngine.Amount(
+          minor: lines[index].amountMinor - (shares?[index] ?? 0), rate: Self.rate(of: lines[index].taxClass, rule: rule, tax: tax))
+      }
+      if shippingTaxed {
+        amounts.append(TaxEngine.Amount(minor: shipping, rate: Self.rate(of: tax.shippingTaxClass, rule: rule, tax: tax)))
+      }
+      let result = TaxEngine.compute(amounts, inclusive: tax.pricesIncludeTax, target: .perOrder, rounding: tax.rounding)
+      groupedLineTaxes = Array(result.taxes.prefix(lines.count))
+      shippingTax = shippingTaxed ? result.taxes[lines.count] : 0
+      taxTotal = result.totalTaxMinor - shippingTax
+    }
+    taxTotal += shippingTax
     // Never negative: the net merchandise is capped at zero and shipping and tax are not negative.
-    let total = merchandise.netMinor + shipping + tax
+    let total: Int64
+    if tax.pricesIncludeTax {
+      // The tax is inside the amounts: shown (when configured) but not added.
+      if let label = tax.inclusiveLabel { summary.append(SummaryItem(label: label, amount: config.format(taxTotal))) }
+      total = merchandise.netMinor + shipping
+    } else {
+      summary.append(SummaryItem(label: "Tax", amount: config.format(taxTotal)))
+      total = merchandise.netMinor + shipping + taxTotal
+    }
     summary.append(SummaryItem(label: config.merchant.displayName, amount: config.format(total)))
     return Quote(
-      merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: tax, totalMinor: total,
-      summaryItems: summary, shippingTaxMinor: shippingTax, rate: rate, rounding: rounding, reductionShares: shares)
+      merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: taxTotal, totalMinor: total,
+      summaryItems: summary, shippingTaxMinor: shippingTax, rule: rule, tax: tax, reductionShares: shares,
+      groupedLineTaxes: groupedLineTaxes)
   }
 
   /// `method` as offered to the sheet for this merchandise (freeOver applied), with its delivery window.

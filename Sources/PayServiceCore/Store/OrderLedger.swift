@@ -71,12 +71,14 @@ public struct OrderState: Sendable {
   public var nextEventPosition: Int
   /// The remote gateway's payment (Stripe's PaymentIntent); nil for orders the sandbox charged.
   public var gatewayPaymentId: String?
+  /// The order was priced with tax included: its lines' and shipping's taxes are inside their amounts.
+  public var taxIncluded: Bool
 
   public init(
     orderId: String, chargeId: String, currencyCode: String, status: OrderStatus,
     amountMinor: Int64, capturedMinor: Int64?, refundedMinor: Int64, shippingMinor: Int64?, shippingTaxMinor: Int64?,
     shippingRefunded: Bool, lines: [Line], sandboxOutcome: SandboxOutcome, authorizationId: String?,
-    nextEventPosition: Int, gatewayPaymentId: String? = nil
+    nextEventPosition: Int, gatewayPaymentId: String? = nil, taxIncluded: Bool = false
   ) {
     self.orderId = orderId
     self.chargeId = chargeId
@@ -93,6 +95,7 @@ public struct OrderState: Sendable {
     self.authorizationId = authorizationId
     self.nextEventPosition = nextEventPosition
     self.gatewayPaymentId = gatewayPaymentId
+    self.taxIncluded = taxIncluded
   }
 }
 

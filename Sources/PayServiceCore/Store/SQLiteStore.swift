@@ -165,6 +165,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[4], foreignKeyChecks: .immediate) { db in
       try db.execute(sql: SQLiteStore.remoteGatewayMigration)
     }
+    migrator.registerMigration(StoreSchema.migrations[5], foreignKeyChecks: .immediate) { db in
+      // Orders before it were priced with tax added.
+      try db.execute(sql: #"ALTER TABLE "order" ADD COLUMN taxIncluded INTEGER NOT NULL DEFAULT 0"#)
+    }
     return migrator
   }
 

@@ -91,12 +91,13 @@ struct SQLiteTransaction: StoreTransaction {
       sql: """
         INSERT INTO "order"
           (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
-           shippingTaxMinor, gatewayPaymentId)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           shippingTaxMinor, gatewayPaymentId, taxIncluded)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       order.orderId, order.chargeId, order.createdAt, order.amountMinor, order.currencyCode, order.document,
       order.status.rawValue, order.capturedMinor, order.shippingMinor, order.shippingTaxMinor, order.gatewayPaymentId,
+      order.taxIncluded,
     ])
     let item = try db.cachedStatement(
       sql: """
@@ -170,7 +171,8 @@ struct SQLiteTransaction: StoreTransaction {
           sql: """
             SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
               o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
-              (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId), o.gatewayPaymentId
+              (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId), o.gatewayPaymentId,
+              o.taxIncluded
             FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
             WHERE o.orderId = ?
             """), arguments: [orderId])
@@ -193,7 +195,7 @@ struct SQLiteTransaction: StoreTransaction {
       orderId: orderId, chargeId: row[0], currencyCode: row[1], status: try OrderStatus(stored: row[2]),
       amountMinor: row[3], capturedMinor: row[4], refundedMinor: row[5], shippingMinor: row[6],
       shippingTaxMinor: row[7], shippingRefunded: row[8], lines: lines, sandboxOutcome: outcome,
-      authorizationId: row[10], nextEventPosition: row[11], gatewayPaymentId: row[12])
+      authorizationId: row[10], nextEventPosition: row[11], gatewayPaymentId: row[12], taxIncluded: row[13])
   }
 
   func updateOrder(

@@ -176,6 +176,9 @@ public struct OrderRow: Sendable {
   public var shippingTaxMinor: Int64
   /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
   public var gatewayPaymentId: String? = nil
+  /// The amounts include their tax (`tax.pricesIncludeTax`): line and shipping taxes are contained
+  /// in them, not added.
+  public var taxIncluded = false
 }
 
 /// Where `--database` points: a SQLite file (or `:memory:`), or a PostgreSQL server.
@@ -203,5 +206,6 @@ public enum StoreSchema {
     "v3: Apple Pay authorization holds",
     "v4: order status, per-line amounts, events, refunds and back-office requests",
     "v5: remote gateway payments and pending payment attempts",
+    "v6: orders priced with tax included",
   ]
 }
