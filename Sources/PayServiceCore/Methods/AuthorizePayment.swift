@@ -139,6 +139,7 @@ public enum AuthorizePayment: RPCMethod {
     public var amount: String?
     public var currencyCode = ""
     public var summaryItems: [SummaryItem] = []
+    public var taxBreakdown: [TaxBreakdownItem]?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -148,6 +149,7 @@ public enum AuthorizePayment: RPCMethod {
         .member("amount", \.amount, .optional, Shapes.amount),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       ])
 
     public var failure: ResultFailure? {
@@ -174,7 +176,7 @@ public enum AuthorizePayment: RPCMethod {
     func answer(_ status: Status, _ errors: [ApplePayError]) -> Result {
       Result(
         status: status, errors: errors + couponErrors, currencyCode: config.currency.code,
-        summaryItems: quote.summaryItems)
+        summaryItems: quote.summaryItems, taxBreakdown: quote.taxBreakdownItems(config))
     }
 
     if let problems = contactProblems(params, offered: offered, context: context) {
@@ -201,7 +203,7 @@ public enum AuthorizePayment: RPCMethod {
     }
     return Result(
       status: .success, errors: couponErrors, chargeToken: token, amount: config.format(quote.totalMinor),
-      currencyCode: config.currency.code, summaryItems: quote.summaryItems)
+      currencyCode: config.currency.code, summaryItems: quote.summaryItems, taxBreakdown: quote.taxBreakdownItems(config))
   }
 
   /// The contacts' problems with the status they give (shipping address, shipping person, billing,

@@ -21,6 +21,7 @@ public enum ChangeCouponCode: RPCMethod {
     public var shippingMethod: String?
     public var summaryItems: [SummaryItem] = []
     public var currencyCode = ""
+    public var taxBreakdown: [TaxBreakdownItem]?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -30,6 +31,7 @@ public enum ChangeCouponCode: RPCMethod {
         .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       ])
   }
 
@@ -40,6 +42,6 @@ public enum ChangeCouponCode: RPCMethod {
     return Result(
       errors: priced.merchandise.errors, shippingMethods: context.offers(priced.methods, for: priced.merchandise),
       shippingMethod: priced.methods.first?.identifier, summaryItems: priced.quote.summaryItems,
-      currencyCode: context.config.currency.code)
+      currencyCode: context.config.currency.code, taxBreakdown: priced.quote.taxBreakdownItems(context.config))
   }
 }

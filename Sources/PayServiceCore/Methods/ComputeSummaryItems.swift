@@ -23,6 +23,7 @@ public enum ComputeSummaryItems: RPCMethod {
     /// Coupon and card problems; nil (member left out) for a request without couponCode and
     /// paymentMethod, so version 1 requests get version 1 bytes.
     public var errors: [ApplePayError]?
+    public var taxBreakdown: [TaxBreakdownItem]?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -31,6 +32,7 @@ public enum ComputeSummaryItems: RPCMethod {
         .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
         .member("errors", \.errors, .optional),
+        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       ])
   }
 
@@ -40,6 +42,7 @@ public enum ComputeSummaryItems: RPCMethod {
     let priced = context.price(params)
     return Result(
       currencyCode: context.config.currency.code, shippingMethod: priced.methods.first?.identifier,
-      summaryItems: priced.quote.summaryItems, errors: params.usesDiscounts ? priced.merchandise.errors : nil)
+      summaryItems: priced.quote.summaryItems, errors: params.usesDiscounts ? priced.merchandise.errors : nil,
+      taxBreakdown: priced.quote.taxBreakdownItems(context.config))
   }
 }

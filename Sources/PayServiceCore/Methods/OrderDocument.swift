@@ -47,6 +47,8 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   /// The coupon that took effect, as configured; nil when none did.
   public var couponCode: String?
   public var summaryItems: [SummaryItem] = []
+  /// Per rate, net, tax and gross (see `TaxBreakdownItem`); nil for configs that do not report it.
+  public var taxBreakdown: [TaxBreakdownItem]?
   public var shippingContact = Contact()
   public var billingContact: Contact?
   public var amount = ""
@@ -75,6 +77,7 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
         "couponCode", \.couponCode, .optional, .string("The coupon that took effect, as configured."),
         read: ParamReader.anyString),
       .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
+      .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       .member("shippingContact", \.shippingContact, .required, Contact.storedSchema),
       .member("billingContact", \.billingContact, .alwaysOrNull, Contact.storedSchema),
       .member("amount", \.amount, .required, Shapes.amount),

@@ -525,7 +525,8 @@ public enum ProcessOrder: RPCMethod {
           amount: config.format($0.amountMinor))
       },
       shippingMethod: binding.shippingMethod, couponCode: quote.merchandise.coupon?.code,
-      summaryItems: quote.summaryItems, shippingContact: binding.shippingContact ?? Contact(), billingContact: billing,
+      summaryItems: quote.summaryItems, taxBreakdown: quote.taxBreakdownItems(config),
+      shippingContact: binding.shippingContact ?? Contact(), billingContact: billing,
       amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
     return .ready(
       PreparedOrder(

@@ -19,6 +19,7 @@ public enum SelectPaymentMethod: RPCMethod {
     public var errors: [ApplePayError] = []
     public var summaryItems: [SummaryItem] = []
     public var currencyCode = ""
+    public var taxBreakdown: [TaxBreakdownItem]?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -26,6 +27,7 @@ public enum SelectPaymentMethod: RPCMethod {
         .member("errors", \.errors),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       ])
   }
 
@@ -35,6 +37,6 @@ public enum SelectPaymentMethod: RPCMethod {
     let priced = context.price(params)
     return Result(
       errors: priced.merchandise.errors, summaryItems: priced.quote.summaryItems,
-      currencyCode: context.config.currency.code)
+      currencyCode: context.config.currency.code, taxBreakdown: priced.quote.taxBreakdownItems(context.config))
   }
 }

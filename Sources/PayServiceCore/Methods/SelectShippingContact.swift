@@ -28,6 +28,7 @@ public enum SelectShippingContact: RPCMethod {
     public var shippingMethod: String?
     public var summaryItems: [SummaryItem] = []
     public var currencyCode = ""
+    public var taxBreakdown: [TaxBreakdownItem]?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -37,6 +38,7 @@ public enum SelectShippingContact: RPCMethod {
         .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       ])
   }
 
@@ -58,6 +60,6 @@ public enum SelectShippingContact: RPCMethod {
     return Result(
       status: status, errors: errors + merchandise.errors, shippingMethods: context.offers(methods, for: merchandise),
       shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
-      currencyCode: context.config.currency.code)
+      currencyCode: context.config.currency.code, taxBreakdown: quote.taxBreakdownItems(context.config))
   }
 }

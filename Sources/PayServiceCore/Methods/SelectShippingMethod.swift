@@ -24,6 +24,7 @@ public enum SelectShippingMethod: RPCMethod {
     public var errors: [ApplePayError] = []
     public var summaryItems: [SummaryItem] = []
     public var currencyCode = ""
+    public var taxBreakdown: [TaxBreakdownItem]?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -31,6 +32,7 @@ public enum SelectShippingMethod: RPCMethod {
         .member("status", \.status), .member("errors", \.errors),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
+        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       ])
   }
 
@@ -52,6 +54,6 @@ public enum SelectShippingMethod: RPCMethod {
     let quote = pricer.quote(merchandise, method: method, region: region)
     return Result(
       status: errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
-      summaryItems: quote.summaryItems, currencyCode: config.currency.code)
+      summaryItems: quote.summaryItems, currencyCode: config.currency.code, taxBreakdown: quote.taxBreakdownItems(config))
   }
 }

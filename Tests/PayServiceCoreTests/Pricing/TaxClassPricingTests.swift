@@ -171,11 +171,19 @@ struct TaxClassPricingTests {
     let token = try #require(authorized["result"]?["chargeToken"]?.stringValue, "\(authorized.compact)")
     // 24.00 + 8.00 + 4.80, VAT 4.00 + 0 + 0.80 inside.
     #expect(authorized["result"]?["amount"] == .string("36.80"))
+    let breakdown =
+      #"[{"rate":"0.20","net":"24.00","tax":"4.80","gross":"28.80"},{"rate":"0","net":"8.00","tax":"0.00","gross":"8.00"}]"#
+    #expect(authorized["result"]?["taxBreakdown"]?.compact == breakdown)
+    #expect(
+      handler.call("computeSummaryItems", #"{"items":\#(cart),"shippingMethod":"post"}"#)["result"]?["taxBreakdown"]?.compact
+        == breakdown)
     let processed = handler.call(
       "processOrder",
       #"{"chargeToken":"\#(token)","items":\#(cart),"shippingMethod":"post","shippingContact":\#(contact),"amount":"36.80","currencyCode":"GBP"}"#
     )
     let orderId = try #require(processed["result"]?["orderId"]?.stringValue, "\(processed.compact)")
+    #expect(processed["result"]?["order"]?["taxBreakdown"]?.compact == breakdown)
+    #expect(handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)["result"]?["order"]?["taxBreakdown"]?.compact == breakdown)
     let one = handler.call(
       "refundOrder", #"{"orderId":"\#(orderId)","refundId":"r1","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}"#)
     #expect(one["result"]?["refund"]?["amount"] == .string("12.00"), "\(one.compact)")
