@@ -80,12 +80,19 @@ struct GoldenTranscriptTests {
 
   @Test(
     "the README's example sessions are answered exactly as recorded",
-    arguments: [("checkout", "example-session", [String]()), ("back-office", "back-office-example", ["--back-office"])],
+    arguments: [
+      ("checkout", "example-session", [String](), "config.yaml"),
+      ("back-office", "back-office-example", ["--back-office"], "config.yaml"),
+      ("uk-vat", "uk-vat-example", [], "examples/uk-vat.yaml"),
+      ("jp-shop", "jp-shop-example", [], "examples/jp-shop.yaml"),
+    ],
     StoreBackend.available)
-  func exampleSession(example: (requests: String, golden: String, arguments: [String]), backend: StoreBackend) throws {
+  func exampleSession(
+    example: (requests: String, golden: String, arguments: [String], config: String), backend: StoreBackend
+  ) throws {
     let (result, output) = try Self.transcript(
       requests: TestPaths.packageRoot.appendingPathComponent("examples/\(example.requests).jsonl"),
-      config: TestPaths.path("config.yaml"), backend: backend, extraArguments: example.arguments)
+      config: TestPaths.path(example.config), backend: backend, extraArguments: example.arguments)
     #expect(result.status == 0)
     let goldenURL = Self.goldenRoot.appendingPathComponent("\(example.golden).responses.jsonl")
     if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {

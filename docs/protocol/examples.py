@@ -339,6 +339,14 @@ EX["_sweep_stderr"] = (err, None)
 server.stdin.close(); server.wait()
 fresh()
 
+# The example shops, as their sessions in examples/ run them.
+for shop, names in [("uk-vat", ["uk_cart", "uk_coupon", "uk_method", "uk_pay", "uk_order"]), ("jp-shop", ["jp_cart", "jp_pay", "jp_order"])]:
+    fresh(); P = Proc(config="examples/%s.yaml" % shop)
+    for name, line in zip(names, open(os.path.join(CWD, "examples", shop + ".jsonl")).read().splitlines()):
+        run(P, name, line)
+    P.close()
+fresh()
+
 out = {k: [v[0].decode("utf-8", "replace") if v[0] is not None else None, v[1].decode("utf-8") if v[1] is not None else None] for k, v in EX.items()}
 json.dump(out, open(sys.argv[2], "w"), ensure_ascii=False, indent=1)
 print("ok", len(out))

@@ -27,10 +27,24 @@ public enum ConfigSummary {
       lines.append(
         "  \(method.identifier)  \(method.label)  \(config.format(method.amountMinor))\(free)  \(days) days  \(where_)")
     }
-    lines.append("tax        default \(config.tax.defaultRate.text), rounding \(config.tax.rounding.rawValue), \(config.tax.rules.count) rule\(config.tax.rules.count == 1 ? "" : "s")")
-    for rule in config.tax.rules {
+    let tax = config.tax
+    /// A rule's (or the default's) rates: "0.20", or "standard 0.20, reduced 0.05" with classes.
+    func rates(_ standard: Rate, _ others: [String: Rate]) -> String {
+      others.isEmpty
+        ? standard.text
+        : (["standard \(standard.text)"] + others.keys.sorted().map { "\($0) \(others[$0]!.text)" }).joined(separator: ", ")
+    }
+    lines.append(
+      "tax        default \(rates(tax.defaultRate, tax.defaultClassRates)), rounding \(tax.rounding.rawValue), "
+        + "\(tax.rules.count) rule\(tax.rules.count == 1 ? "" : "s")")
+    if tax.reportsBreakdown {
+      lines.append(
+        "  prices   \(tax.pricesIncludeTax ? "include tax" : "exclude tax"), rounded \(tax.roundingTarget == .perLine ? "per line" : "once per rate"), "
+          + "shipping taxed as \(tax.shippingTaxClass)" + (tax.inclusiveLabel.map { ", shown as \"\($0)\"" } ?? ""))
+    }
+    for rule in tax.rules {
       let prefixes = rule.postalCodePrefixes.map { " postal " + $0.joined(separator: ",") } ?? ""
-      lines.append("  \(rule.region)\(prefixes)  \(rule.rate.text)\(rule.shippingTaxable ? "  shipping taxable" : "")")
+      lines.append("  \(rule.region)\(prefixes)  \(rates(rule.rate, rule.classRates))\(rule.shippingTaxable ? "  shipping taxable" : "")")
     }
     if !config.coupons.isEmpty {
       lines.append("coupons    \(config.coupons.count)")
