@@ -197,4 +197,37 @@ struct TaxClassPricingTests {
     #expect(rest["result"]?["orderStatus"] == .string("refunded"))
     #expect(rest["result"]?["amountRefunded"] == .string("36.80"))
   }
+
+  @Test("yen and dinars keep their decimals (none, three) in every amount, breakdowns included")
+  func currencyDecimals() throws {
+    let jpy = Pricer(config: try ConfigLoader.load(path: TestPaths.path("examples/jp-shop.yaml")))
+    var kwdYAML = Self.uk(target: .perOrder)
+      .replacingOccurrences(of: "currencyCode: GBP", with: "currencyCode: KWD")
+    for (gbp, kwd) in [("12.00", "12.000"), ("8.00", "8.000"), ("0.99", "0.995"), ("4.80", "4.800"), ("5.00", "5.000")] {
+      kwdYAML = kwdYAML.replacingOccurrences(of: "\"\(gbp)\"", with: "\"\(kwd)\"")
+    }
+    let kwd = try Self.pricer(kwdYAML)
+    var random = SplitMix64(seed: 7)
+    for run in 0..<600 {
+      let (pricer, pattern, skus) =
+        run % 2 == 0
+        ? (jpy, "^-?[0-9]+$", ["beans", "dripbags", "cookies", "mug"])
+        : (kwd, "^-?[0-9]+\\.[0-9]{3}$", ["mug", "book", "pin", "badge", "patch"])
+      var items: [CartItem] = []
+      for sku in skus.shuffled(using: &random).prefix(Int(random.next() % 3) + 1) {
+        items.append(CartItem(sku: sku, quantity: Int(random.next() % 4) + 1))
+      }
+      let merchandise = pricer.merchandise(items: items, couponCode: nil, paymentMethod: nil, now: TestConfig.now)
+      let quote = pricer.quote(
+        merchandise, method: pricer.config.shipping.methods.first, region: pricer.region(of: nil))
+      let amounts = quote.summaryItems.map(\.amount)
+        + (quote.taxBreakdownItems(pricer.config) ?? []).flatMap { [$0.net, $0.tax, $0.gross] }
+      for amount in amounts {
+        #expect(amount.wholeMatch(of: try Regex(pattern)) != nil, "run \(run): \(amount)")
+      }
+      let breakdown = quote.taxBreakdown()
+      #expect(breakdown.reduce(0) { $0 + $1.grossMinor } == quote.totalMinor, "run \(run)")
+      #expect(breakdown.reduce(0) { $0 + $1.taxMinor } == quote.taxMinor, "run \(run)")
+    }
+  }
 }
