@@ -8,40 +8,6 @@ public struct ContactValidator: Sendable {
     self.shipsTo = shipsTo
   }
 
-  static let usStates: Set<String> = [
-    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY",
-    "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH",
-    "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY",
-    // Territories and military post offices.
-    "AS", "GU", "MP", "PR", "VI", "UM", "AA", "AE", "AP",
-  ]
-
-  static let canadianProvinces: Set<String> = [
-    "AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT",
-  ]
-
-  /// 5 digits, or ZIP+4 (12345-6789).
-  static func isUSPostalCode(_ code: String) -> Bool {
-    let bytes = Array(code.utf8)
-    func digits(_ range: Range<Int>) -> Bool { range.allSatisfy { (0x30...0x39).contains(bytes[$0]) } }
-    if bytes.count == 5 { return digits(0..<5) }
-    if bytes.count == 10 { return digits(0..<5) && bytes[5] == UInt8(ascii: "-") && digits(6..<10) }
-    return false
-  }
-
-  /// `A1A` (the redacted form the sheet sends before authorization) or `A1A 1A1`; `redactedAllowed`
-  /// false requires the full code.
-  static func isCanadianPostalCode(_ code: String, redactedAllowed: Bool) -> Bool {
-    let bytes = Array(code.utf8)
-    func letter(_ i: Int) -> Bool { (0x41...0x5A).contains(bytes[i]) }
-    func digit(_ i: Int) -> Bool { (0x30...0x39).contains(bytes[i]) }
-    guard bytes.count >= 3, letter(0), digit(1), letter(2) else { return false }
-    if bytes.count == 3 { return redactedAllowed }
-    let rest = bytes.count == 7 && bytes[3] == 0x20 ? 4 : (bytes.count == 6 ? 3 : -1)
-    guard rest > 0 else { return false }
-    return digit(rest) && letter(rest + 1) && digit(rest + 2)
-  }
-
   /// Checks a postal address. `complete` false accepts the redacted address the sheet sends with
   /// `onshippingcontactselected` (locality, administrativeArea, postalCode, countryCode).
   public func addressErrors(_ contact: Contact?, role: Role, complete: Bool) -> [ApplePayError] {
@@ -72,26 +38,22 @@ public struct ContactValidator: Sendable {
     }
     let postal = contact.postalCode.flatMap(Region.normalize) ?? ""
     let area = contact.administrativeArea.flatMap(Region.normalize) ?? ""
-    switch country {
-    case "US":
-      if !Self.isUSPostalCode(postal) {
-        errors.append(ApplePayError(invalid, .postalCode, "Enter a 5-digit ZIP code or ZIP+4, like 95014 or 95014-2083."))
-      }
-      if !Self.usStates.contains(area) {
-        errors.append(ApplePayError(invalid, .administrativeArea, "Enter a US state or territory code, like CA."))
-      }
-    case "CA":
-      if !Self.isCanadianPostalCode(postal, redactedAllowed: !complete) {
-        errors.append(ApplePayError(invalid, .postalCode, "Enter a postal code like K1A 0B1."))
-      }
-      if !Self.canadianProvinces.contains(area) {
-        errors.append(
-          ApplePayError(invalid, .administrativeArea, "Enter a Canadian province or territory code, like ON."))
-      }
-    default:
+    guard let format = AddressFormat.byCountry[country] else {
       if complete && postal.isEmpty {
         errors.append(ApplePayError(invalid, .postalCode, "Enter the \(who) postal code."))
       }
+      return errors
+    }
+    // US and Canadian contacts are checked in full at every step (as since version 1); elsewhere
+    // a field the sheet left out is only asked for at authorization.
+    let always = country == "US" || country == "CA"
+    if !format.postalForms.isEmpty, always || complete || !postal.isEmpty,
+      !format.acceptsPostalCode(postal, redactedAllowed: !complete)
+    {
+      errors.append(ApplePayError(invalid, .postalCode, format.postalCodeMessage))
+    }
+    if let areas = format.areas, always || complete || !area.isEmpty, !areas.contains(area) {
+      errors.append(ApplePayError(invalid, .administrativeArea, format.areaMessage ?? "Enter the \(who) region."))
     }
     return errors
   }
