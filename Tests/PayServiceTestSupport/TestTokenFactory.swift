@@ -93,6 +93,11 @@ public struct TestTokenFactory {
     public var expiration = "200731"
     public var currencyCode = "840"
     public var transactionAmount = 100
+    /// An EMV payment (China UnionPay) rather than a 3-D Secure one.
+    public var emv = false
+    /// The EMV data and encrypted PIN block an EMV payment carries (test values, never real).
+    public static let emvData = "ZmFrZS1lbXYtZGF0YS1mb3ItdGVzdHMtb25seQ=="
+    public static let encryptedPINData = "ZmFrZS1waW4tYmxvY2stMDEyMzQ1Njc4OWFi"
     public init() {}
   }
 
@@ -101,11 +106,13 @@ public struct TestTokenFactory {
     _ payment: Payment = Payment(), signingTime: Int64, applicationData: [UInt8]? = nil,
     transactionId: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
   ) throws -> JSONValue {
+    let threeDSPart = #""paymentDataType":"3DSecure","paymentData":{"onlinePaymentCryptogram":"Af9x/QwAA/DjmU65oyc1MAABAAA=","eciIndicator":"5"}"#
+    let emvPart =
+      #""paymentDataType":"EMV","paymentData":{"emvData":"\#(Payment.emvData)","encryptedPINData":"\#(Payment.encryptedPINData)"}"#
     let plaintext = """
       {"applicationPrimaryAccountNumber":"\(payment.accountNumber)","applicationExpirationDate":"\(payment.expiration)",\
       "currencyCode":"\(payment.currencyCode)","transactionAmount":\(payment.transactionAmount),\
-      "deviceManufacturerIdentifier":"040010030273","paymentDataType":"3DSecure",\
-      "paymentData":{"onlinePaymentCryptogram":"Af9x/QwAA/DjmU65oyc1MAABAAA=","eciIndicator":"5"}}
+      "deviceManufacturerIdentifier":"040010030273",\(payment.emv ? emvPart : threeDSPart)}
       """
     let ephemeral = P256.KeyAgreement.PrivateKey()
     let shared = try ephemeral.sharedSecretFromKeyAgreement(with: merchantKey.publicKey)

@@ -287,6 +287,11 @@ extension AuthorizePayment {
     let payment = try ApplePayTokenVerifier(merchant: merchant).verify(
       tokenData, now: now, totalMinor: totalMinor, currency: config.currency,
       applicationData: params.applicationData?.bytes)
+    // EMV payments (China UnionPay) only where the merchant offers them; the token stays unused.
+    if payment.paymentDataType == "EMV" && !config.merchant.merchantCapabilities.contains("supportsEMV") {
+      throw ApplePayTokenFailure(
+        .paymentData, "this merchant does not take EMV payments (China UnionPay): its merchantCapabilities lack supportsEMV")
+    }
     let declineReason = SandboxNetwork.declineReason(payment, now: now)
     let authorization = PaymentAuthorization(
       authorizationId: Identifiers.authorizationId(transactionId: payment.transactionId),

@@ -97,3 +97,64 @@ struct ApplePayTestAuthorityTests {
         == "the certificate chain does not end at payservice test root: the intermediate certificate is not signed by it")
   }
 }
+
+/// Apple Pay in mainland China: China UnionPay tokens carry EMV data instead of a 3-D Secure
+/// cryptogram.
+@Suite("Apple Pay EMV tokens (China UnionPay)")
+struct ApplePayEMVTests {
+  static func handler(_ factory: TestTokenFactory, capabilities: String) throws -> (RequestHandler, any Store, String) {
+    let directory = TestPaths.temporaryDirectory()
+    let yaml = ApplePayVector.configYAML(applePay: try factory.writeCredentials(to: directory))
+      .replacingOccurrences(of: "supportedNetworks: [visa]", with: "supportedNetworks: [visa, chinaUnionPay]")
+      .replacingOccurrences(of: "merchantCapabilities: [supports3DS]", with: "merchantCapabilities: \(capabilities)")
+    let config = try ConfigLoader.parse(yaml: yaml, file: directory.appendingPathComponent("config.yaml").path)
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let context = try TestConfig.context(config: config, storePath: path, now: ApplePayVector.now)
+    return (TestConfig.handler(context), try context.store, path)
+  }
+
+  static func authorize(_ handler: RequestHandler, _ token: JSONValue) -> JSONValue {
+    handler.call(
+      "authorizePayment",
+      ApplePayVector.authorizeParams(paymentData: token)
+        .replacingOccurrences(of: #""network":"Visa""#, with: #""network":"chinaUnionPay""#))
+  }
+
+  @Test("with supportsEMV an EMV token authorizes and is charged once; its EMV data and PIN block are in no answer and no store file")
+  func emv() throws {
+    let factory = try TestTokenFactory()
+    let (handler, store, path) = try Self.handler(factory, capabilities: "[supports3DS, supportsEMV]")
+    var payment = TestTokenFactory.Payment()
+    payment.emv = true
+    let token = try factory.token(payment, signingTime: ApplePayVector.signingTime)
+    let authorized = Self.authorize(handler, token)
+    #expect(authorized["result"]?["status"] == .string("success"), "\(authorized.compact)")
+    let chargeToken = try #require(authorized["result"]?["chargeToken"]?.stringValue)
+    let order = handler.call("processOrder", #"{"chargeToken":"\#(chargeToken)",\#(ApplePayVector.processParams)}"#)
+    #expect(order["result"]?["status"] == .string("succeeded"), "\(order.compact)")
+    #expect(order["result"]?["order"]?["payment"]?["lastFour"] == .string("4320"))
+    #expect(try store.authorizations().map(\.status) == [.captured])
+    var texts = [authorized.compact, order.compact]
+    for file in [path, path + "-wal"] {
+      if let data = FileManager.default.contents(atPath: file) { texts.append(String(decoding: data, as: UTF8.self)) }
+    }
+    for secret in [TestTokenFactory.Payment.emvData, TestTokenFactory.Payment.encryptedPINData, "4109370251004320"] {
+      #expect(texts.allSatisfy { !$0.contains(secret) }, "\(secret)")
+    }
+  }
+
+  @Test("without supportsEMV the token is refused and stays unused; a 3-D Secure token still authorizes")
+  func withoutEMV() throws {
+    let factory = try TestTokenFactory()
+    let (handler, store, _) = try Self.handler(factory, capabilities: "[supports3DS]")
+    var payment = TestTokenFactory.Payment()
+    payment.emv = true
+    let token = try factory.token(payment, signingTime: ApplePayVector.signingTime)
+    let refused = Self.authorize(handler, token)
+    #expect(
+      refused["result"]?["errors"]?[0]?["message"]
+        == .string("this merchant does not take EMV payments (China UnionPay): its merchantCapabilities lack supportsEMV"))
+    #expect(try store.authorizations().isEmpty)
+    #expect(Self.authorize(handler, try factory.token(signingTime: ApplePayVector.signingTime))["result"]?["status"] == .string("success"))
+  }
+}

@@ -302,6 +302,16 @@ struct ApplePayTokenVerifier {
       }
       cryptogram = text
       if case .string(let text)? = details["eciIndicator"] { eci = text }
+    } else {
+      // China UnionPay: the chip's EMV data (and, when the issuer asks for one, the encrypted PIN
+      // block) go to the processor as they are; payservice only checks they are there.
+      guard case .string(let text)? = details["emvData"], !text.isEmpty else {
+        throw invalid("paymentData.emvData", "a non-empty string for EMV payments")
+      }
+      switch details["encryptedPINData"] {
+      case nil, .string?: break
+      default: throw invalid("paymentData.encryptedPINData", "a string when present")
+      }
     }
     return DecryptedPayment(
       transactionId: transactionId, accountNumber: account,
