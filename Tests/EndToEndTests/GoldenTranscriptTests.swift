@@ -85,6 +85,7 @@ struct GoldenTranscriptTests {
       ("back-office", "back-office-example", ["--back-office"], "config.yaml"),
       ("uk-vat", "uk-vat-example", [], "examples/uk-vat.yaml"),
       ("jp-shop", "jp-shop-example", [], "examples/jp-shop.yaml"),
+      ("cn-shop", "cn-shop-example", [], "examples/cn-shop.yaml"),
     ],
     StoreBackend.available)
   func exampleSession(

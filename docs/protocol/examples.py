@@ -340,7 +340,7 @@ server.stdin.close(); server.wait()
 fresh()
 
 # The example shops, as their sessions in examples/ run them.
-for shop, names in [("uk-vat", ["uk_cart", "uk_coupon", "uk_method", "uk_pay", "uk_order"]), ("jp-shop", ["jp_cart", "jp_pay", "jp_order"])]:
+for shop, names in [("uk-vat", ["uk_cart", "uk_coupon", "uk_method", "uk_pay", "uk_order"]), ("jp-shop", ["jp_cart", "jp_pay", "jp_order"]), ("cn-shop", ["cn_contact", "cn_province", "cn_pay", "cn_order"])]:
     fresh(); P = Proc(config="examples/%s.yaml" % shop)
     for name, line in zip(names, open(os.path.join(CWD, "examples", shop + ".jsonl")).read().splitlines()):
         run(P, name, line)
