@@ -31,6 +31,9 @@ public struct Pricer: Sendable {
 
     public var lines: [CartLine] { merchandise.lines }
 
+    /// Whether the shipping was taxed (the matched rule taxes shipping and a method was priced).
+    public var shippingTaxed: Bool { rule?.shippingTaxable == true && shippingMethod != nil }
+
     /// Whether the amounts include their tax (it is contained, not added).
     public var taxIncluded: Bool { tax.pricesIncludeTax }
 
@@ -54,7 +57,7 @@ public struct Pricer: Sendable {
           minor: lines[index].amountMinor - lineDiscountMinor(index),
           rate: Pricer.rate(of: lines[index].taxClass, rule: rule, tax: tax))
       }
-      if rule?.shippingTaxable == true, shippingMethod != nil {
+      if shippingTaxed {
         amounts.append(TaxEngine.Amount(minor: shippingMinor, rate: Pricer.rate(of: tax.shippingTaxClass, rule: rule, tax: tax)))
       }
       return TaxEngine.compute(amounts, inclusive: tax.pricesIncludeTax, target: tax.roundingTarget, rounding: tax.rounding)

@@ -42,12 +42,17 @@ struct TaxClassPricingTests {
     Pricer(config: try ConfigLoader.parse(yaml: yaml, file: "shop.yaml"))
   }
 
-  static func quote(_ pricer: Pricer, _ items: [(String, Int)], coupon: String? = nil) -> Pricer.Quote {
+  static func quote(
+    _ pricer: Pricer, _ items: [(String, Int)], coupon: String? = nil, card: PaymentMethod? = nil,
+    country: String? = nil
+  ) -> Pricer.Quote {
     let merchandise = pricer.merchandise(
-      items: items.map { CartItem(sku: $0.0, quantity: $0.1) }, couponCode: coupon, paymentMethod: nil, now: TestConfig.now)
+      items: items.map { CartItem(sku: $0.0, quantity: $0.1) }, couponCode: coupon, paymentMethod: card, now: TestConfig.now)
+    var contact = Contact()
+    contact.countryCode = country
     return pricer.quote(
       merchandise, method: pricer.config.shippingMethodsByIdentifier["post"],
-      region: pricer.region(of: nil))
+      region: pricer.region(of: country == nil ? nil : contact))
   }
 
   @Test("inclusive: the total is what the shopper saw; VAT is extracted, shown by its label and not added")
@@ -121,25 +126,44 @@ struct TaxClassPricingTests {
         == [#"c.yaml:19:19: tax.roundingTarget: must be perLine or perOrder, got "perInvoice""#])
   }
 
-  @Test("properties over 3,000 seeded carts in both modes and both targets: totals, breakdowns, no negative tax")
+  @Test("properties over 3,000 seeded carts, coupons, card surcharges and discounts, two rule sets, both modes and both targets")
   func properties() throws {
     var random = SplitMix64(seed: 2020)
     let skus = ["mug", "book", "pin", "badge", "patch"]
+    // A second rule set (Jersey's 5% GST, shipping untaxed) and card adjustments both ways.
+    func extended(_ yaml: String) -> String {
+      let gb = "    - {region: GB, rates: {standard: \"0.20\", zero: \"0\"}, shippingTaxable: true}\n"
+      let je = "    - {region: JE, rates: {standard: \"0.05\", zero: \"0\"}}\n"
+      let adjustments =
+        "paymentMethodAdjustments:\n  - {label: Card fee, network: amex, percent: \"2.5\"}\n"
+        + "  - {label: Store card, type: store, percent: \"-7\"}\n"
+      return
+        yaml
+        .replacingOccurrences(of: "supportedNetworks: [visa, masterCard]", with: "supportedNetworks: [visa, masterCard, amex]")
+        .replacingOccurrences(of: gb, with: gb + je)
+        .replacingOccurrences(of: "gateway:\n", with: adjustments + "gateway:\n")
+    }
     var pricers: [(Pricer, inclusive: Bool)] = []
     for target in RoundingTarget.allCases {
-      pricers.append((try Self.pricer(Self.uk(target: target)), true))
+      pricers.append((try Self.pricer(extended(Self.uk(target: target))), true))
       let exclusive = Self.uk(target: target)
         .replacingOccurrences(of: "  pricesIncludeTax: true\n", with: "")
         .replacingOccurrences(of: "  inclusiveLabel: Includes VAT\n", with: "")
-      pricers.append((try Self.pricer(exclusive), false))
+      pricers.append((try Self.pricer(extended(exclusive)), false))
     }
+    #expect(pricers.allSatisfy { $0.0.config.tax.rules.count == 2 && $0.0.config.paymentMethodAdjustments.count == 2 })
+    var adjusted = 0
+    let cards = [nil, PaymentMethod(network: "amex", type: .credit), PaymentMethod(network: "visa", type: .store)]
     for run in 0..<3000 {
       let (pricer, inclusive) = pricers[run % pricers.count]
       let count = Int(random.next() % 4) + 1
       var items: [(String, Int)] = []
       for sku in skus.shuffled(using: &random).prefix(count) { items.append((sku, Int(random.next() % 5) + 1)) }
-      let quote = Self.quote(pricer, items, coupon: random.next() % 3 == 0 ? "FIVE" : nil)
+      let quote = Self.quote(
+        pricer, items, coupon: random.next() % 3 == 0 ? "FIVE" : nil, card: cards[Int(random.next() % 3)],
+        country: random.next() % 2 == 0 ? "GB" : "JE")
       let context = "run \(run) \(items) inclusive \(inclusive) \(pricer.config.tax.roundingTarget)"
+      if quote.merchandise.adjustment != nil { adjusted += 1 }
       let lineTaxes = quote.lines.indices.map(quote.lineTaxMinor)
       #expect(lineTaxes.allSatisfy { $0 >= 0 } && quote.shippingTaxMinor >= 0, "\(context)")
       #expect(lineTaxes.reduce(0, +) + quote.shippingTaxMinor == quote.taxMinor, "\(context)")
@@ -148,11 +172,15 @@ struct TaxClassPricingTests {
       #expect(breakdown.allSatisfy { $0.netMinor + $0.taxMinor == $0.grossMinor }, "\(context)")
       let merchandise = quote.merchandise.netMinor
       #expect(quote.totalMinor == merchandise + quote.shippingMinor + (inclusive ? 0 : quote.taxMinor), "\(context)")
-      // What the shopper was shown adds up to the total: every taxed amount is in the breakdown.
+      // What the shopper was shown adds up to the total: every taxed amount is in the breakdown
+      // (shipping too, where the rule taxes it).
       let shown = breakdown.reduce(0) { $0 + $1.grossMinor }
-      #expect(shown == quote.totalMinor, "\(context)")
+      let untaxedShipping = quote.shippingTaxed ? 0 : quote.shippingMinor
+      #expect(shown + untaxedShipping == quote.totalMinor, "\(context)")
       #expect(quote.summaryItems.last?.amount == pricer.config.format(quote.totalMinor), "\(context)")
     }
+    // About two runs in three have a card with an adjustment.
+    #expect(adjusted > 1500)
   }
 
   @Test("refunds of a tax-inclusive order give back what was paid: the VAT is inside, never added again")
