@@ -3,10 +3,13 @@
 public struct Pricer: Sendable {
   public let config: Config
   let rules: RuleIndex
+  /// `config.tax.reportsBreakdown`, read once rather than per quote.
+  let reportsBreakdown: Bool
 
   public init(config: Config) {
     self.config = config
     self.rules = RuleIndex(config: config)
+    self.reportsBreakdown = config.tax.reportsBreakdown
   }
 
   /// A fully priced checkout.
@@ -28,6 +31,8 @@ public struct Pricer: Sendable {
     let tax: Tax
     let reductionShares: [Int64]?
     let groupedLineTaxes: [Int64]?
+    /// Whether results and orders carry the breakdown (`Tax.reportsBreakdown`).
+    let reportsBreakdown: Bool
 
     public var lines: [CartLine] { merchandise.lines }
 
@@ -277,7 +282,7 @@ public struct Pricer: Sendable {
     return Quote(
       merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: taxTotal, totalMinor: total,
       summaryItems: summary, shippingTaxMinor: shippingTax, rule: rule, tax: tax, reductionShares: shares,
-      groupedLineTaxes: groupedLineTaxes)
+      groupedLineTaxes: groupedLineTaxes, reportsBreakdown: reportsBreakdown)
   }
 
   /// `method` as offered to the sheet for this merchandise (freeOver applied), with its delivery window.

@@ -38,7 +38,7 @@ extension Tax {
 extension Pricer.Quote {
   /// The breakdown as results and orders carry it; nil when the config does not report one.
   public func taxBreakdownItems(_ config: Config) -> [TaxBreakdownItem]? {
-    guard config.tax.reportsBreakdown else { return nil }
+    guard reportsBreakdown else { return nil }
     return taxBreakdown().map {
       TaxBreakdownItem(
         rate: $0.rate.text, net: config.format($0.netMinor), tax: config.format($0.taxMinor),
