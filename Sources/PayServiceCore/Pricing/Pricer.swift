@@ -3,13 +3,44 @@
 public struct Pricer: Sendable {
   public let config: Config
   let rules: RuleIndex
-  /// `config.tax.reportsBreakdown`, read once rather than per quote.
-  let reportsBreakdown: Bool
+  /// How each tax rule (by position) and the defaults tax, made once: a quote keeps a reference.
+  let schemes: [TaxScheme]
+  let defaultScheme: TaxScheme
 
   public init(config: Config) {
     self.config = config
     self.rules = RuleIndex(config: config)
-    self.reportsBreakdown = config.tax.reportsBreakdown
+    self.schemes = config.tax.rules.map { TaxScheme(rule: $0, tax: config.tax) }
+    self.defaultScheme = TaxScheme(rule: nil, tax: config.tax)
+  }
+
+  /// A checkout's taxing: the rule that matched (nil: the default rates) and the tax config.
+  final class TaxScheme: Sendable {
+    let rule: TaxRule?
+    let tax: Tax
+    /// `tax.reportsBreakdown`, read once.
+    let reportsBreakdown: Bool
+
+    init(rule: TaxRule?, tax: Tax) {
+      self.rule = rule
+      self.tax = tax
+      self.reportsBreakdown = tax.reportsBreakdown
+    }
+
+    /// The rate of `taxClass`; config validation ensures every class in use has one.
+    func rate(of taxClass: String) -> Rate {
+      if taxClass == TaxClass.standard { return rule?.rate ?? tax.defaultRate }
+      guard let rate = rule.map({ $0.rate(for: taxClass) }) ?? tax.defaultRate(for: taxClass) else {
+        preconditionFailure("tax class \(taxClass) has no rate: the config loader checks every class in use")
+      }
+      return rate
+    }
+
+    /// The tax on one amount, rounded alone: added to it, or contained in it.
+    func tax(on minor: Int64, rate: Rate) -> Int64 {
+      tax.pricesIncludeTax
+        ? rate.extract(from: minor, rounding: tax.rounding) : rate.apply(to: minor, rounding: tax.rounding)
+    }
   }
 
   /// A fully priced checkout.
@@ -27,20 +58,20 @@ public struct Pricer: Sendable {
     /// line's share of the coupon and card adjustment (nil when they cancel out): kept rather than
     /// per-line tax arrays, so that pricing a sheet event allocates nothing for what only an order
     /// needs. Rounded once per rate group, the lines' taxes are kept (they cannot be recomputed alone).
-    let rule: TaxRule?
-    let tax: Tax
+    let scheme: TaxScheme
     let reductionShares: [Int64]?
     let groupedLineTaxes: [Int64]?
+
     /// Whether results and orders carry the breakdown (`Tax.reportsBreakdown`).
-    let reportsBreakdown: Bool
+    var reportsBreakdown: Bool { scheme.reportsBreakdown }
 
     public var lines: [CartLine] { merchandise.lines }
 
     /// Whether the shipping was taxed (the matched rule taxes shipping and a method was priced).
-    public var shippingTaxed: Bool { rule?.shippingTaxable == true && shippingMethod != nil }
+    public var shippingTaxed: Bool { scheme.rule?.shippingTaxable == true && shippingMethod != nil }
 
     /// Whether the amounts include their tax (it is contained, not added).
-    public var taxIncluded: Bool { tax.pricesIncludeTax }
+    public var taxIncluded: Bool { scheme.tax.pricesIncludeTax }
 
     /// Line `index`'s share of the coupon and card adjustment: positive reduces it, negative is a
     /// surcharge.
@@ -49,40 +80,24 @@ public struct Pricer: Sendable {
     /// Line `index`'s tax, as the total counted it (contained in the line when prices include tax).
     public func lineTaxMinor(_ index: Int) -> Int64 {
       if let groupedLineTaxes { return groupedLineTaxes[index] }
-      return Pricer.tax(
-        on: lines[index].amountMinor - lineDiscountMinor(index),
-        rate: Pricer.rate(of: lines[index].taxClass, rule: rule, tax: tax), tax: tax)
+      return scheme.tax(
+        on: lines[index].amountMinor - lineDiscountMinor(index), rate: scheme.rate(of: lines[index].taxClass))
     }
 
     /// The tax per rate, as a receipt lists it: net + tax = gross for each, their taxes sum to the
     /// quote's tax.
     public func taxBreakdown() -> [TaxEngine.Group] {
+      let tax = scheme.tax
       var amounts = lines.indices.map { index in
         TaxEngine.Amount(
-          minor: lines[index].amountMinor - lineDiscountMinor(index),
-          rate: Pricer.rate(of: lines[index].taxClass, rule: rule, tax: tax))
+          minor: lines[index].amountMinor - lineDiscountMinor(index), rate: scheme.rate(of: lines[index].taxClass))
       }
       if shippingTaxed {
-        amounts.append(TaxEngine.Amount(minor: shippingMinor, rate: Pricer.rate(of: tax.shippingTaxClass, rule: rule, tax: tax)))
+        amounts.append(TaxEngine.Amount(minor: shippingMinor, rate: scheme.rate(of: tax.shippingTaxClass)))
       }
       return TaxEngine.compute(amounts, inclusive: tax.pricesIncludeTax, target: tax.roundingTarget, rounding: tax.rounding)
         .groups
     }
-  }
-
-  /// The rate of `taxClass` under `rule` (nil: the default rates). Config validation ensures every
-  /// class in use has one.
-  static func rate(of taxClass: String, rule: TaxRule?, tax: Tax) -> Rate {
-    guard let rate = rule.map({ $0.rate(for: taxClass) }) ?? tax.defaultRate(for: taxClass) else {
-      preconditionFailure("tax class \(taxClass) has no rate: the config loader checks every class in use")
-    }
-    return rate
-  }
-
-  /// The tax on one amount, rounded alone: added to it, or contained in it.
-  static func tax(on minor: Int64, rate: Rate, tax: Tax) -> Int64 {
-    tax.pricesIncludeTax
-      ? rate.extract(from: minor, rounding: tax.rounding) : rate.apply(to: minor, rounding: tax.rounding)
   }
 
   public func region(of contact: Contact?) -> Region {
@@ -221,8 +236,8 @@ public struct Pricer: Sendable {
   /// of one rate are rounded once together (TaxEngine).
   public func quote(_ merchandise: Merchandise, method: ShippingMethod?, region: Region) -> Quote {
     let lines = merchandise.lines
-    let rule = taxRule(for: region)
-    let tax = config.tax
+    let scheme = rules.taxRuleMatch(for: region).map { schemes[$0.position] } ?? defaultScheme
+    let tax = scheme.tax
     var summary: [SummaryItem] = []
     summary.reserveCapacity(lines.count + 5)
     let reduction = merchandise.couponMinor - merchandise.adjustmentMinor
@@ -237,7 +252,7 @@ public struct Pricer: Sendable {
       summary.append(SummaryItem(label: adjustment.label, amount: config.format(merchandise.adjustmentMinor)))
     }
     var shipping: Int64 = 0
-    let shippingTaxed = method != nil && rule?.shippingTaxable == true
+    let shippingTaxed = method != nil && scheme.rule?.shippingTaxable == true
     if let method {
       shipping = shippingMinor(for: method, merchandise)
       summary.append(SummaryItem(label: "Shipping", amount: config.format(shipping)))
@@ -248,19 +263,18 @@ public struct Pricer: Sendable {
     switch tax.roundingTarget {
     case .perLine:
       for (index, line) in lines.enumerated() {
-        taxTotal += Self.tax(
-          on: line.amountMinor - (shares?[index] ?? 0), rate: Self.rate(of: line.taxClass, rule: rule, tax: tax), tax: tax)
+        taxTotal += scheme.tax(on: line.amountMinor - (shares?[index] ?? 0), rate: scheme.rate(of: line.taxClass))
       }
       if shippingTaxed {
-        shippingTax = Self.tax(on: shipping, rate: Self.rate(of: tax.shippingTaxClass, rule: rule, tax: tax), tax: tax)
+        shippingTax = scheme.tax(on: shipping, rate: scheme.rate(of: tax.shippingTaxClass))
       }
     case .perOrder:
       var amounts = lines.indices.map { index in
         TaxEngine.Amount(
-          minor: lines[index].amountMinor - (shares?[index] ?? 0), rate: Self.rate(of: lines[index].taxClass, rule: rule, tax: tax))
+          minor: lines[index].amountMinor - (shares?[index] ?? 0), rate: scheme.rate(of: lines[index].taxClass))
       }
       if shippingTaxed {
-        amounts.append(TaxEngine.Amount(minor: shipping, rate: Self.rate(of: tax.shippingTaxClass, rule: rule, tax: tax)))
+        amounts.append(TaxEngine.Amount(minor: shipping, rate: scheme.rate(of: tax.shippingTaxClass)))
       }
       let result = TaxEngine.compute(amounts, inclusive: tax.pricesIncludeTax, target: .perOrder, rounding: tax.rounding)
       groupedLineTaxes = Array(result.taxes.prefix(lines.count))
@@ -281,8 +295,8 @@ public struct Pricer: Sendable {
     summary.append(SummaryItem(label: config.merchant.displayName, amount: config.format(total)))
     return Quote(
       merchandise: merchandise, shippingMethod: method, shippingMinor: shipping, taxMinor: taxTotal, totalMinor: total,
-      summaryItems: summary, shippingTaxMinor: shippingTax, rule: rule, tax: tax, reductionShares: shares,
-      groupedLineTaxes: groupedLineTaxes, reportsBreakdown: reportsBreakdown)
+      summaryItems: summary, shippingTaxMinor: shippingTax, scheme: scheme, reductionShares: shares,
+      groupedLineTaxes: groupedLineTaxes)
   }
 
   /// `method` as offered to the sheet for this merchandise (freeOver applied), with its delivery window.
