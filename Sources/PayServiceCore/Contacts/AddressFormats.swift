@@ -20,6 +20,9 @@ public struct AddressFormat: Sendable {
   /// The administrative areas an address must name (upper-cased codes and names), or nil.
   public var areas: Set<String>?
   public var areaMessage: String?
+  /// The postal code and area are checked at every step, present or not (US and Canadian contacts
+  /// have been since version 1). Elsewhere a field the sheet left out is asked for at authorization.
+  public var checkedWhileRedacted = false
 
   /// Whether `code` (trimmed, upper-cased) is a full postal code, or, when `redactedAllowed`, the
   /// form the sheet sends before authorization.
@@ -63,9 +66,11 @@ public struct AddressFormat: Sendable {
     formats["US"]!.postalMessage = "Enter a 5-digit ZIP code or ZIP+4, like 95014 or 95014-2083."
     formats["US"]!.areas = usStates
     formats["US"]!.areaMessage = "Enter a US state or territory code, like CA."
+    formats["US"]!.checkedWhileRedacted = true
     add("CA", "postal code", ["A9A 9A9"], example: "K1A 0B1", redacted: ["A9A"])
     formats["CA"]!.areas = canadianProvinces
     formats["CA"]!.areaMessage = "Enter a Canadian province or territory code, like ON."
+    formats["CA"]!.checkedWhileRedacted = true
     let outward = ["A9", "A99", "AA9", "AA99", "A9A", "AA9A"]
     add("GB", "postcode", outward.map { $0 + " 9AA" }, example: "SW1A 1AA", redacted: outward)
     add("AU", "postcode", ["9999"], example: "2000")

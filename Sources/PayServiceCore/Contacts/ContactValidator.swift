@@ -44,9 +44,7 @@ public struct ContactValidator: Sendable {
       }
       return errors
     }
-    // US and Canadian contacts are checked in full at every step (as since version 1); elsewhere
-    // a field the sheet left out is only asked for at authorization.
-    let always = country == "US" || country == "CA"
+    let always = format.checkedWhileRedacted
     if !format.postalForms.isEmpty, always || complete || !postal.isEmpty,
       !format.acceptsPostalCode(postal, redactedAllowed: !complete)
     {

@@ -174,11 +174,7 @@ public enum ProcessOrder: RPCMethod {
   public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
     -> Continuation?
   {
-    let reader = ParamReader(context: context)
-    guard let object = reader.params(params), let params = Self.params.read(object, at: { "" }, reader: reader) else {
-      throw ServiceError.invalidParams(reader.errors)
-    }
-    switch try begin(params, context: context) {
+    switch try begin(readParams(params, context: context), context: context) {
     case .answered(let result):
       result.write(to: &writer)
       return nil

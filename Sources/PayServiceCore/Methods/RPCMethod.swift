@@ -44,13 +44,18 @@ extension RPCMethod {
   public static func call(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
     -> ResultFailure?
   {
+    let result = try run(readParams(params, context: context), context: context)
+    result.write(to: &writer)
+    return result.failure
+  }
+
+  /// The params read with the method's shape, or -32602 listing every problem.
+  static func readParams(_ params: JSONValue?, context: ServiceContext) throws -> Params {
     let reader = ParamReader(context: context)
     guard let object = reader.params(params), let params = Self.params.read(object, at: { "" }, reader: reader) else {
       throw ServiceError.invalidParams(reader.errors)
     }
-    let result = try run(params, context: context)
-    result.write(to: &writer)
-    return result.failure
+    return params
   }
 
   public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws

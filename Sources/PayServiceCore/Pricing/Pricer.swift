@@ -120,11 +120,6 @@ public struct Pricer: Sendable {
     return methods
   }
 
-  /// The most specific tax rule for the region: postal prefix > state > country; first in config on ties.
-  public func taxRule(for region: Region) -> TaxRule? {
-    rules.taxRule(for: region)
-  }
-
   public func lines(for items: [CartItem]) -> [CartLine] {
     items.map { item in
       let product = config.productsBySKU[item.sku]!

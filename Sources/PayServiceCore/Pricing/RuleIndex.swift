@@ -51,10 +51,8 @@ struct RuleIndex: Sendable {
   }
 
   /// The most specific tax rule for the region: a rule with postal code prefixes that match (2) beats
-  /// a state rule (1), which beats a whole-country rule (0); the first in config wins a tie.
-  func taxRule(for region: Region) -> TaxRule? { taxRuleMatch(for: region)?.rule }
-
-  /// The most specific rule with its position in `tax.rules`.
+  /// a state rule (1), which beats a whole-country rule (0); the first in config wins a tie. With its
+  /// position in `tax.rules`.
   func taxRuleMatch(for region: Region) -> (position: Int, rule: TaxRule)? {
     var best: (score: Int, position: Int, rule: TaxRule)?
     func consider(_ candidates: [(position: Int, rule: TaxRule)]?, baseScore: Int) {

@@ -258,32 +258,29 @@ public final class RequestHandler {
       _ = answer(line, into: &writer)
       return nil
     }
-    let started = DispatchTime.now().uptimeNanoseconds
-    let mark = writer.mark
-    writer.beginObject()
-    writer.member("jsonrpc", "2.0")
-    writer.member("id", request.id)
-    writer.key("result")
-    do {
-      if let continuation = try start(request.params, context, &writer) {
-        writer.rewind(to: mark)
-        return Waiting(request: request, started: started, continuation: continuation)
-      }
-      writer.endObject()
-      logAnswered(request, started: started, error: nil)
-    } catch {
-      let wireError = log.wireError(for: error, method: request.method)
-      writer.rewind(to: mark)
-      Self.writeError(id: request.id, wireError, into: &writer)
-      logAnswered(request, started: started, error: wireError)
+    // Timed only when the log records requests, as `run` does.
+    let started = log.recordsRequests ? DispatchTime.now().uptimeNanoseconds : 0
+    var continuation: Continuation?
+    respond(to: request, started: started, into: &writer) { writer in
+      continuation = try start(request.params, context, &writer)
+      return continuation == nil
     }
-    writer.newline()
-    return nil
+    return continuation.map { Waiting(request: request, started: started, continuation: $0) }
   }
 
   /// Waits for a started request's gateway call, records its answer and appends the response.
   func finish(_ waiting: Waiting, into writer: inout JSONWriter) {
-    let request = waiting.request
+    respond(to: waiting.request, started: waiting.started, into: &writer) { writer in
+      _ = try waiting.continuation.finish(&writer)
+      return true
+    }
+  }
+
+  /// Appends the response to `request` with the result `body` writes, or the error it throws, and
+  /// logs it; when `body` returns false (the answer comes later) nothing is appended or logged.
+  private func respond(
+    to request: Request, started: UInt64, into writer: inout JSONWriter, _ body: (inout JSONWriter) throws -> Bool
+  ) {
     let mark = writer.mark
     writer.beginObject()
     writer.member("jsonrpc", "2.0")
@@ -291,7 +288,10 @@ public final class RequestHandler {
     writer.key("result")
     var failure: RPCError?
     do {
-      _ = try waiting.continuation.finish(&writer)
+      guard try body(&writer) else {
+        writer.rewind(to: mark)
+        return
+      }
       writer.endObject()
     } catch {
       failure = log.wireError(for: error, method: request.method)
@@ -299,13 +299,10 @@ public final class RequestHandler {
       Self.writeError(id: request.id, failure!, into: &writer)
     }
     writer.newline()
-    logAnswered(request, started: waiting.started, error: failure)
-  }
-
-  private func logAnswered(_ request: Request, started: UInt64, error: RPCError?) {
     guard log.recordsRequests else { return }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-    log.request(id: request.id, method: request.method, seconds: seconds, outcome: error.map { "error(\($0.code.rawValue))" } ?? "ok")
+    log.request(
+      id: request.id, method: request.method, seconds: seconds, outcome: failure.map { "error(\($0.code.rawValue))" } ?? "ok")
   }
 
   /// Runs one request object the way a served line would, for `payservice call`: its result or

@@ -172,7 +172,7 @@ public final class GatewayCalls: Sendable {
   /// Calls the server lets overlap.
   public let maxConcurrent: Int
   private let executor: TaskThread
-  private let inFlight = Mutex<[String: Awaited<GatewayReplyBox>]>([:])
+  private let inFlight = Mutex<[String: Awaited<GatewayReply<GatewayPayment>>]>([:])
 
   public init(gateway: any RemoteGateway, maxConcurrent: Int) {
     self.gateway = gateway
@@ -184,27 +184,22 @@ public final class GatewayCalls: Sendable {
     executor.stop()
   }
 
-  /// Starts the call under `key` unless one with that key is in flight (then that one's answer).
-  func start(key: String, _ call: @escaping @Sendable (any RemoteGateway) async -> GatewayReplyBox) -> PendingCall {
-    let gateway = self.gateway
+  /// Starts an order's charge, unless one under its key is in flight: then that one's answer.
+  func charge(_ charge: GatewayCharge) -> PendingCall {
+    let (gateway, key) = (self.gateway, charge.idempotencyKey)
     let awaited = inFlight.withLock { calls in
       if let running = calls[key] { return running }
-      let started = Awaited<GatewayReplyBox>(on: executor) { await call(gateway) }
+      let started = Awaited(on: executor) { await gateway.charge(charge) }
       calls[key] = started
       return started
     }
     return PendingCall(key: key, awaited: awaited, calls: self)
   }
 
-  fileprivate func finished(_ key: String, _ awaited: Awaited<GatewayReplyBox>) {
+  fileprivate func finished(_ key: String, _ awaited: Awaited<GatewayReply<GatewayPayment>>) {
     inFlight.withLock { calls in
       if calls[key] === awaited { calls[key] = nil }
     }
-  }
-
-  /// Starts an order's charge (or joins the one in flight under its key).
-  func charge(_ charge: GatewayCharge) -> PendingCall {
-    start(key: charge.idempotencyKey) { gateway in GatewayReplyBox(reply: await gateway.charge(charge)) }
   }
 
   /// Runs `call` to its end on the gateway's thread, blocking this one (a back-office call).
@@ -222,21 +217,16 @@ public final class GatewayCalls: Sendable {
   }
 }
 
-/// The answer of a charge, capture or cancel (the replies a payment call can give).
-struct GatewayReplyBox: Sendable {
-  var reply: GatewayReply<GatewayPayment>
-}
-
 /// A call started and not yet waited for.
 struct PendingCall: Sendable {
   let key: String
-  let awaited: Awaited<GatewayReplyBox>
+  let awaited: Awaited<GatewayReply<GatewayPayment>>
   let calls: GatewayCalls
 
   /// Blocks until the answer is in.
   func wait() -> GatewayReply<GatewayPayment> {
-    let box = awaited.wait()
+    let reply = awaited.wait()
     calls.finished(key, awaited)
-    return box.reply
+    return reply
   }
 }
