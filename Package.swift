@@ -25,7 +25,7 @@ let package = Package(
     .executableTarget(
       name: "payservice",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe",
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
@@ -70,6 +70,19 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // Apple Pay merchant validation (`startMerchantSession`): the merchant identity's mutual TLS
+    // to Apple's gateways through AsyncHTTPClient, in its own module like the Stripe gateway.
+    .target(
+      name: "PayServiceApplePay",
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(
       name: "payservice-fuzz",
@@ -82,10 +95,16 @@ let package = Package(
       dependencies: ["PayServiceTestSupport"],
       path: "Tests/StripeTestServerMain"
     ),
+    // Apple's merchant validation endpoint as a test server process; it issues no real sessions.
+    .executableTarget(
+      name: "apple-session-test-server",
+      dependencies: ["PayServiceTestSupport", "PayServiceCore"],
+      path: "Tests/AppleSessionTestServerMain"
+    ),
     .target(
       name: "PayServiceTestSupport",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe",
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -93,6 +112,7 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ],
@@ -114,6 +134,10 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ]
+    ),
+    .testTarget(
+      name: "PayServiceApplePayTests",
+      dependencies: ["PayServiceApplePay", "PayServiceCore", "PayServiceTestSupport"]
     ),
     .testTarget(
       name: "EndToEndTests",

@@ -165,6 +165,7 @@ enum PostgresMigrations {
       """,
     ],
     [#"ALTER TABLE "order" ADD COLUMN taxIncluded BOOLEAN NOT NULL DEFAULT false"#],
+    ["ALTER TABLE chargeToken ADD COLUMN walletOrderToken TEXT"],
   ]
 
   /// Applies the missing migrations; false (and nothing changed) when the database has a migration

@@ -50,8 +50,8 @@ struct PostgresTransaction: StoreTransaction {
       """
       INSERT INTO chargeToken
         (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
-         issuedAt, expiresAt, authorizationId, gatewayPaymentData)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         issuedAt, expiresAt, authorizationId, gatewayPaymentData, walletOrderToken)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
       """,
       binds {
         $0.append(token.token)
@@ -66,6 +66,7 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(token.expiresAt)
         $0.append(token.authorizationId)
         $0.append(token.gatewayPaymentData)
+        $0.append(token.walletOrderToken)
       })
   }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PayServiceApplePay
 import PayServiceCore
 import PayServicePostgres
 import PayServiceStripe
@@ -256,7 +257,9 @@ struct ServeSettings: Equatable {
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
     let log = RequestLog(level: quiet ? .warnings : .requests)
     let gateway = ServeSettings.gateway(for: loaded)
-    let context = ServiceContext(config: loaded, storeSource: storeSource, clock: clock, gateway: gateway)
+    let sessions = ServeSettings.merchantSessions(for: loaded, now: clock.now(), log: log)
+    let context = ServiceContext(
+      config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions)
     if gateway != nil {
       // Payments a previous process left pending (its gateway's answer lost to a crash or a
       // timeout) are resolved before the first request: sent again under the same keys.
@@ -278,6 +281,7 @@ struct ServeSettings: Equatable {
     _ = server.run()
     log.flush()
     gateway?.shutdown()
+    sessions?.shutdown()
     if !storeSource.wasUsed {
       // The throwaway store was never needed and may still be opening on its thread: there is
       // nothing to close, so end here rather than tear down under that thread's feet.
@@ -294,6 +298,32 @@ struct ServeSettings: Equatable {
     case .failure(let problem): fail("\(problem)")
     case .success(let key):
       return GatewayCalls(gateway: StripeGateway(settings: stripe, secretKey: key), maxConcurrent: stripe.maxConcurrentCalls)
+    }
+  }
+
+  /// The merchant session client for the config's merchant identity (nil without one). An
+  /// identity certificate that is expired or not yet valid at `now` stops the start (exit 2); one
+  /// expiring within 30 days is a warning.
+  static func merchantSessions(for config: Config, now: Int64, log: RequestLog) -> MerchantSessionCalls? {
+    guard let settings = config.merchantSession else { return nil }
+    let subject = "applePay.merchantIdentityCertificate"
+    switch settings.identity.validity(at: now) {
+    case .valid: break
+    case .expiresSoon(let days):
+      log.warning("\(subject) expires in \(days) days (\(RFC3339.format(settings.identity.notValidAfter))): renew it in the Apple developer account")
+      log.flush()
+    case .expired(let since):
+      fail("\(subject): expired at \(since); merchant sessions would fail. Renew it in the Apple developer account")
+    case .notYetValid(let until):
+      fail("\(subject): not valid before \(until); check the clock or use the current certificate")
+    }
+    do {
+      let client = try AppleMerchantSessionClient(
+        identity: settings.identity, trustRootsPEM: settings.trustRootsPEM,
+        connectTimeoutSeconds: settings.connectTimeoutSeconds, requestTimeoutSeconds: settings.requestTimeoutSeconds)
+      return MerchantSessionCalls(client: client)
+    } catch {
+      fail("\(subject): cannot be used for TLS with merchantIdentityKey: \(error)")
     }
   }
 
@@ -401,13 +431,15 @@ struct Call: ParsableCommand {
     }
     let log = RequestLog(level: .warnings)
     let gateway = ServeSettings.gateway(for: loaded)
+    let clock = ServiceClock(pinned: service.now.flatMap(RFC3339.parse))
+    let sessions = ServeSettings.merchantSessions(for: loaded, now: clock.now(), log: log)
     let handler = RequestHandler(
-      context: ServiceContext(
-        config: loaded, store: store, clock: ServiceClock(pinned: service.now.flatMap(RFC3339.parse)), gateway: gateway),
+      context: ServiceContext(config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions),
       methods: .payservice(backOffice: service.backOffice), log: log)
     let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
     log.flush()
     gateway?.shutdown()
+    sessions?.shutdown()
     Call.write(outcome.stdout, to: responses)
     Call.write(outcome.stderr, to: STDERR_FILENO)
     return outcome.exitCode

@@ -13,6 +13,13 @@ public struct Config: Sendable {
   public var paymentMethodAdjustments: [PaymentMethodAdjustment]
   /// The merchant's Apple Pay payment processing identity; nil: only test tokens are accepted.
   public var applePay: ApplePayMerchant?
+  /// What `createPaymentRequest` adds to the merchant's facts (`applePay.shippingType`,
+  /// `managementURL`, `billingAgreement`, `tokenNotificationURL`).
+  public var paymentRequest = PaymentRequestSettings()
+  /// The merchant identity and domains for `startMerchantSession`; nil: not offered.
+  public var merchantSession: MerchantSessionSettings?
+  /// Apple Wallet order tracking (`walletOrders:`); nil: authorizePayment gives no orderDetails.
+  public var walletOrders: WalletOrders?
 
   public let productsBySKU: [String: Product]
   /// Each product's position in `catalog`.
@@ -20,6 +27,8 @@ public struct Config: Sendable {
   public let shippingMethodsByIdentifier: [String: ShippingMethod]
   /// Coupons by `Coupon.normalize(code)`.
   public let couponsByCode: [String: Coupon]
+  /// Whether any product has a billing plan (carts are then checked to hold at most one).
+  public let hasBillingPlans: Bool
 
   public init(
     merchant: Merchant, catalog: [Product], shipping: Shipping, tax: Tax, gateway: Gateway, coupons: [Coupon] = [],
@@ -33,6 +42,7 @@ public struct Config: Sendable {
     self.coupons = coupons
     self.paymentMethodAdjustments = paymentMethodAdjustments
     self.applePay = applePay
+    self.hasBillingPlans = catalog.contains { $0.billing != nil }
     self.couponsByCode = Dictionary(
       coupons.map { (Coupon.normalize($0.code), $0) }, uniquingKeysWith: { first, _ in first })
     self.productsBySKU = Dictionary(catalog.map { ($0.sku, $0) }, uniquingKeysWith: { first, _ in first })
@@ -75,6 +85,64 @@ public struct Product: Sendable {
   public var imageURI: String?
   /// Which of a tax rule's rates applies (`catalog[].taxClass`): `standard` unless configured.
   public var taxClass = TaxClass.standard
+  /// How the product is paid when not once, today: a subscription, an automatic reload or a
+  /// pre-order (`catalog[].recurring`, `automaticReload`, `deferred`); nil: paid now.
+  public var billing: BillingPlan?
+}
+
+/// What a payment request says beyond the merchant's facts (`applePay:` in config).
+public struct PaymentRequestSettings: Sendable {
+  /// `ApplePayShippingType`: how the goods reach the buyer, which the sheet's wording follows.
+  public enum ShippingType: String, Sendable, CaseIterable, WireEnum {
+    case shipping, delivery, storePickup, servicePickup
+  }
+
+  public var shippingType = ShippingType.shipping
+  /// Where the buyer manages a subscription, reload or pre-order (required when the catalog has one).
+  public var managementURL: String?
+  /// The terms the buyer agrees to for payments made later, shown on the sheet.
+  public var billingAgreement: String?
+  /// Where Apple's servers notify the merchant of changes to a merchant token.
+  public var tokenNotificationURL: String?
+
+  public init() {}
+}
+
+/// What `startMerchantSession` needs: the merchant identity certificate Apple issued for
+/// `merchant.identifier` (its key used for mutual TLS with Apple), the domains the merchant
+/// registered with Apple, and where a session may be requested.
+public struct MerchantSessionSettings: Sendable {
+  public var identity: MerchantIdentity
+  /// The web domains registered and verified with Apple for this merchant, lower-cased.
+  public var domains: [String]
+  /// Hosts a validation URL may name besides Apple's (`applePay.merchantSession.additionalHosts`):
+  /// a test server or a proxy the merchant runs. Only the merchant's config file can add them.
+  public var additionalHosts: [String] = []
+  /// A PEM file's text of CA certificates trusted instead of the system's; nil: the system roots.
+  public var trustRootsPEM: String?
+  public var connectTimeoutSeconds: Double = 5
+  public var requestTimeoutSeconds: Double = 10
+
+  public init(identity: MerchantIdentity, domains: [String]) {
+    self.identity = identity
+    self.domains = domains
+  }
+
+  public var urlPolicy: MerchantSessionURLPolicy { MerchantSessionURLPolicy(additionalHosts: additionalHosts) }
+}
+
+/// Apple Wallet order tracking (`walletOrders:`): authorizePayment's success carries the order's
+/// `ApplePayPaymentOrderDetails`, so that Wallet can fetch the order from the merchant's web service.
+public struct WalletOrders: Sendable {
+  /// The order type identifier registered with Apple (`order.com.example.shop`).
+  public var orderTypeIdentifier: String
+  /// The merchant's order web service (https).
+  public var webServiceURL: String
+
+  public init(orderTypeIdentifier: String, webServiceURL: String) {
+    self.orderTypeIdentifier = orderTypeIdentifier
+    self.webServiceURL = webServiceURL
+  }
 }
 
 /// The name of a tax rate class: `standard`, or one a config names (`reduced`, `zero`, …).

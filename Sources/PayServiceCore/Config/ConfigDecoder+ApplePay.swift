@@ -1,49 +1,235 @@
 import Foundation
 import Yams
 
-extension ConfigDecoder {
-  /// `applePay:`: the merchant's Payment Processing Certificate and key, read from files named
-  /// relative to the config file, and checked against `merchant.identifier` and each other.
-  func decodeApplePay(_ node: Node, merchant: Merchant) -> ApplePayMerchant? {
-    let path = "applePay"
-    let keys = ["merchantCertificate", "merchantPrivateKey", "rootCertificate", "maxTokenAgeSeconds"]
-    guard let fields = reader.mapping(node, path, allowed: keys) else { return nil }
-    let directory = (reader.file as NSString).deletingLastPathComponent
+/// What the `applePay:` section configures: the payment processing identity (decrypting tokens),
+/// the payment request's extra facts, and the merchant identity for merchant sessions.
+struct ApplePaySection {
+  var processing: ApplePayMerchant?
+  var paymentRequest = PaymentRequestSettings()
+  var merchantSession: MerchantSessionSettings?
+  /// Where `managementURL` was written (or the section), for the catalog's billing checks.
+  var node: Node?
+}
 
-    /// The text of the file a key names, or nil (reported).
-    func file(_ key: String, required: Bool) -> (node: Node, text: String)?? {
-      guard let valueNode = required ? reader.require(fields, key, in: node, path) : fields[key] else {
-        return required ? nil : .some(nil)
-      }
-      guard let name = reader.string(valueNode, "\(path).\(key)") else { return nil }
-      let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
-      guard let data = FileManager.default.contents(atPath: resolved), let text = String(data: data, encoding: .utf8)
-      else {
-        reader.report(valueNode, "\(path).\(key)", "cannot read \(resolved) (paths are relative to the config file)")
-        return nil
-      }
-      return .some((valueNode, text))
-    }
-    let certificate = file("merchantCertificate", required: true)
-    let privateKey = file("merchantPrivateKey", required: true)
-    let root = file("rootCertificate", required: false)
-    var maxAge: Int? = 300
-    if let n = fields["maxTokenAgeSeconds"] {
-      maxAge = reader.int(n, "\(path).maxTokenAgeSeconds", range: 1...86_400)
-    }
-    guard let certificate = certificate ?? nil, let privateKey = privateKey ?? nil, let root, let maxAge else {
+extension ConfigDecoder {
+  /// The text of the file `key` names (relative to the config file), or nil (reported).
+  func configFile(_ fields: [String: Node], _ key: String, _ path: String) -> (node: Node, text: String)? {
+    guard let valueNode = fields[key], let name = reader.string(valueNode, "\(path).\(key)") else { return nil }
+    let directory = (reader.file as NSString).deletingLastPathComponent
+    let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
+    guard let data = FileManager.default.contents(atPath: resolved), let text = String(data: data, encoding: .utf8) else {
+      reader.report(valueNode, "\(path).\(key)", "cannot read \(resolved) (paths are relative to the config file)")
       return nil
     }
+    return (valueNode, text)
+  }
+
+  /// `applePay:`. The Payment Processing Certificate and key (`merchantCertificate`,
+  /// `merchantPrivateKey`, checked against `merchant.identifier` and each other) come as a pair;
+  /// so do the merchant identity certificate and key, which also need `domains`.
+  func decodeApplePay(_ node: Node, merchant: Merchant) -> ApplePaySection? {
+    let path = "applePay"
+    let processingKeys = ["merchantCertificate", "merchantPrivateKey", "rootCertificate", "maxTokenAgeSeconds"]
+    let sessionKeys = ["merchantIdentityCertificate", "merchantIdentityKey", "domains", "merchantSession"]
+    let requestKeys = ["shippingType", "managementURL", "billingAgreement", "tokenNotificationURL"]
+    guard let fields = reader.mapping(node, path, allowed: processingKeys + sessionKeys + requestKeys) else { return nil }
+    var section = ApplePaySection(node: node)
+    var valid = true
+
+    // The payment processing identity.
+    if fields["merchantCertificate"] != nil || fields["merchantPrivateKey"] != nil {
+      let certificate = reader.require(fields, "merchantCertificate", in: node, path).flatMap { _ in
+        configFile(fields, "merchantCertificate", path)
+      }
+      let privateKey = reader.require(fields, "merchantPrivateKey", in: node, path).flatMap { _ in
+        configFile(fields, "merchantPrivateKey", path)
+      }
+      let root = fields["rootCertificate"] == nil ? .some(nil) : configFile(fields, "rootCertificate", path).map { Optional($0) }
+      var maxAge: Int? = 300
+      if let n = fields["maxTokenAgeSeconds"] {
+        maxAge = reader.int(n, "\(path).maxTokenAgeSeconds", range: 1...86_400)
+      }
+      if let certificate, let privateKey, let root, let maxAge {
+        do {
+          section.processing = try ApplePayMerchant.load(
+            certificatePEM: certificate.text, privateKeyPEM: privateKey.text, rootPEM: root?.text,
+            merchantIdentifier: merchant.identifier, maxTokenAgeSeconds: maxAge)
+        } catch {
+          let place = [
+            "merchantCertificate": certificate.node, "merchantPrivateKey": privateKey.node, "rootCertificate": root?.node,
+          ][error.key] ?? node
+          reader.report(place, "\(path).\(error.key)", error.message)
+          valid = false
+        }
+      } else {
+        valid = false
+      }
+    } else {
+      for key in ["rootCertificate", "maxTokenAgeSeconds"] where fields[key] != nil {
+        reader.report(fields[key], "\(path).\(key)", "applies to the Payment Processing Certificate: set merchantCertificate and merchantPrivateKey too")
+        valid = false
+      }
+    }
+
+    // The payment request's facts.
+    if let n = fields["shippingType"], let text = reader.string(n, "\(path).shippingType") {
+      if let type = PaymentRequestSettings.ShippingType(rawValue: text) {
+        section.paymentRequest.shippingType = type
+      } else {
+        let valid = PaymentRequestSettings.ShippingType.allCases.map(\.rawValue).joined(separator: ", ")
+        reader.report(n, "\(path).shippingType", "must be one of \(valid), got \"\(text)\"")
+      }
+    }
+    for (key, keyPath) in [
+      ("managementURL", \PaymentRequestSettings.managementURL),
+      ("tokenNotificationURL", \PaymentRequestSettings.tokenNotificationURL),
+    ] {
+      guard let n = fields[key], let text = reader.string(n, "\(path).\(key)") else { continue }
+      if Self.isHTTPSURL(text) {
+        section.paymentRequest[keyPath: keyPath] = text
+      } else {
+        reader.report(n, "\(path).\(key)", "must be an https URL like https://shop.example.com/account, got \"\(text)\"")
+        valid = false
+      }
+    }
+    if let n = fields["billingAgreement"] {
+      if let text = reader.string(n, "\(path).billingAgreement") { section.paymentRequest.billingAgreement = text } else { valid = false }
+    }
+    if let n = fields["managementURL"] { section.node = n }
+
+    // The merchant identity for merchant sessions.
+    if sessionKeys.contains(where: { fields[$0] != nil }) {
+      guard let settings = decodeMerchantSession(fields, node: node, merchant: merchant) else { return nil }
+      section.merchantSession = settings
+    }
+    return valid ? section : nil
+  }
+
+  /// `https://` followed by a host and an optional path, without spaces.
+  static func isHTTPSURL(_ text: String) -> Bool {
+    guard text.hasPrefix("https://"), text.count > "https://".count, text.count <= 2048 else { return false }
+    let rest = text.dropFirst("https://".count)
+    return rest.first != "/" && !rest.contains(where: { $0 == " " || $0.isNewline })
+  }
+
+  func decodeMerchantSession(_ fields: [String: Node], node: Node, merchant: Merchant) -> MerchantSessionSettings? {
+    let path = "applePay"
+    let certificate = reader.require(fields, "merchantIdentityCertificate", in: node, path).flatMap { _ in
+      configFile(fields, "merchantIdentityCertificate", path)
+    }
+    let key = reader.require(fields, "merchantIdentityKey", in: node, path).flatMap { _ in
+      configFile(fields, "merchantIdentityKey", path)
+    }
+    var domains: [String]?
+    if let n = reader.require(fields, "domains", in: node, path) {
+      domains = reader.stringList(n, "\(path).domains") { domain in
+        Self.isDomainName(domain)
+          ? nil : "must be a domain name registered with Apple, like shop.example.com (no scheme, port or path), got \"\(domain)\""
+      }?.map { $0.lowercased() }
+    }
+    var additionalHosts: [String] = []
+    var trustRoots: String?
+    var connect: Double = 5
+    var request: Double = 10
+    var valid = true
+    if let sessionNode = fields["merchantSession"] {
+      let sessionPath = "\(path).merchantSession"
+      let keys = ["additionalHosts", "trustRoots", "connectTimeoutSeconds", "requestTimeoutSeconds"]
+      guard let session = reader.mapping(sessionNode, sessionPath, allowed: keys) else { return nil }
+      if let n = session["additionalHosts"] {
+        if let hosts = reader.stringList(n, "\(sessionPath).additionalHosts", validate: { host in
+          Self.additionalHostProblem(host)
+        }) {
+          additionalHosts = hosts
+        } else {
+          valid = false
+        }
+      }
+      if session["trustRoots"] != nil {
+        if let file = configFile(session, "trustRoots", sessionPath) {
+          if file.text.contains("-----BEGIN CERTIFICATE-----") {
+            trustRoots = file.text
+          } else {
+            reader.report(file.node, "\(sessionPath).trustRoots", "holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            valid = false
+          }
+        } else {
+          valid = false
+        }
+      }
+      for (name, target) in [("connectTimeoutSeconds", 0), ("requestTimeoutSeconds", 1)] {
+        guard let n = session[name] else { continue }
+        guard let value = reader.int(n, "\(sessionPath).\(name)", range: 1...60) else {
+          valid = false
+          continue
+        }
+        if target == 0 { connect = Double(value) } else { request = Double(value) }
+      }
+    }
+    guard let certificate, let key, let domains, valid else { return nil }
     do {
-      return try ApplePayMerchant.load(
-        certificatePEM: certificate.text, privateKeyPEM: privateKey.text, rootPEM: root?.text,
-        merchantIdentifier: merchant.identifier, maxTokenAgeSeconds: maxAge)
+      let identity = try MerchantIdentity.load(
+        certificatePEM: certificate.text, keyPEM: key.text, merchantIdentifier: merchant.identifier)
+      var settings = MerchantSessionSettings(identity: identity, domains: domains)
+      settings.additionalHosts = additionalHosts
+      settings.trustRootsPEM = trustRoots
+      settings.connectTimeoutSeconds = connect
+      settings.requestTimeoutSeconds = request
+      return settings
     } catch {
-      let place = [
-        "merchantCertificate": certificate.node, "merchantPrivateKey": privateKey.node, "rootCertificate": root?.node,
-      ][error.key] ?? node
+      let place = error.key == "merchantIdentityKey" ? key.node : certificate.node
       reader.report(place, "\(path).\(error.key)", error.message)
       return nil
     }
+  }
+
+  /// A DNS name: labels of letters, digits and hyphens, at least two of them, lower or upper case.
+  static func isDomainName(_ text: String) -> Bool {
+    let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+    guard labels.count >= 2, text.utf8.count <= 253 else { return false }
+    return labels.allSatisfy { label in
+      (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+        && label.utf8.allSatisfy { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || (0x30...0x39).contains($0) || $0 == 0x2D }
+    } && !labels.last!.utf8.allSatisfy { (0x30...0x39).contains($0) }
+  }
+
+  /// Why `entry` cannot be an additional merchant session host (`host` or `host:port`, a DNS name
+  /// or `localhost`, never an IP literal), or nil.
+  static func additionalHostProblem(_ entry: String) -> String? {
+    let parts = entry.split(separator: ":", omittingEmptySubsequences: false)
+    let usage = "must be a host name or host:port like localhost:8443 (no scheme, IP address or path), got \"\(entry)\""
+    guard (1...2).contains(parts.count) else { return usage }
+    let host = String(parts[0])
+    guard host == "localhost" || isDomainName(host) else { return usage }
+    if parts.count == 2 {
+      guard let port = Int(parts[1]), (1...65_535).contains(port), String(port) == parts[1] else { return usage }
+    }
+    return nil
+  }
+
+  /// `walletOrders:`: Wallet order tracking for authorizePayment's success.
+  func decodeWalletOrders(_ node: Node) -> WalletOrders? {
+    let path = "walletOrders"
+    guard let fields = reader.mapping(node, path, allowed: ["orderTypeIdentifier", "webServiceURL"]) else { return nil }
+    var type: String?
+    if let n = reader.require(fields, "orderTypeIdentifier", in: node, path),
+      let text = reader.string(n, "\(path).orderTypeIdentifier")
+    {
+      if text.hasPrefix("order.") && text.count > "order.".count && Self.isIdentifier(String(text.dropFirst(6))) {
+        type = text
+      } else {
+        reader.report(n, "\(path).orderTypeIdentifier", "must be an order type identifier like \"order.com.example.shop\", got \"\(text)\"")
+      }
+    }
+    var url: String?
+    if let n = reader.require(fields, "webServiceURL", in: node, path), let text = reader.string(n, "\(path).webServiceURL") {
+      if Self.isHTTPSURL(text) {
+        url = text
+      } else {
+        reader.report(n, "\(path).webServiceURL", "must be an https URL like https://shop.example.com/wallet, got \"\(text)\"")
+      }
+    }
+    guard let type, let url else { return nil }
+    return WalletOrders(orderTypeIdentifier: type, webServiceURL: url)
   }
 }

@@ -86,6 +86,7 @@ struct ConfigDecoder {
   func decode(_ root: Node) -> Config? {
     let keys = [
       "merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments", "applePay",
+      "walletOrders",
     ]
     guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
     let merchantNode = reader.require(top, "merchant", in: root, "")
@@ -102,12 +103,23 @@ struct ConfigDecoder {
     let coupons = top["coupons"].map { decodeCoupons($0, merchant: merchant) } ?? []
     let adjustments = top["paymentMethodAdjustments"].map { decodeAdjustments($0, merchant: merchant) } ?? []
     let applePay = top["applePay"].map { decodeApplePay($0, merchant: merchant) } ?? .some(nil)
-    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay else {
+    let walletOrders = top["walletOrders"].map { decodeWalletOrders($0) } ?? .some(nil)
+    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay, let walletOrders
+    else {
       return nil
     }
-    return Config(
+    // Across sections, once each is known valid (a failed applePay section has no managementURL).
+    guard reader.problems.isEmpty, checkBilling(catalog, catalogNode: top["catalog"], applePay: applePay, gateway: gateway)
+    else { return nil }
+    var config = Config(
       merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway, coupons: coupons,
-      paymentMethodAdjustments: adjustments, applePay: applePay)
+      paymentMethodAdjustments: adjustments, applePay: applePay?.processing)
+    if let applePay {
+      config.paymentRequest = applePay.paymentRequest
+      config.merchantSession = applePay.merchantSession
+    }
+    config.walletOrders = walletOrders
+    return config
   }
 
   /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.
@@ -205,7 +217,7 @@ struct ConfigDecoder {
     var seen: Set<String> = []
     for (index, entry) in entries.enumerated() {
       let path = "catalog[\(index)]"
-      let keys = ["sku", "name", "description", "price", "quantityOnHand", "imageURI", "taxClass"]
+      let keys = ["sku", "name", "description", "price", "quantityOnHand", "imageURI", "taxClass"] + Self.billingKeys
       guard let fields = reader.mapping(entry, path, allowed: keys) else {
         ok = false
         continue
@@ -233,14 +245,15 @@ struct ConfigDecoder {
       }
       var taxClass: String? = TaxClass.standard
       if let n = fields["taxClass"] { taxClass = reader.string(n, "\(path).taxClass").flatMap { checkedClass($0, n, "\(path).taxClass") } }
-      guard let sku, let name, let description, let price, let quantity, imageOK, let taxClass else {
+      let billing = decodeBilling(fields, path, merchant: merchant, price: price)
+      guard let sku, let name, let description, let price, let quantity, imageOK, let taxClass, let billing else {
         ok = false
         continue
       }
       products.append(
         Product(
           sku: sku, name: name, description: description, priceMinor: price, quantityOnHand: quantity,
-          imageURI: imageURI, taxClass: taxClass))
+          imageURI: imageURI, taxClass: taxClass, billing: billing))
     }
     return ok ? products : nil
   }

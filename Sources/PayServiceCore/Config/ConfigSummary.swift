@@ -16,7 +16,9 @@ public enum ConfigSummary {
         + "; billing: \(list(merchant.requiredBillingContactFields.map(\.rawValue)))")
     lines.append("catalog    \(config.catalog.count) product\(config.catalog.count == 1 ? "" : "s")")
     for product in config.catalog {
-      lines.append("  \(product.sku)  \(product.name)  \(config.format(product.priceMinor))  stock \(product.quantityOnHand)")
+      lines.append(
+        "  \(product.sku)  \(product.name)  \(config.format(product.priceMinor))  stock \(product.quantityOnHand)"
+          + (product.billing.map { "  " + billing($0, config) } ?? ""))
     }
     lines.append("shipping   ships to \(config.shipping.shipsTo.joined(separator: ", "))")
     for method in config.shipping.methods {
@@ -86,7 +88,47 @@ public enum ConfigSummary {
     } else {
       lines.append("applePay   not configured: test tokens only")
     }
+    let request = config.paymentRequest
+    lines.append(
+      "request    shippingType \(request.shippingType.rawValue)"
+        + (request.managementURL.map { ", managed at \($0)" } ?? "")
+        + (request.tokenNotificationURL.map { ", token notifications to \($0)" } ?? ""))
+    if let session = config.merchantSession {
+      let identity = session.identity
+      lines.append(
+        "sessions   merchant identity valid \(RFC3339.format(identity.notValidBefore).prefix(10)) to "
+          + "\(RFC3339.format(identity.notValidAfter).prefix(10)), domains \(session.domains.joined(separator: ", ")), "
+          + "connect \(Int(session.connectTimeoutSeconds)) s, request \(Int(session.requestTimeoutSeconds)) s")
+      if !session.additionalHosts.isEmpty {
+        lines.append(
+          "  WARNING  validation URLs may also name \(session.additionalHosts.joined(separator: ", ")) "
+            + "(applePay.merchantSession.additionalHosts): a test server or proxy, not Apple")
+      }
+      if session.trustRootsPEM != nil {
+        lines.append("  WARNING  Apple's gateway is trusted through applePay.merchantSession.trustRoots, not the system roots")
+      }
+    } else {
+      lines.append("sessions   not configured: startMerchantSession answers not_configured")
+    }
+    if let wallet = config.walletOrders {
+      lines.append("wallet     orders \(wallet.orderTypeIdentifier) at \(wallet.webServiceURL)")
+    }
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// A billing plan in a line: "recurring every 1 month, trial 5.00 for 14 days".
+  static func billing(_ plan: BillingPlan, _ config: Config) -> String {
+    func every(_ interval: BillingPlan.Interval) -> String { "\(interval.count) \(interval.unit.rawValue)\(interval.count == 1 ? "" : "s")" }
+    switch plan.schedule {
+    case .recurring(let interval, let start, let end, let trial):
+      return "recurring every \(every(interval))"
+        + (start.map { " from \(RFC3339.format($0))" } ?? "") + (end.map { " until \(RFC3339.format($0))" } ?? "")
+        + (trial.map { ", trial \(config.format($0.amountMinor)) for \(every($0.interval))" } ?? "")
+    case .automaticReload(let threshold): return "automatic reload below \(config.format(threshold))"
+    case .deferred(let date, let cancellation, let zone):
+      return "deferred to \(RFC3339.format(date))"
+        + (cancellation.map { ", free cancellation until \(RFC3339.format($0)) \(zone ?? "UTC")" } ?? "")
+    }
   }
 
   static func list(_ items: [String]) -> String { items.isEmpty ? "none" : items.joined(separator: ", ") }

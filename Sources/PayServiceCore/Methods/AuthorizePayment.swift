@@ -140,6 +140,7 @@ public enum AuthorizePayment: RPCMethod {
     public var currencyCode = ""
     public var summaryItems: [SummaryItem] = []
     public var taxBreakdown: [TaxBreakdownItem]?
+    public var orderDetails: OrderDetails?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
@@ -150,6 +151,7 @@ public enum AuthorizePayment: RPCMethod {
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
         .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
         .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
+        .member("orderDetails", \.orderDetails, .optional),
       ])
 
     public var failure: ResultFailure? {
@@ -191,19 +193,57 @@ public enum AuthorizePayment: RPCMethod {
         return answer(.failure, [ApplePayError(.unknown, nil, error.message)])
       }
     }
-    let token: String?
+    let issued: (token: String, walletOrderToken: String?)?
     do {
-      token = try issueChargeToken(params, quote: quote, hold: hold, context: context, now: now)
+      issued = try issueChargeToken(params, quote: quote, hold: hold, context: context, now: now)
     } catch let replay as ApplePayTokenFailure {
       return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])
     }
-    guard let token else {  // only a declined hold issues none
+    guard let issued else {  // only a declined hold issues none
       let reason = hold?.declineReason ?? "declined"
       return answer(.failure, [ApplePayError(.unknown, nil, "the card network declined the authorization: \(reason)")])
     }
+    var orderDetails: OrderDetails?
+    if let wallet = config.walletOrders, let authenticationToken = issued.walletOrderToken {
+      orderDetails = OrderDetails(
+        orderTypeIdentifier: wallet.orderTypeIdentifier, orderIdentifier: Identifiers.orderId(token: issued.token),
+        webServiceURL: wallet.webServiceURL, authenticationToken: authenticationToken)
+    }
     return Result(
-      status: .success, errors: couponErrors, chargeToken: token, amount: config.format(quote.totalMinor),
-      currencyCode: config.currency.code, summaryItems: quote.summaryItems, taxBreakdown: quote.taxBreakdownItems(config))
+      status: .success, errors: couponErrors, chargeToken: issued.token, amount: config.format(quote.totalMinor),
+      currencyCode: config.currency.code, summaryItems: quote.summaryItems, taxBreakdown: quote.taxBreakdownItems(config),
+      orderDetails: orderDetails)
+  }
+
+  /// `ApplePayPaymentOrderDetails`: where Apple Wallet fetches and tracks the order this payment
+  /// makes (pass it to `completePayment`). `orderIdentifier` is the order processOrder records.
+  public struct OrderDetails: Sendable, WireObject {
+    public var orderTypeIdentifier = ""
+    public var orderIdentifier = ""
+    public var webServiceURL = ""
+    public var authenticationToken = ""
+
+    public static let shape = ObjectShape<OrderDetails>(
+      "ApplePayPaymentOrderDetails for completePayment (Wallet order tracking).", blank: { OrderDetails() },
+      [
+        .member("orderTypeIdentifier", \.orderTypeIdentifier), .member("orderIdentifier", \.orderIdentifier),
+        .member("webServiceURL", \.webServiceURL),
+        .member(
+          "authenticationToken", \.authenticationToken,
+          .string("The secret the Wallet order web service authenticates this order's requests with.")),
+      ])
+  }
+
+  /// A new Wallet order authentication token for the order `chargeToken` pays for: 32 random bytes
+  /// as hex. With the clock pinned (`--now`, tests and replays only), it is derived from the
+  /// charge token instead, so that transcripts repeat byte for byte.
+  static func walletOrderToken(chargeToken: String, clock: ServiceClock) -> String {
+    if clock.pinned != nil { return Identifiers.digest(["wallet-order-token", chargeToken]) }
+    var generator = SystemRandomNumberGenerator()
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(32)
+    for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+    return Hex.encode(bytes)
   }
 
   /// The contacts' problems with the status they give (shipping address, shipping person, billing,
@@ -242,14 +282,16 @@ public enum AuthorizePayment: RPCMethod {
   static func issueChargeToken(
     _ params: Params, quote: Pricer.Quote, hold: (authorization: PaymentAuthorization, declineReason: String?)?,
     context: ServiceContext, now: Int64
-  ) throws -> String? {
+  ) throws -> (token: String, walletOrderToken: String?)? {
     let config = context.config
     let binding = OrderBinding(
       items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact,
       couponCode: params.couponCode)
     var gatewayPaymentData: String?
     if case .string(let text) = params.paymentData { gatewayPaymentData = text }
-    return try context.store.write { transaction -> String? in
+    let walletToken: ((String) -> String)? =
+      config.walletOrders == nil ? nil : { [clock = context.clock] in walletOrderToken(chargeToken: $0, clock: clock) }
+    return try context.store.write { transaction -> (token: String, walletOrderToken: String?)? in
       if let hold {
         try transaction.record(hold.authorization, at: RFC3339.format(now))
         if hold.declineReason != nil { return nil }
@@ -262,7 +304,7 @@ public enum AuthorizePayment: RPCMethod {
         issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
         authorizationId: hold?.authorization.authorizationId,
         // A remote gateway charges the payment data itself (checked when the params were read).
-        gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData)
+        gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData, walletOrderToken: walletToken)
     }
   }
 }

@@ -86,23 +86,34 @@ public final class ServiceContext: Sendable {
   /// The remote gateway's calls (`gateway.kind: stripe`); nil for the sandbox, which charges inside
   /// the store transaction.
   public let gatewayCalls: GatewayCalls?
+  /// Merchant session requests to Apple (`applePay.merchantIdentityCertificate`); nil when the
+  /// config has no merchant identity.
+  public let merchantSessions: MerchantSessionCalls?
 
   /// The store; a deferred one is waited for on first use (see `StoreSource`).
   public var store: any Store {
     get throws(StoreError) { try storeSource.get() }
   }
 
-  public init(config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil) {
+  public init(
+    config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
+    merchantSessions: MerchantSessionCalls? = nil
+  ) {
     self.config = config
     self.gatewayCalls = gateway
+    self.merchantSessions = merchantSessions
     self.pricer = Pricer(config: config)
     self.validator = ContactValidator(shipsTo: config.shipping.shipsTo)
     self.storeSource = storeSource
     self.clock = clock
   }
 
-  public convenience init(config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil) {
-    self.init(config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway)
+  public convenience init(
+    config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil,
+    merchantSessions: MerchantSessionCalls? = nil
+  ) {
+    self.init(
+      config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions)
   }
 }
 
@@ -110,6 +121,8 @@ public final class ServiceContext: Sendable {
 public enum MethodRegistry {
   /// What a shopper-facing client (a checkout, a plugin, an agent) may call.
   public static let methods: [any RPCMethod.Type] = [
+    CreatePaymentRequest.self,
+    StartMerchantSession.self,
     ComputeSummaryItems.self,
     SelectShippingContact.self,
     SelectShippingMethod.self,

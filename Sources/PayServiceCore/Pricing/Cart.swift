@@ -6,6 +6,8 @@ public struct CartLine: Equatable, Sendable {
   public var unitPriceMinor: Int64
   /// The product's tax class (which of a rule's rates applies).
   public var taxClass = TaxClass.standard
+  /// The product's billing plan: `unitPriceMinor` is then what one unit costs today.
+  public var billing: BillingPlan?
   public var amountMinor: Int64 { unitPriceMinor * Int64(quantity) }
 
   /// The summary-item label: the product name, or "Clock × 2".
@@ -80,6 +82,18 @@ public struct CartItem: Equatable, Sendable, WireObject {
         continue
       }
       items.append(item)
+    }
+    if reader.errors.count == before, let config = reader.context?.config, config.hasBillingPlans {
+      // One payment request describes one subscription, automatic reload or pre-order.
+      let billed = items.indices.filter { config.productsBySKU[items[$0].sku]?.billing != nil }
+      if billed.count > 1 {
+        let (first, second) = (billed[0], billed[1])
+        func kind(_ index: Int) -> String { config.productsBySKU[items[index].sku]!.billing!.kind.rawValue }
+        reader.fail(
+          "\(path())[\(second)].sku",
+          "\"\(items[second].sku)\" (\(kind(second))) cannot be in one cart with \(path())[\(first)].sku \"\(items[first].sku)\" (\(kind(first))): "
+            + "a payment request describes one subscription, automatic reload or pre-order; check them out separately")
+      }
     }
     return reader.errors.count == before ? items : nil
   }

@@ -120,12 +120,14 @@ public struct Pricer: Sendable {
     return methods
   }
 
-  public func lines(for items: [CartItem]) -> [CartLine] {
+  /// The cart's lines priced at `now`: a product with a billing plan at what it costs today.
+  public func lines(for items: [CartItem], now: Int64) -> [CartLine] {
     items.map { item in
       let product = config.productsBySKU[item.sku]!
       return CartLine(
-        sku: item.sku, name: product.name, quantity: item.quantity, unitPriceMinor: product.priceMinor,
-        taxClass: product.taxClass)
+        sku: item.sku, name: product.name, quantity: item.quantity,
+        unitPriceMinor: product.billing?.dueTodayMinor(price: product.priceMinor, now: now) ?? product.priceMinor,
+        taxClass: product.taxClass, billing: product.billing)
     }
   }
 
@@ -136,7 +138,8 @@ public struct Pricer: Sendable {
   public func merchandise(items: [CartItem], couponCode: String?, paymentMethod: PaymentMethod?, now: Int64)
     -> Merchandise
   {
-    var merchandise = Merchandise(lines: lines(for: items))
+    var merchandise = Merchandise(lines: lines(for: items, now: now))
+    merchandise.pricedAt = now
     let subtotal = merchandise.subtotalMinor
     let rounding = config.tax.rounding
     switch coupon(couponCode, subtotal: subtotal, now: now) {
@@ -238,7 +241,12 @@ public struct Pricer: Sendable {
     let reduction = merchandise.couponMinor - merchandise.adjustmentMinor
     let shares = reduction == 0 ? nil : Allocation.largestRemainder(reduction, weights: lines.map(\.amountMinor))
     for line in lines {
-      summary.append(SummaryItem(label: line.label, amount: config.format(line.amountMinor)))
+      if let billing = line.billing {
+        summary += billing.summaryItems(
+          for: line, priceMinor: config.productsBySKU[line.sku]!.priceMinor, now: merchandise.pricedAt, format: config.format)
+      } else {
+        summary.append(SummaryItem(label: line.label, amount: config.format(line.amountMinor)))
+      }
     }
     if let coupon = merchandise.coupon {
       summary.append(SummaryItem(label: coupon.label, amount: config.format(-merchandise.couponMinor)))
@@ -318,6 +326,8 @@ public struct Merchandise: Sendable {
   public var couponError: ApplePayError?
   /// Why the given card cannot be used (its adjustment is then not applied).
   public var cardError: ApplePayError?
+  /// The service clock's time the lines were priced at (billing plans' dates count from it).
+  public var pricedAt: Int64 = 0
 
   public init(lines: [CartLine]) {
     self.lines = lines

@@ -1,10 +1,27 @@
-/// An Apple Pay line item (`ApplePayLineItem` / `PKPaymentSummaryItem`).
+/// An Apple Pay line item (`ApplePayLineItem` / `PKPaymentSummaryItem`). A line of a product
+/// with a billing plan also says when it is paid (`paymentTiming` and its dates, RFC 3339 strings
+/// where Apple Pay JS takes a `Date`); the members are left out for a line paid now.
 public struct SummaryItem: Equatable, Sendable, WireObject {
   public enum Kind: String, Sendable, WireEnum { case final, pending }
+
+  /// When a line is paid, as `ApplePayLineItem` / `PKRecurringPaymentSummaryItem`,
+  /// `PKDeferredPaymentSummaryItem` and `PKAutomaticReloadPaymentSummaryItem` describe it.
+  public enum Timing: Equatable, Sendable {
+    case recurring(start: String, unit: BillingPlan.IntervalUnit, count: Int, end: String?)
+    case automaticReload(threshold: String)
+    case deferred(date: String)
+  }
 
   public var label: String
   public var amount: String
   public var type: Kind
+  public var paymentTiming: BillingPlan.Kind?
+  public var recurringPaymentStartDate: String?
+  public var recurringPaymentIntervalUnit: BillingPlan.IntervalUnit?
+  public var recurringPaymentIntervalCount: Int?
+  public var recurringPaymentEndDate: String?
+  public var deferredPaymentDate: String?
+  public var automaticReloadPaymentThresholdAmount: String?
 
   public init(label: String, amount: String, type: Kind = .final) {
     self.label = label
@@ -12,12 +29,47 @@ public struct SummaryItem: Equatable, Sendable, WireObject {
     self.type = type
   }
 
+  public init(label: String, amount: String, timing: Timing) {
+    self.init(label: label, amount: amount)
+    switch timing {
+    case .recurring(let start, let unit, let count, let end):
+      paymentTiming = .recurring
+      recurringPaymentStartDate = start
+      recurringPaymentIntervalUnit = unit
+      recurringPaymentIntervalCount = count
+      recurringPaymentEndDate = end
+    case .automaticReload(let threshold):
+      paymentTiming = .automaticReload
+      automaticReloadPaymentThresholdAmount = threshold
+    case .deferred(let date):
+      paymentTiming = .deferred
+      deferredPaymentDate = date
+    }
+  }
+
+  static let dateSchema = JSONSchema.string(
+    "An RFC 3339 time in UTC (JSON has no Date: revive it into one for Apple Pay JS).",
+    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+
   public static let shape = ObjectShape<SummaryItem>(
     "An ApplePayLineItem; the last one is the total.", blank: { SummaryItem(label: "", amount: "") },
     [
       .member("label", \.label, read: ParamReader.anyString),
       .member("amount", \.amount, Shapes.amount),
       .member("type", \.type, .constant("final")),
+      .member(
+        "paymentTiming", \.paymentTiming, .optional,
+        .string(
+          "When the line is paid; left out for a payment made now (immediate).",
+          values: BillingPlan.Kind.allCases.map(\.rawValue))),
+      .member("recurringPaymentStartDate", \.recurringPaymentStartDate, .optional, dateSchema),
+      .member("recurringPaymentIntervalUnit", \.recurringPaymentIntervalUnit, .optional),
+      .member(
+        "recurringPaymentIntervalCount", \.recurringPaymentIntervalCount, .optional,
+        .integer("How many units between payments.", minimum: 1, maximum: 999)),
+      .member("recurringPaymentEndDate", \.recurringPaymentEndDate, .optional, dateSchema),
+      .member("deferredPaymentDate", \.deferredPaymentDate, .optional, dateSchema),
+      .member("automaticReloadPaymentThresholdAmount", \.automaticReloadPaymentThresholdAmount, .optional, Shapes.amount),
     ])
 }
 

@@ -61,19 +61,20 @@ extension StoreTransaction {
   func issueChargeToken(
     merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
     amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
-    authorizationId: String?, gatewayPaymentData: String? = nil
-  ) throws -> String {
+    authorizationId: String?, gatewayPaymentData: String? = nil, walletOrderToken: ((String) -> String)? = nil
+  ) throws -> (token: String, walletOrderToken: String?) {
     let sequence = try nextChargeTokenSequence()
     let bindingText = binding.canonical
     let token = Identifiers.chargeToken(
       merchant: merchant, sequence: sequence, binding: bindingText, issuedAt: issuedAt)
+    let walletToken = walletOrderToken?(token)
     try insert(
       NewChargeToken(
         token: token, sequence: sequence, binding: bindingText, billingContact: billingContact.map(JSONWriter.string),
         paymentMethod: JSONWriter.string(paymentMethod), amountMinor: amountMinor, currencyCode: currencyCode, sandboxOutcome: outcome,
         issuedAt: RFC3339.format(issuedAt), expiresAt: issuedAt + Int64(ttlSeconds), authorizationId: authorizationId,
-        gatewayPaymentData: gatewayPaymentData))
-    return token
+        gatewayPaymentData: gatewayPaymentData, walletOrderToken: walletToken))
+    return (token, walletToken)
   }
 
   /// Records a token's use and its answer; a token used meanwhile is a store failure (the caller's

@@ -169,6 +169,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       // Orders before it were priced with tax added.
       try db.execute(sql: #"ALTER TABLE "order" ADD COLUMN taxIncluded INTEGER NOT NULL DEFAULT 0"#)
     }
+    migrator.registerMigration(StoreSchema.migrations[6], foreignKeyChecks: .immediate) { db in
+      // The order a token pays for is ord_ + its digest, so the token's row keeps it for the order.
+      try db.execute(sql: "ALTER TABLE chargeToken ADD COLUMN walletOrderToken TEXT")
+    }
     return migrator
   }
 

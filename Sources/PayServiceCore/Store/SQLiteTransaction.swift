@@ -35,13 +35,13 @@ struct SQLiteTransaction: StoreTransaction {
       sql: """
         INSERT INTO chargeToken
           (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
-           issuedAt, expiresAt, authorizationId, gatewayPaymentData)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           issuedAt, expiresAt, authorizationId, gatewayPaymentData, walletOrderToken)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       token.token, token.sequence, token.binding, token.billingContact, token.paymentMethod, token.amountMinor,
       token.currencyCode, token.sandboxOutcome.rawValue, token.issuedAt, token.expiresAt, token.authorizationId,
-      token.gatewayPaymentData,
+      token.gatewayPaymentData, token.walletOrderToken,
     ])
   }
 

@@ -136,6 +136,9 @@ public struct NewChargeToken: Sendable {
   public var authorizationId: String?
   /// What a remote gateway charges (a Stripe `tok_…` or `pm_…`); nil for the sandbox.
   public var gatewayPaymentData: String?
+  /// The Wallet order's authentication token (`walletOrders:`), which the merchant's order web
+  /// service checks; nil without Wallet order tracking.
+  public var walletOrderToken: String? = nil
 }
 
 /// A charge to insert: succeeded, or failed with its codes.
@@ -207,5 +210,6 @@ public enum StoreSchema {
     "v4: order status, per-line amounts, events, refunds and back-office requests",
     "v5: remote gateway payments and pending payment attempts",
     "v6: orders priced with tax included",
+    "v7: Wallet order tracking tokens",
   ]
 }

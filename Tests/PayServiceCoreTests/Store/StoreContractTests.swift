@@ -18,7 +18,8 @@ struct StoreContractTests {
       binding: OrderBinding(
         items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: binding, shippingContact: nil, couponCode: nil),
       billingContact: nil, paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000,
-      currencyCode: "USD", outcome: .approved, issuedAt: TestConfig.now, ttlSeconds: 600, authorizationId: nil)
+      currencyCode: "USD", outcome: .approved, issuedAt: TestConfig.now, ttlSeconds: 600, authorizationId: nil
+    ).token
   }
 
   static func authorization(_ id: String, transaction: String) -> PaymentAuthorization {

@@ -1,0 +1,142 @@
+import Foundation
+import Yams
+
+extension ConfigDecoder {
+  static let billingKeys = ["recurring", "automaticReload", "deferred"]
+
+  /// A catalog entry's billing plan (`recurring`, `automaticReload` or `deferred`, at most one);
+  /// `.some(nil)` when it has none, nil when one is invalid (reported).
+  func decodeBilling(_ fields: [String: Node], _ path: String, merchant: Merchant, price: Int64?) -> BillingPlan?? {
+    let given = Self.billingKeys.filter { fields[$0] != nil }
+    guard let key = given.first else { return .some(nil) }
+    if given.count > 1 {
+      reader.report(
+        fields[given[1]], "\(path).\(given[1])",
+        "a product is paid one way: \(given.joined(separator: " and ")) cannot both be set; make them separate products")
+      return nil
+    }
+    let node = fields[key]!
+    let keyPath = "\(path).\(key)"
+    let digits = merchant.currency.minorDigits
+    switch key {
+    case "recurring":
+      guard let f = reader.mapping(node, keyPath, allowed: ["interval", "intervalCount", "startDate", "endDate", "trial"])
+      else { return nil }
+      let interval = decodeInterval(f, node, keyPath)
+      var startDate: Int64?? = .some(nil)
+      var endDate: Int64?? = .some(nil)
+      if let n = f["startDate"] { startDate = reader.timestamp(n, "\(keyPath).startDate").map { Optional($0) } }
+      if let n = f["endDate"] { endDate = reader.timestamp(n, "\(keyPath).endDate").map { Optional($0) } }
+      if let start = startDate ?? nil, let end = endDate ?? nil, end <= start {
+        reader.report(f["endDate"], "\(keyPath).endDate", "must be after startDate \(RFC3339.format(start))")
+        endDate = nil
+      }
+      var trial: BillingPlan.Trial?? = .some(nil)
+      if let n = f["trial"] {
+        let trialPath = "\(keyPath).trial"
+        if let t = reader.mapping(n, trialPath, allowed: ["amount", "interval", "intervalCount"]) {
+          let amount = reader.require(t, "amount", in: n, trialPath).flatMap {
+            reader.amount($0, "\(trialPath).amount", digits: digits, allowZero: true)
+          }
+          let trialInterval = decodeInterval(t, n, trialPath)
+          if let amount, let price, amount >= price {
+            reader.report(
+              t["amount"], "\(trialPath).amount",
+              "must be less than the product's price \(MoneyText.format(price, digits: digits)): a trial costs less than the plan")
+            trial = nil
+          } else if let amount, let trialInterval {
+            trial = .some(BillingPlan.Trial(amountMinor: amount, interval: trialInterval))
+          } else {
+            trial = nil
+          }
+        } else {
+          trial = nil
+        }
+      }
+      guard let interval, let startDate, let endDate, let trial else { return nil }
+      return .some(BillingPlan(.recurring(interval: interval, startDate: startDate, endDate: endDate, trial: trial)))
+    case "automaticReload":
+      guard let f = reader.mapping(node, keyPath, allowed: ["thresholdAmount"]),
+        let n = reader.require(f, "thresholdAmount", in: node, keyPath),
+        let threshold = reader.amount(n, "\(keyPath).thresholdAmount", digits: digits, allowZero: false)
+      else { return nil }
+      return .some(BillingPlan(.automaticReload(thresholdMinor: threshold)))
+    default:
+      guard
+        let f = reader.mapping(
+          node, keyPath, allowed: ["paymentDate", "freeCancellationDate", "freeCancellationTimeZone"])
+      else { return nil }
+      let paymentDate = reader.require(f, "paymentDate", in: node, keyPath).flatMap {
+        reader.timestamp($0, "\(keyPath).paymentDate")
+      }
+      var cancellation: Int64?? = .some(nil)
+      if let n = f["freeCancellationDate"] {
+        cancellation = reader.timestamp(n, "\(keyPath).freeCancellationDate").map { Optional($0) }
+        if let date = cancellation ?? nil, let paymentDate, date > paymentDate {
+          reader.report(n, "\(keyPath).freeCancellationDate", "must be on or before paymentDate \(RFC3339.format(paymentDate))")
+          cancellation = nil
+        }
+      }
+      var timeZone: String?? = .some(nil)
+      if let n = f["freeCancellationTimeZone"], let name = reader.string(n, "\(keyPath).freeCancellationTimeZone") {
+        if f["freeCancellationDate"] == nil {
+          reader.report(n, "\(keyPath).freeCancellationTimeZone", "needs freeCancellationDate")
+          timeZone = nil
+        } else if TimeZone(identifier: name) == nil || !name.contains("/") && name != "UTC" {
+          reader.report(n, "\(keyPath).freeCancellationTimeZone", "must be an IANA time zone like Europe/London, got \"\(name)\"")
+          timeZone = nil
+        } else {
+          timeZone = .some(name)
+        }
+      }
+      guard let paymentDate, let cancellation, let timeZone else { return nil }
+      return .some(BillingPlan(.deferred(paymentDate: paymentDate, freeCancellationDate: cancellation, timeZone: timeZone)))
+    }
+  }
+
+  /// `interval` (day, month or year) and `intervalCount` (1–999, default 1).
+  func decodeInterval(_ fields: [String: Node], _ node: Node, _ path: String) -> BillingPlan.Interval? {
+    var unit: BillingPlan.IntervalUnit?
+    if let n = reader.require(fields, "interval", in: node, path), let text = reader.string(n, "\(path).interval") {
+      unit = BillingPlan.IntervalUnit(rawValue: text)
+      if unit == nil { reader.report(n, "\(path).interval", "must be day, month or year, got \"\(text)\"") }
+    }
+    var count: Int? = 1
+    if let n = fields["intervalCount"] { count = reader.int(n, "\(path).intervalCount", range: 1...999) }
+    guard let unit, let count else { return nil }
+    return BillingPlan.Interval(unit: unit, count: count)
+  }
+
+  /// The checks across sections once each decoded: products with a billing plan need
+  /// `applePay.managementURL`, and a remote gateway cannot take a payment of nothing today.
+  func checkBilling(
+    _ catalog: [Product], catalogNode: Node?, applePay: ApplePaySection?, gateway: Gateway
+  ) -> Bool {
+    let billed = catalog.enumerated().filter { $0.element.billing != nil }
+    guard let first = billed.first else { return true }
+    var valid = true
+    if applePay?.paymentRequest.managementURL == nil {
+      reader.report(
+        applePay?.node ?? catalogNode, "applePay.managementURL",
+        "is required: catalog[\(first.offset)] (\(first.element.sku)) is paid \(first.element.billing!.kind.rawValue == "deferred" ? "later" : "again"), and Apple Pay shows the buyer where to manage it")
+      valid = false
+    }
+    if gateway.kind == .stripe {
+      for (index, product) in billed {
+        let zeroToday: Bool
+        switch product.billing!.schedule {
+        case .deferred: zeroToday = true
+        case .recurring(_, let startDate, _, let trial): zeroToday = trial?.amountMinor == 0 || (trial == nil && startDate != nil)
+        case .automaticReload: zeroToday = false
+        }
+        if zeroToday {
+          reader.report(
+            catalogNode, "catalog[\(index)]",
+            "\(product.sku) may cost nothing today (a deferred payment, a free trial or a later start), which Stripe cannot charge as a PaymentIntent; payservice does not create SetupIntents: use gateway.kind sandbox or a paid start")
+          valid = false
+        }
+      }
+    }
+    return valid
+  }
+}
