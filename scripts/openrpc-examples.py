@@ -16,6 +16,10 @@ OUTPUT = os.path.join(ROOT, "Sources", "PayServiceCore", "Discovery", "MethodExa
 
 # (golden case, request id, example name, summary)
 CHOICES = [
+    ("payment-request", 1, "one-off-with-coupon", "A one-off cart with a coupon: shipping methods, line items and the total"),
+    ("payment-request", 2, "subscription-with-trial", "A subscription with a trial: a recurring payment request"),
+    ("payment-request", 4, "pre-order", "A pre-order with a one-off item: a deferred payment request"),
+    ("payment-request", 7, "not-configured", "No merchant identity in the config: a failure to abort the sheet with"),
     ("pricing", 3, "clock-to-cupertino", "One clock to a redacted Cupertino address"),
     ("shipping-contact", 1, "redacted-california-address", "A valid redacted US address"),
     ("events", 4, "switch-to-express", "The buyer picks express shipping"),

@@ -113,6 +113,15 @@ public final class AppleMerchantSessionClient: MerchantSessionClient {
 
   /// A non-200 answer as a failure: Apple's `statusMessage` read for the two causes a merchant
   /// fixes in the developer account (domain, merchant), everything else by status.
+  ///
+  /// Apple answers `{"statusMessage": "Payment Services Exception …", "statusCode": "400"}`. Forms
+  /// seen: "merchantId=<SHA-256> not registered for domain=<domain>" (400), "merchantId=… unauthorized
+  /// to process transactions on behalf of merchantId=… reason=\"… is not a registered merchant in
+  /// WWDR …\"" (400 per TN3103,
+  /// https://developer.apple.com/documentation/technotes/tn3103-apple-pay-on-the-web-troubleshooting-guide;
+  /// 417 in https://developer.apple.com/forums/thread/113866), "… not registered for service", and
+  /// "Invalid session request -- missing merchant identifier" for a malformed body
+  /// (https://developer.apple.com/forums/thread/49912), which stays an `httpStatus` failure.
   static func statusFailure(status: Int, answer: JSONValue?, body: [UInt8], merchant: String, host: String) -> MerchantSessionFailure {
     var statusMessage: String?
     if case .object(let object)? = answer, case .string(let text)? = object["statusMessage"] {

@@ -48,7 +48,10 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("a
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 let server = try AppleSessionTestServer(registrations: [merchant: domains], now: clock)
 let trustRoots = try server.writeServerCA(to: directory)
-let identity = try server.issueIdentity(merchantIdentifier: merchant)
+// Valid from a day before the (pinned) clock for a year, so that a payservice with the same --now
+// accepts it and the server, which checks it at the real time, does too.
+let identity = try server.identityAuthority.issue(
+  merchantIdentifier: merchant, now: Date(timeIntervalSince1970: TimeInterval(clock())))
 let files = try identity.write(to: directory)
 
 let announcement = JSONValue.object(

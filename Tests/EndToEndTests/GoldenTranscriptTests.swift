@@ -32,13 +32,13 @@ struct GoldenTranscriptTests {
     return (result, result.stdout)
   }
 
-  @Test("all 20 golden cases have a transcript")
+  @Test("all 21 golden cases have a transcript")
   func casesExist() {
     #expect(
       Self.cases == [
         "applepay", "authorize", "back-office", "back-office-discovery", "back-office-gate", "back-office-manual",
         "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
-        "discounts", "discovery", "events", "jsonrpc", "line-limit", "mcp", "orders", "pricing", "read-only",
+        "discounts", "discovery", "events", "jsonrpc", "line-limit", "mcp", "orders", "payment-request", "pricing", "read-only",
         "shipping-contact",
       ])
   }

@@ -339,6 +339,43 @@ EX["_sweep_stderr"] = (err, None)
 server.stdin.close(); server.wait()
 fresh()
 
+# The web checkout (examples/web/shop.yaml): payment requests for each billing plan, and merchant
+# sessions from the Apple session test server (the release build of apple-session-test-server
+# beside the binary), which plays Apple's gateway with its own CA and merchant identity.
+apple = subprocess.Popen([os.path.join(os.path.dirname(BIN), "apple-session-test-server"), "--merchant",
+                          "merchant.com.example.coffee", "--domain", "coffee.example.com", "--now", NOW],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+ainfo = json.loads(apple.stdout.readline())
+WEBCFG = os.path.join(WORK, "web.yaml")
+text = open(os.path.join(CWD, "examples", "web", "shop.yaml")).read()
+text = text.replace("\napplePay:\n", "\napplePay:\n  merchantIdentityCertificate: %s\n  merchantIdentityKey: %s\n  domains: [coffee.example.com, tea.example.com]\n  merchantSession:\n    additionalHosts: [\"%s\"]\n    trustRoots: %s\n    requestTimeoutSeconds: 2\n" % (ainfo["identityCertificate"], ainfo["identityKey"], ainfo["additionalHost"], ainfo["trustRoots"]))
+text += "\nwalletOrders:\n  orderTypeIdentifier: order.com.example.coffee\n  webServiceURL: https://coffee.example.com/wallet-orders\n"
+open(WEBCFG, "w").write(text)
+VARS["VALIDATION_URL"] = ainfo["validationURL"]
+fresh(); P = Proc(config=WEBCFG)
+run(P, "web_oneoff", rq(1, "createPaymentRequest", {"items": [{"sku": "grinder"}], "couponCode": "firstcup", "shippingContact": CUP}))
+run(P, "web_subscription", rq(2, "createPaymentRequest", {"items": [{"sku": "beans-club"}]}))
+run(P, "web_reload", rq(3, "createPaymentRequest", {"items": [{"sku": "cafe-card", "quantity": 2}]}))
+run(P, "web_preorder", rq(4, "createPaymentRequest", {"items": [{"sku": "espresso-machine"}]}))
+run(P, "web_mixed", rq(5, "createPaymentRequest", {"items": [{"sku": "beans-club"}, {"sku": "espresso-machine"}]}))
+run(P, "web_session", rq(6, "startMerchantSession", {"validationURL": "$VALIDATION_URL", "domain": "coffee.example.com"}))
+run(P, "web_session_host", rq(7, "startMerchantSession", {"validationURL": "https://apple-pay-gateway.apple.com.evil.example/paymentservices/startSession", "domain": "coffee.example.com"}))
+run(P, "web_session_domain", rq(8, "startMerchantSession", {"validationURL": "$VALIDATION_URL", "domain": "tea.example.com"}))
+apple.stdin.write("fault hang\n"); apple.stdin.flush()
+run(P, "web_session_timeout", rq(9, "startMerchantSession", {"validationURL": "$VALIDATION_URL", "domain": "coffee.example.com"}))
+run(P, "web_contact", rq(10, "selectShippingContact", {"items": [{"sku": "beans-club"}], "shippingContact": CUP}))
+r = run(P, "web_auth", rq(11, "authorizePayment", auth_params(items=[{"sku": "espresso-machine"}], method="standard")))
+VARS["W1"] = r["result"]["chargeToken"]
+run(P, "web_order", rq(12, "processOrder", order_params("$W1", items=[{"sku": "espresso-machine"}], method="standard", amount=r["result"]["amount"])))
+P.close()
+apple.stdin.close(); apple.wait()
+# The test server's port changes from run to run: the examples show it as 8443.
+for name in [n for n in EX if n.startswith("web_")]:
+    request, response = EX[name]
+    EX[name] = (request.replace(ainfo["additionalHost"].encode(), b"localhost:8443"),
+                response.replace(ainfo["additionalHost"].encode(), b"localhost:8443") if response else response)
+fresh()
+
 # The example shops, as their sessions in examples/ run them.
 for shop, names in [("uk-vat", ["uk_cart", "uk_coupon", "uk_method", "uk_pay", "uk_order"]), ("jp-shop", ["jp_cart", "jp_pay", "jp_order"]), ("cn-shop", ["cn_contact", "cn_province", "cn_pay", "cn_order"])]:
     fresh(); P = Proc(config="examples/%s.yaml" % shop)

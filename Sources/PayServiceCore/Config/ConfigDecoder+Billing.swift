@@ -114,10 +114,18 @@ extension ConfigDecoder {
   ) -> Bool {
     let billed = catalog.enumerated().filter { $0.element.billing != nil }
     guard let first = billed.first else { return true }
+    /// The catalog entry at `index` (its place in the file).
+    func entry(_ index: Int) -> Node? {
+      if case .sequence(let entries)? = catalogNode {
+        let nodes = Array(entries)
+        if nodes.indices.contains(index) { return nodes[index] }
+      }
+      return catalogNode
+    }
     var valid = true
     if applePay?.paymentRequest.managementURL == nil {
       reader.report(
-        applePay?.node ?? catalogNode, "applePay.managementURL",
+        applePay?.node ?? entry(first.offset), "applePay.managementURL",
         "is required: catalog[\(first.offset)] (\(first.element.sku)) is paid \(first.element.billing!.kind.rawValue == "deferred" ? "later" : "again"), and Apple Pay shows the buyer where to manage it")
       valid = false
     }
@@ -131,7 +139,7 @@ extension ConfigDecoder {
         }
         if zeroToday {
           reader.report(
-            catalogNode, "catalog[\(index)]",
+            entry(index), "catalog[\(index)]",
             "\(product.sku) may cost nothing today (a deferred payment, a free trial or a later start), which Stripe cannot charge as a PaymentIntent; payservice does not create SetupIntents: use gateway.kind sandbox or a paid start")
           valid = false
         }

@@ -102,7 +102,7 @@ struct OpenRPCDocumentTests {
     let described = Self.array(Self.object(try Self.discover())["methods"]).compactMap { Self.string(Self.object($0)["name"]) }
     #expect(described == MethodRegistry.names)
     #expect(described == [
-      "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
+      "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "getOrder",
     ])
     let protocolMethods = [

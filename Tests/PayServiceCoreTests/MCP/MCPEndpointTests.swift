@@ -47,12 +47,15 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 14 : 10))
+    #expect(served.count == (backOffice ? 16 : 12))
     let readOnly: Set = [
-      "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
+      "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "getOrder", "listOrders",
     ]
-    let idempotent = readOnly.union(["processOrder", "captureOrder", "cancelOrder", "refundOrder"])
+    // A merchant session is read-only for payservice, but each validation URL is good for one session.
+    let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
+      "processOrder", "captureOrder", "cancelOrder", "refundOrder",
+    ])
     let destructive: Set = ["cancelOrder", "refundOrder"]
     for (index, method) in served.enumerated() {
       let tool = try Self.object(tools[index], "tool \(index)")

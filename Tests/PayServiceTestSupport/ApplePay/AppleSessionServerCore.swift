@@ -19,17 +19,20 @@ enum AppleSessionOutcome {
 /// it answer:
 /// - the request and the session object: "Requesting an Apple Pay payment session",
 ///   https://developer.apple.com/documentation/applepayontheweb/requesting-an-apple-pay-payment-session,
-///   and sessions posted in https://developer.apple.com/forums/thread/49912 and
-///   https://github.com/justeattakeaway/ApplePayJSSample/issues/74 (`merchantIdentifier` is the
-///   upper-case hex SHA-256 of the identifier, `signature` hex DER, `retries` 0);
+///   and sessions merchants posted (https://github.com/justeattakeaway/ApplePayJSSample/issues/74,
+///   https://developer.apple.com/forums/topics/app-and-system-services/app-and-system-services-apple-pay):
+///   `merchantIdentifier` and `pspId` are the upper-case hex SHA-256 of the identifier,
+///   `signature` is hex DER (a CMS SignedData), `retries` 0;
 /// - errors as a JSON object `{"statusMessage": "Payment Services Exception …", "statusCode": "400"}`:
 ///   TN3103 (https://developer.apple.com/documentation/technotes/tn3103-apple-pay-on-the-web-troubleshooting-guide)
 ///   for a 400 naming the merchant by its hash; "Invalid session request -- missing merchant
-///   identifier" (forum thread 49912); "merchantId=… not registered for domain=…" for an
-///   unregistered domain; "… is not a registered merchant in WWDR and isn't properly authorized via
-///   Mass Enablement, either." for an unknown merchant (forum thread 113866, where Apple sent it
-///   with 417; this server answers 400, as TN3103 describes); "Invalid URI -- no content" with
-///   404 for another path (forum thread 104920).
+///   identifier" (https://developer.apple.com/forums/thread/49912); "merchantId=… not registered
+///   for domain=…" for an unregistered domain (https://developer.apple.com/forums/profile/shirlychen,
+///   "Which validation url should we use"); "… is not a registered merchant in WWDR and isn't
+///   properly authorized via Mass Enablement, either." for an unknown merchant
+///   (https://developer.apple.com/forums/thread/113866, where Apple sent it with 417; this server
+///   answers 400, as TN3103 describes); "Invalid URI -- no content" with 404 for another path
+///   (https://developer.apple.com/forums/thread/104920).
 final class AppleSessionServerCore: Sendable {
   struct State {
     var faults: [AppleSessionTestServer.Fault] = []

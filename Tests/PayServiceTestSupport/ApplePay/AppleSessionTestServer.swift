@@ -100,7 +100,7 @@ public final class AppleSessionTestServer: Sendable {
             let operations = channel.pipeline.syncOperations
             try operations.addHandler(closer)
             try operations.addHandler(NIOSSLServerHandler(context: sslContext))
-            try operations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
             try operations.addHandler(AppleSessionHTTPHandler(core: core, closer: closer))
           }
         }
@@ -139,6 +139,9 @@ public final class AppleSessionTestServer: Sendable {
 
   /// TCP connections accepted (before TLS: a client that fails the handshake counts).
   public var connectionsAccepted: Int { core.state.withLock { $0.connectionsAccepted } }
+
+  /// Connections open now.
+  public var openConnections: Int { core.state.withLock { $0.channels.count } }
 
   /// Every request received, in order.
   public var requests: [RecordedRequest] { core.state.withLock { $0.requests } }
