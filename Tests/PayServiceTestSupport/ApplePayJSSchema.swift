@@ -11,7 +11,7 @@ import PayServiceCore
 ///
 /// All of it is built from two tables below, `members` and `values`, whose rows cite their source.
 /// The research behind them, with the places where Apple's documentation is silent and the
-/// conservative (later) version was taken, is in the version table (applepayjs-versions.md):
+/// conservative (later) version was taken, is in docs/applepayjs-versions.md:
 /// - RN-n: https://developer.apple.com/documentation/applepayontheweb/apple-pay-on-the-web-version-n-release-notes
 /// - NET: https://developer.apple.com/documentation/applepayontheweb/supported-networks
 /// - APR / ALI / ASM / ADCR / ADPR: the Apple Pay on the Web reference pages of ApplePayPaymentRequest,

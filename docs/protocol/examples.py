@@ -361,7 +361,8 @@ run(P, "web_mixed", rq(5, "createPaymentRequest", {"items": [{"sku": "beans-club
 run(P, "web_session", rq(6, "startMerchantSession", {"validationURL": "$VALIDATION_URL", "domain": "coffee.example.com"}))
 run(P, "web_session_host", rq(7, "startMerchantSession", {"validationURL": "https://apple-pay-gateway.apple.com.evil.example/paymentservices/startSession", "domain": "coffee.example.com"}))
 run(P, "web_session_domain", rq(8, "startMerchantSession", {"validationURL": "$VALIDATION_URL", "domain": "tea.example.com"}))
-apple.stdin.write("fault hang\n"); apple.stdin.flush()
+apple.stdin.write("fault hang\ncount\n"); apple.stdin.flush()
+apple.stdout.readline()  # the count's answer: the fault is queued
 run(P, "web_session_timeout", rq(9, "startMerchantSession", {"validationURL": "$VALIDATION_URL", "domain": "coffee.example.com"}))
 run(P, "web_contact", rq(10, "selectShippingContact", {"items": [{"sku": "beans-club"}], "shippingContact": CUP}))
 r = run(P, "web_auth", rq(11, "authorizePayment", auth_params(items=[{"sku": "espresso-machine"}], method="standard")))

@@ -440,14 +440,11 @@ def selftest(args):
         check("a body that is not JSON is 400", status == 400, "HTTP %d" % status)
 
         status, answer = post("createPaymentRequest", {"items": items})
-        if status == 400 and isinstance(answer, dict) and answer.get("error", {}).get("code") == -32601:
-            print("skip createPaymentRequest: this payservice does not have it yet")
-        else:
-            ok = status == 200 and isinstance(answer, dict) and "paymentRequest" in answer
-            check("POST /rpc createPaymentRequest", ok, "HTTP %d" % status)
-            if ok:
-                print("     minimumVersion %s, total %s" % (answer.get("minimumVersion"),
-                      json.dumps(answer["paymentRequest"].get("total"), ensure_ascii=False)))
+        ok = status == 200 and isinstance(answer, dict) and "paymentRequest" in answer
+        check("POST /rpc createPaymentRequest", ok, "HTTP %d" % status)
+        if ok:
+            print("     minimumVersion %s, total %s" % (answer.get("minimumVersion"),
+                  json.dumps(answer["paymentRequest"].get("total"), ensure_ascii=False)))
     except (OSError, ValueError, KeyError) as error:
         check("self-test ran", False, repr(error))
     finally:

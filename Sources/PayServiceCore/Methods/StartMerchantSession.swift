@@ -84,7 +84,7 @@ public enum StartMerchantSession: RPCMethod {
 
     public var failure: ResultFailure? {
       guard status == .failure else { return nil }
-      return ResultFailure(status: code ?? "failure", lines: [message ?? ""])
+      return ResultFailure(status: status.rawValue, code: code, message: message)
     }
   }
 
