@@ -53,6 +53,14 @@ extension Store {
 
   /// Whether `needle` (letters, digits and _) appears anywhere in the store: in its files' bytes
   /// (SQLite: the database, its WAL and shared memory), or in any row of any table (PostgreSQL).
+  /// The Wallet order tokens kept with the charge tokens, by charge token.
+  public func walletOrderTokens() throws -> [String: String] {
+    Dictionary(
+      uniqueKeysWithValues: try auditRows(
+        "SELECT token, walletOrderToken FROM chargeToken WHERE walletOrderToken IS NOT NULL"
+      ).map { ($0[0], $0[1]) })
+  }
+
   public func mentions(_ needle: String) throws -> Bool {
     precondition(needle.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
     switch self {
