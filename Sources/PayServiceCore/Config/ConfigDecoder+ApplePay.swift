@@ -193,18 +193,11 @@ extension ConfigDecoder {
     } && !labels.last!.utf8.allSatisfy { (0x30...0x39).contains($0) }
   }
 
-  /// Why `entry` cannot be an additional merchant session host (`host` or `host:port`, a DNS name
-  /// or `localhost`, never an IP literal), or nil.
+  /// Why `entry` cannot be an additional merchant session host (the URL policy's own check), or nil.
   static func additionalHostProblem(_ entry: String) -> String? {
-    let parts = entry.split(separator: ":", omittingEmptySubsequences: false)
-    let usage = "must be a host name or host:port like localhost:8443 (no scheme, IP address or path), got \"\(entry)\""
-    guard (1...2).contains(parts.count) else { return usage }
-    let host = String(parts[0])
-    guard host == "localhost" || isDomainName(host) else { return usage }
-    if parts.count == 2 {
-      guard let port = Int(parts[1]), (1...65_535).contains(port), String(port) == parts[1] else { return usage }
+    MerchantSessionURLPolicy.problem(additionalHost: entry).map {
+      "\($0); expected a host name or host:port like localhost:8443, got \"\(entry)\""
     }
-    return nil
   }
 
   /// `walletOrders:`: Wallet order tracking for authorizePayment's success.

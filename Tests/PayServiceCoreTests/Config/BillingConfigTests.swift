@@ -145,10 +145,18 @@ struct BillingConfigTests {
   func additionalHosts() {
     #expect(ConfigDecoder.additionalHostProblem("localhost:8443") == nil)
     #expect(ConfigDecoder.additionalHostProblem("gateway-proxy.example.com") == nil)
-    for entry in ["127.0.0.1:8443", "https://localhost", "localhost:0", "localhost:99999", "localhost/path", "a:b:c", ""] {
+    let port = "has a port that is not a number from 1 to 65535"
+    for (entry, problem) in [
+      ("127.0.0.1:8443", "names an IP address; only DNS names such as apple-pay-gateway.apple.com are allowed"),
+      ("[::1]:8443", "names an IP address ([…]); only DNS names such as apple-pay-gateway.apple.com are allowed"),
+      ("https://localhost", port), ("localhost:0", port), ("localhost:99999", port), ("a:b:c", port),
+      ("localhost/path", "has a host with characters a DNS name does not have (letters, digits, - and . only)"),
+      ("user@localhost", "has userinfo (…@) before its host; a validation URL names only the gateway's host"),
+      ("", "has no host; expected a DNS name such as apple-pay-gateway.apple.com"),
+    ] {
       #expect(
         ConfigDecoder.additionalHostProblem(entry)
-          == "must be a host name or host:port like localhost:8443 (no scheme, IP address or path), got \"\(entry)\"")
+          == "\(problem); expected a host name or host:port like localhost:8443, got \"\(entry)\"")
     }
   }
 }
