@@ -419,8 +419,8 @@ function startCheckout() {
     if (result.status === 'succeeded') {
       ended = true;
       const completion = { status: ApplePaySession.STATUS_SUCCESS };
-      // Present when the merchant configures Wallet order tracking.
-      if (result.orderDetails) completion.orderDetails = result.orderDetails;
+      // authorizePayment's, present when the merchant configures Wallet order tracking.
+      if (authorization.orderDetails) completion.orderDetails = authorization.orderDetails;
       current.completePayment(completion);
       showMessage(`Thank you! Your order ${result.orderId} is placed (${result.amount} ${result.currencyCode}).`, 'success');
       resetCheckout();

@@ -1,27 +1,52 @@
 /// An Apple Pay line item (`ApplePayLineItem` / `PKPaymentSummaryItem`). A line of a product
 /// with a billing plan also says when it is paid (`paymentTiming` and its dates, RFC 3339 strings
-/// where Apple Pay JS takes a `Date`); the members are left out for a line paid now.
+/// where Apple Pay JS takes a `Date`), written flat among the line's members; a line paid now has
+/// none of them.
 public struct SummaryItem: Equatable, Sendable, WireObject {
   public enum Kind: String, Sendable, WireEnum { case final, pending }
 
   /// When a line is paid, as `ApplePayLineItem` / `PKRecurringPaymentSummaryItem`,
-  /// `PKDeferredPaymentSummaryItem` and `PKAutomaticReloadPaymentSummaryItem` describe it.
-  public enum Timing: Equatable, Sendable {
-    case recurring(start: String, unit: BillingPlan.IntervalUnit, count: Int, end: String?)
-    case automaticReload(threshold: String)
-    case deferred(date: String)
+  /// `PKDeferredPaymentSummaryItem` and `PKAutomaticReloadPaymentSummaryItem` describe it. One
+  /// optional value: a line without it costs one check to copy.
+  public struct Timing: Equatable, Sendable {
+    public var paymentTiming = BillingPlan.Kind.recurring
+    public var recurringPaymentStartDate: String?
+    public var recurringPaymentIntervalUnit: BillingPlan.IntervalUnit?
+    public var recurringPaymentIntervalCount: Int?
+    public var recurringPaymentEndDate: String?
+    public var deferredPaymentDate: String?
+    public var automaticReloadPaymentThresholdAmount: String?
+
+    public init() {}
+
+    public static func recurring(start: String, unit: BillingPlan.IntervalUnit, count: Int, end: String?) -> Timing {
+      var timing = Timing()
+      timing.recurringPaymentStartDate = start
+      timing.recurringPaymentIntervalUnit = unit
+      timing.recurringPaymentIntervalCount = count
+      timing.recurringPaymentEndDate = end
+      return timing
+    }
+
+    public static func automaticReload(threshold: String) -> Timing {
+      var timing = Timing()
+      timing.paymentTiming = .automaticReload
+      timing.automaticReloadPaymentThresholdAmount = threshold
+      return timing
+    }
+
+    public static func deferred(date: String) -> Timing {
+      var timing = Timing()
+      timing.paymentTiming = .deferred
+      timing.deferredPaymentDate = date
+      return timing
+    }
   }
 
   public var label: String
   public var amount: String
   public var type: Kind
-  public var paymentTiming: BillingPlan.Kind?
-  public var recurringPaymentStartDate: String?
-  public var recurringPaymentIntervalUnit: BillingPlan.IntervalUnit?
-  public var recurringPaymentIntervalCount: Int?
-  public var recurringPaymentEndDate: String?
-  public var deferredPaymentDate: String?
-  public var automaticReloadPaymentThresholdAmount: String?
+  public var timing: Timing?
 
   public init(label: String, amount: String, type: Kind = .final) {
     self.label = label
@@ -31,20 +56,7 @@ public struct SummaryItem: Equatable, Sendable, WireObject {
 
   public init(label: String, amount: String, timing: Timing) {
     self.init(label: label, amount: amount)
-    switch timing {
-    case .recurring(let start, let unit, let count, let end):
-      paymentTiming = .recurring
-      recurringPaymentStartDate = start
-      recurringPaymentIntervalUnit = unit
-      recurringPaymentIntervalCount = count
-      recurringPaymentEndDate = end
-    case .automaticReload(let threshold):
-      paymentTiming = .automaticReload
-      automaticReloadPaymentThresholdAmount = threshold
-    case .deferred(let date):
-      paymentTiming = .deferred
-      deferredPaymentDate = date
-    }
+    self.timing = timing
   }
 
   static let dateSchema = JSONSchema.string(
@@ -57,19 +69,30 @@ public struct SummaryItem: Equatable, Sendable, WireObject {
       .member("label", \.label, read: ParamReader.anyString),
       .member("amount", \.amount, Shapes.amount),
       .member("type", \.type, .constant("final")),
-      .member(
-        "paymentTiming", \.paymentTiming, .optional,
+      .flattened(
+        "paymentTiming", in: \.timing, blank: Timing.init, get: { $0.paymentTiming }, set: { $0.paymentTiming = $1 },
         .string(
           "When the line is paid; left out for a payment made now (immediate).",
           values: BillingPlan.Kind.allCases.map(\.rawValue))),
-      .member("recurringPaymentStartDate", \.recurringPaymentStartDate, .optional, dateSchema),
-      .member("recurringPaymentIntervalUnit", \.recurringPaymentIntervalUnit, .optional),
-      .member(
-        "recurringPaymentIntervalCount", \.recurringPaymentIntervalCount, .optional,
-        .integer("How many units between payments.", minimum: 1, maximum: 999)),
-      .member("recurringPaymentEndDate", \.recurringPaymentEndDate, .optional, dateSchema),
-      .member("deferredPaymentDate", \.deferredPaymentDate, .optional, dateSchema),
-      .member("automaticReloadPaymentThresholdAmount", \.automaticReloadPaymentThresholdAmount, .optional, Shapes.amount),
+      .flattened(
+        "recurringPaymentStartDate", in: \.timing, blank: Timing.init, get: { $0.recurringPaymentStartDate },
+        set: { $0.recurringPaymentStartDate = $1 }, dateSchema),
+      .flattened(
+        "recurringPaymentIntervalUnit", in: \.timing, blank: Timing.init, get: { $0.recurringPaymentIntervalUnit },
+        set: { $0.recurringPaymentIntervalUnit = $1 }),
+      .flattened(
+        "recurringPaymentIntervalCount", in: \.timing, blank: Timing.init, get: { $0.recurringPaymentIntervalCount },
+        set: { $0.recurringPaymentIntervalCount = $1 }, .integer("How many units between payments.", minimum: 1, maximum: 999)),
+      .flattened(
+        "recurringPaymentEndDate", in: \.timing, blank: Timing.init, get: { $0.recurringPaymentEndDate },
+        set: { $0.recurringPaymentEndDate = $1 }, dateSchema),
+      .flattened(
+        "deferredPaymentDate", in: \.timing, blank: Timing.init, get: { $0.deferredPaymentDate },
+        set: { $0.deferredPaymentDate = $1 }, dateSchema),
+      .flattened(
+        "automaticReloadPaymentThresholdAmount", in: \.timing, blank: Timing.init,
+        get: { $0.automaticReloadPaymentThresholdAmount }, set: { $0.automaticReloadPaymentThresholdAmount = $1 },
+        Shapes.amount),
     ])
 }
 

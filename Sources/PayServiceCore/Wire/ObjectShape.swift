@@ -155,6 +155,37 @@ public final class Field<Root>: Sendable {
       isWritten: isWritten)
   }
 
+  /// A member of an optional nested struct stored at `container`, written flat among the root's
+  /// own members (Apple's line items carry their payment timing that way). It is written when the
+  /// container is there and `get` gives a value; reading sets it with `set` in the container, made
+  /// from `blank` by the first of its members read. Keeping such rarely used members in one
+  /// optional costs a root without them one check when it is copied, instead of one per member.
+  public static func flattened<Container: Sendable, Value: WireValue>(
+    _ name: StaticString, in container: WritableKeyPath<Root, Container?> & Sendable,
+    blank: @escaping @Sendable () -> Container, get: @escaping @Sendable (Container) -> Value?,
+    set: @escaping @Sendable (inout Container, Value) -> Void,
+    _ schema: @autoclosure @escaping @Sendable () -> JSONSchema = Value.schema
+  ) -> Field {
+    Field(
+      name, presence: .optional, offset: memberOffset(name, container), schema: schema,
+      read: { value, path, reader, member in
+        guard let read = Value.read(value, at: path, reader: reader) else { return }
+        let slot = member.assumingMemoryBound(to: Container?.self)
+        var nested = slot.pointee ?? blank()
+        set(&nested, read)
+        slot.pointee = nested
+      },
+      write: { member, writer in
+        if let nested = member.assumingMemoryBound(to: Container?.self).pointee, let value = get(nested) {
+          value.write(to: &writer)
+        }
+      },
+      isWritten: { member in
+        guard let nested = member.assumingMemoryBound(to: Container?.self).pointee else { return false }
+        return get(nested) != nil
+      })
+  }
+
   /// A member whose value is fixed: a result's `status` in one of its variants.
   public static func constant(_ name: StaticString, _ value: String) -> Field {
     Field(

@@ -78,4 +78,26 @@ struct BillingPlanTests {
       )
     }
   }
+
+  @Test("an order keeps its schedule: getOrder reads back the lines processOrder recorded")
+  func orderRoundTrip() throws {
+    let handler = TestConfig.handler(try TestConfig.context(config: Self.webShop))
+    let contact = #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
+    for (index, sku) in ["beans-club", "cafe-card", "espresso-machine"].enumerated() {
+      let authorized = handler.call(
+        "authorizePayment",
+        #"{"items":[{"sku":"\#(sku)"}],"shippingMethod":"standard","payment":{"token":{"paymentData":"tok_visa","paymentMethod":{"network":"visa","type":"credit","displayName":"Visa 1"},"transactionIdentifier":"T\#(index)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#)
+      let token = try #require(authorized["result"]?["chargeToken"]?.stringValue)
+      let amount = try #require(authorized["result"]?["amount"]?.stringValue)
+      let placed = handler.call(
+        "processOrder",
+        #"{"chargeToken":"\#(token)","items":[{"sku":"\#(sku)"}],"shippingMethod":"standard","shippingContact":\#(contact),"amount":"\#(amount)","currencyCode":"USD"}"#)
+      let order = try #require(placed["result"]?["order"])
+      let orderId = try #require(order["orderId"]?.stringValue)
+      let read = handler.call("getOrder", #"{"orderId":"\#(orderId)"}"#)
+      #expect(read["result"]?["order"]?["summaryItems"] == order["summaryItems"])
+      #expect(order["summaryItems"]?[0]?["paymentTiming"] != nil, "\(sku)")
+      #expect(order["summaryItems"] == authorized["result"]?["summaryItems"])
+    }
+  }
 }
