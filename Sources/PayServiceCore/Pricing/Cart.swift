@@ -83,12 +83,14 @@ public struct CartItem: Equatable, Sendable, WireObject {
       }
       items.append(item)
     }
-    if reader.errors.count == before, let config = reader.context?.config, config.hasBillingPlans {
-      // One payment request describes one subscription, automatic reload or pre-order.
-      let billed = items.indices.filter { config.productsBySKU[items[$0].sku]?.billing != nil }
+    // One payment request describes one subscription, automatic reload or pre-order. (The context is
+    // bound, not its config: a copy of the config on every request would cost more than pricing.)
+    if reader.errors.count == before, let context = reader.context, context.config.hasBillingPlans {
+      let products = context.config.productsBySKU
+      let billed = items.indices.filter { products[items[$0].sku]?.billing != nil }
       if billed.count > 1 {
         let (first, second) = (billed[0], billed[1])
-        func kind(_ index: Int) -> String { config.productsBySKU[items[index].sku]!.billing!.kind.rawValue }
+        func kind(_ index: Int) -> String { products[items[index].sku]!.billing!.kind.rawValue }
         reader.fail(
           "\(path())[\(second)].sku",
           "\"\(items[second].sku)\" (\(kind(second))) cannot be in one cart with \(path())[\(first)].sku \"\(items[first].sku)\" (\(kind(first))): "

@@ -181,8 +181,10 @@ public final class Field<Root>: Sendable {
         }
       },
       isWritten: { member in
-        guard let nested = member.assumingMemoryBound(to: Container?.self).pointee else { return false }
-        return get(nested) != nil
+        // Compared in place: only a root that has the container pays for reading it.
+        let slot = member.assumingMemoryBound(to: Container?.self)
+        guard slot.pointee != nil else { return false }
+        return get(slot.pointee.unsafelyUnwrapped) != nil
       })
   }
 
