@@ -37,10 +37,7 @@ final class AppleSessionServerCore: Sendable {
   struct State {
     var faults: [AppleSessionTestServer.Fault] = []
     var sessionsIssued = 0
-    var connectionsAccepted = 0
     var requests: [AppleSessionTestServer.RecordedRequest] = []
-    var channels: [ObjectIdentifier: any Channel] = [:]
-    var isShutDown = false
   }
 
   let state = Mutex(State())
@@ -55,16 +52,6 @@ final class AppleSessionServerCore: Sendable {
     self.now = now
   }
 
-  func track(_ channel: any Channel) {
-    let id = ObjectIdentifier(channel)
-    state.withLock {
-      $0.connectionsAccepted += 1
-      $0.channels[id] = channel
-    }
-    channel.closeFuture.whenComplete { _ in
-      _ = self.state.withLock { $0.channels.removeValue(forKey: id) }
-    }
-  }
 
   /// The answer to one request; `certificateMerchant` is the UID of the client certificate.
   func answer(

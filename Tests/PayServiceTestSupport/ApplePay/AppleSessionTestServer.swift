@@ -66,8 +66,7 @@ public final class AppleSessionTestServer: Sendable {
   /// The authority whose merchant identity certificates the server accepts.
   public let identityAuthority: TestMerchantIdentityAuthority
 
-  let group: MultiThreadedEventLoopGroup
-  let serverChannel: any Channel
+  let listener: TestHTTPSListener
   let core: AppleSessionServerCore
 
   /// Starts listening on 127.0.0.1, an ephemeral port, on its own one-thread event loop group.
@@ -81,35 +80,16 @@ public final class AppleSessionTestServer: Sendable {
   ) throws {
     let authority = try identityAuthority ?? TestMerchantIdentityAuthority()
     self.identityAuthority = authority
-    let tls = try AppleSessionServerTLS()
+    let tls = try TestTLSCertificate(caName: "payservice Apple Pay gateway test CA")
     serverCAPEM = tls.caPEM
-    let sslContext = try tls.serverContext(clientCAPEM: authority.caPEM)
     let core = AppleSessionServerCore(registrations: registrations, now: now)
     self.core = core
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    self.group = group
-    do {
-      serverChannel = try ServerBootstrap(group: group)
-        .serverChannelOption(ChannelOptions.backlog, value: 64)
-        .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-        .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-        .childChannelInitializer { channel in
-          channel.eventLoop.makeCompletedFuture {
-            core.track(channel)
-            let closer = RawCloseHandler()
-            let operations = channel.pipeline.syncOperations
-            try operations.addHandler(closer)
-            try operations.addHandler(NIOSSLServerHandler(context: sslContext))
-            try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
-            try operations.addHandler(AppleSessionHTTPHandler(core: core, closer: closer))
-          }
-        }
-        .bind(host: "127.0.0.1", port: 0).wait()
-    } catch {
-      try? group.syncShutdownGracefully()
-      throw error
+    listener = try TestHTTPSListener(tls: try tls.serverContext(clientCAPEM: authority.caPEM), backlog: 64) {
+      operations, closer in
+      try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
+      try operations.addHandler(AppleSessionHTTPHandler(core: core, closer: closer))
     }
-    port = serverChannel.localAddress?.port ?? 0
+    port = listener.port
   }
 
   deinit { shutdown() }
@@ -138,10 +118,10 @@ public final class AppleSessionTestServer: Sendable {
   public var sessionCount: Int { core.state.withLock { $0.sessionsIssued } }
 
   /// TCP connections accepted (before TLS: a client that fails the handshake counts).
-  public var connectionsAccepted: Int { core.state.withLock { $0.connectionsAccepted } }
+  public var connectionsAccepted: Int { listener.accepted }
 
   /// Connections open now.
-  public var openConnections: Int { core.state.withLock { $0.channels.count } }
+  public var openConnections: Int { listener.open }
 
   /// Every request received, in order.
   public var requests: [RecordedRequest] { core.state.withLock { $0.requests } }
@@ -149,14 +129,7 @@ public final class AppleSessionTestServer: Sendable {
   /// Stops listening, closes every connection and shuts the event loop group down. Idempotent.
   /// Call it from a thread that is not the server's event loop.
   public func shutdown() {
-    let first = core.state.withLock { state -> Bool in
-      defer { state.isShutDown = true }
-      return !state.isShutDown
-    }
-    guard first else { return }
-    let channels = core.state.withLock { Array($0.channels.values) }
-    serverChannel.close(promise: nil)
-    for channel in channels { channel.close(promise: nil) }
-    try? group.syncShutdownGracefully()
+    listener.shutdown()
   }
+
 }

@@ -98,9 +98,6 @@ final class StripeServerCore: Sendable {
     var idempotency: [String: IdempotencyEntry] = [:]
     var requests: [StripeTestServer.RecordedRequest] = []
     var latencyMilliseconds = 0
-    var isShutDown = false
-    var channels: [ObjectIdentifier: any Channel] = [:]
-    var connectionsAccepted = 0
   }
 
   static let defaultStripeVersion = "2024-06-20"
@@ -110,14 +107,6 @@ final class StripeServerCore: Sendable {
 
   init(secretKey: String) { self.secretKey = secretKey }
 
-  func track(_ channel: any Channel) {
-    let id = ObjectIdentifier(channel)
-    state.withLock { state in
-      state.channels[id] = channel
-      state.connectionsAccepted += 1
-    }
-    channel.closeFuture.whenComplete { [self] _ in _ = state.withLock { $0.channels.removeValue(forKey: id) } }
-  }
 
   /// Records the request and prepares its processing; `start()` the exchange, and its promise
   /// completes (on `eventLoop`) with what to do with the connection.

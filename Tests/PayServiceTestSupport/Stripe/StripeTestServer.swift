@@ -40,8 +40,7 @@ public final class StripeTestServer: Sendable {
   /// client needs to trust.
   public let caCertificatePEM: String
 
-  let group: MultiThreadedEventLoopGroup
-  let serverChannel: any Channel
+  let listener: TestHTTPSListener
   let core: StripeServerCore
 
   /// Starts listening on 127.0.0.1, an ephemeral port, TLS with a fresh self-signed CA and leaf
@@ -49,35 +48,15 @@ public final class StripeTestServer: Sendable {
   /// `MultiThreadedEventLoopGroup`.
   public init(secretKey: String = "sk_test_payservice_4eC39HqLyjWDarjtT1zdp7dc") throws {
     self.secretKey = secretKey
-    let certificate = try TestTLSCertificate()
+    let certificate = try TestTLSCertificate(caName: "payservice Stripe test server CA")
     caCertificatePEM = certificate.caPEM
-    let sslContext = try certificate.serverContext()
     let core = StripeServerCore(secretKey: secretKey)
     self.core = core
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    self.group = group
-    do {
-      serverChannel = try ServerBootstrap(group: group)
-        .serverChannelOption(ChannelOptions.backlog, value: 256)
-        .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-        .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-        .childChannelInitializer { channel in
-          channel.eventLoop.makeCompletedFuture {
-            let closer = RawCloseHandler()
-            let operations = channel.pipeline.syncOperations
-            try operations.addHandler(closer)
-            try operations.addHandler(NIOSSLServerHandler(context: sslContext))
-            try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
-            try operations.addHandler(StripeHTTPHandler(core: core, closer: closer))
-            core.track(channel)
-          }
-        }
-        .bind(host: "127.0.0.1", port: 0).wait()
-    } catch {
-      try? group.syncShutdownGracefully()
-      throw error
+    listener = try TestHTTPSListener(tls: try certificate.serverContext(), backlog: 256) { operations, closer in
+      try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
+      try operations.addHandler(StripeHTTPHandler(core: core, closer: closer))
     }
-    port = serverChannel.localAddress?.port ?? 0
+    port = listener.port
   }
 
   deinit { shutdown() }
@@ -109,16 +88,9 @@ public final class StripeTestServer: Sendable {
   /// Stops listening, closes every connection and shuts the event loop group down. Idempotent.
   /// Call it from a thread that is not the server's event loop (any test thread will do).
   public func shutdown() {
-    let first = core.state.withLock { state -> Bool in
-      defer { state.isShutDown = true }
-      return !state.isShutDown
-    }
-    guard first else { return }
-    let channels = core.state.withLock { Array($0.channels.values) }
-    serverChannel.close(promise: nil)
-    for channel in channels { channel.close(promise: nil) }
-    try? group.syncShutdownGracefully()
+    listener.shutdown()
   }
+
 
   /// Which requests a fault applies to.
   public enum Route: Sendable, Equatable {
@@ -253,7 +225,7 @@ public final class StripeTestServer: Sendable {
   }
 
   /// TLS connections accepted so far (a keep-alive client reuses one for many requests).
-  public var connectionsAccepted: Int { core.state.withLock { $0.connectionsAccepted } }
+  public var connectionsAccepted: Int { listener.accepted }
 
   /// Every request received, in order of arrival.
   public var requests: [RecordedRequest] { core.state.withLock { $0.requests } }
