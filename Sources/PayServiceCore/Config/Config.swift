@@ -115,9 +115,10 @@ public struct MerchantSessionSettings: Sendable {
   public var identity: MerchantIdentity
   /// The web domains registered and verified with Apple for this merchant, lower-cased.
   public var domains: [String]
-  /// Hosts a validation URL may name besides Apple's (`applePay.merchantSession.additionalHosts`):
-  /// a test server or a proxy the merchant runs. Only the merchant's config file can add them.
-  public var additionalHosts: [String] = []
+  /// Which validation URLs may be used: Apple's gateway hosts, plus the hosts the config adds
+  /// (`applePay.merchantSession.additionalHosts`, a test server or a proxy the merchant runs).
+  /// Only the merchant's config file can add them. Parsed once, at start.
+  public var urlPolicy = MerchantSessionURLPolicy(additionalHosts: [])
   /// A PEM file's text of CA certificates trusted instead of the system's; nil: the system roots.
   public var trustRootsPEM: String?
   public var connectTimeoutSeconds: Double = 5
@@ -127,8 +128,6 @@ public struct MerchantSessionSettings: Sendable {
     self.identity = identity
     self.domains = domains
   }
-
-  public var urlPolicy: MerchantSessionURLPolicy { MerchantSessionURLPolicy(additionalHosts: additionalHosts) }
 }
 
 /// Apple Wallet order tracking (`walletOrders:`): authorizePayment's success carries the order's

@@ -171,7 +171,7 @@ extension ConfigDecoder {
       let identity = try MerchantIdentity.load(
         certificatePEM: certificate.text, keyPEM: key.text, merchantIdentifier: merchant.identifier)
       var settings = MerchantSessionSettings(identity: identity, domains: domains)
-      settings.additionalHosts = additionalHosts
+      settings.urlPolicy = MerchantSessionURLPolicy(additionalHosts: additionalHosts)
       settings.trustRootsPEM = trustRoots
       settings.connectTimeoutSeconds = connect
       settings.requestTimeoutSeconds = request

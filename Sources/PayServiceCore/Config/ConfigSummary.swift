@@ -99,9 +99,9 @@ public enum ConfigSummary {
         "sessions   merchant identity valid \(RFC3339.format(identity.notValidBefore).prefix(10)) to "
           + "\(RFC3339.format(identity.notValidAfter).prefix(10)), domains \(session.domains.joined(separator: ", ")), "
           + "connect \(Int(session.connectTimeoutSeconds)) s, request \(Int(session.requestTimeoutSeconds)) s")
-      if !session.additionalHosts.isEmpty {
+      if !session.urlPolicy.additionalHosts.isEmpty {
         lines.append(
-          "  WARNING  validation URLs may also name \(session.additionalHosts.joined(separator: ", ")) "
+          "  WARNING  validation URLs may also name \(session.urlPolicy.additionalHosts.joined(separator: ", ")) "
             + "(applePay.merchantSession.additionalHosts): a test server or proxy, not Apple")
       }
       if session.trustRootsPEM != nil {

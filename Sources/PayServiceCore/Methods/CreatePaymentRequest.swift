@@ -177,8 +177,8 @@ public enum CreatePaymentRequest: RPCMethod {
 
     if let line = priced.merchandise.lines.first(where: { $0.billing != nil }), let plan = line.billing {
       let product = config.productsBySKU[line.sku]!
-      let items = plan.summaryItems(
-        for: line, priceMinor: product.priceMinor, now: priced.merchandise.pricedAt, format: config.format)
+      // The plan's lines as the quote priced them (a cart has one line with a plan).
+      let items = summary.filter { $0.timing != nil }
       var billing = BillingRequest(
         paymentDescription: product.description.isEmpty ? product.name : product.description,
         billingAgreement: settings.billingAgreement, managementURL: settings.managementURL ?? "",
