@@ -234,7 +234,10 @@ struct ServeSettings: Equatable {
     let opening: StoreOpening?
     switch location {
     case .postgres(let url): opening = StoreOpening { () throws(StoreError) -> any Store in try PostgresStore(url: url) }
-    case .sqlite(let path): opening = path == ":memory:" || access(path, F_OK) == 0 ? StoreOpening(path: path) : nil
+    // A throwaway store is opened only once the server first waits for input (or a request needs
+    // it): a start that answers what is already on stdin and ends never pays for its migrations.
+    case .sqlite(let path) where path == ":memory:": opening = StoreOpening(path: path, deferred: true)
+    case .sqlite(let path): opening = access(path, F_OK) == 0 ? StoreOpening(path: path) : nil
     }
     let loaded: Config
     do {

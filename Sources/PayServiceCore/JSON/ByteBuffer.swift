@@ -97,4 +97,12 @@ public struct ByteBuffer: ~Copyable {
       append(UnsafeBufferPointer(rebasing: digits[position...]))
     }
   }
+
+  /// An amount in minor units as `MoneyText.format` writes it ("54.00" for 5400 with 2 digits).
+  public mutating func append(money minor: Int64, digits: Int) {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
+      let start = MoneyText.write(minor, digits: digits, endingIn: text)
+      append(UnsafeBufferPointer(rebasing: text[start...]))
+    }
+  }
 }

@@ -210,6 +210,30 @@ public struct JSONWriter: ~Copyable {
     if let value { value.write(to: &self) } else { writeNull() }
   }
 
+  // MARK: Raw output
+
+  /// Appends bytes that are JSON text already (a scanned id, a pre-escaped name), as they are.
+  /// Commas are the caller's: the borrowed request path writes whole response lines this way.
+  mutating func raw(_ bytes: UnsafeRawBufferPointer) {
+    buffer.append(bytes)
+  }
+
+  mutating func raw(_ text: StaticString) {
+    buffer.append(text)
+  }
+
+  mutating func raw(_ byte: UInt8) {
+    buffer.append(byte)
+  }
+
+  mutating func raw(decimal value: Int64) {
+    buffer.append(decimal: value)
+  }
+
+  mutating func raw(money minor: Int64, digits: Int) {
+    buffer.append(money: minor, digits: digits)
+  }
+
   // MARK: Bytes
 
   @inline(__always)

@@ -46,3 +46,17 @@ public enum ComputeSummaryItems: RPCMethod {
       taxBreakdown: priced.quote.taxBreakdownItems(context.config))
   }
 }
+
+extension ComputeSummaryItems: BorrowedMethod {
+  /// A cart without coupon or card, priced from the compiled config and written as `run`'s result
+  /// is written.
+  static func answerBorrowed(_ scanner: inout JSONScanner, table: PricingTable, into writer: inout JSONWriter) -> Bool {
+    withUnsafeTemporaryAllocation(of: PricingTable.Line.self, capacity: CartItem.maxItems) { lines in
+      guard let sheet = SheetState.scanBorrowed(&scanner, table: table, lines: lines) else { return false }
+      let (method, rule) = table.route(sheet.place, preferredMethod: sheet.preferredMethod)
+      table.writeSummary(
+        UnsafeBufferPointer(rebasing: lines[0..<sheet.lineCount]), method: method, rule: rule, into: &writer)
+      return true
+    }
+  }
+}

@@ -89,6 +89,9 @@ public final class ServiceContext: Sendable {
   /// Merchant session requests to Apple (`applePay.merchantIdentityCertificate`); nil when the
   /// config has no merchant identity.
   public let merchantSessions: MerchantSessionCalls?
+  /// The config compiled for the borrowed request path; nil when it prices nothing this way.
+  let pricingTable: PricingTable?
+  private let pricingTableStorage: PricingTable.Storage?
 
   /// The store; a deferred one is waited for on first use (see `StoreSource`).
   public var store: any Store {
@@ -106,6 +109,9 @@ public final class ServiceContext: Sendable {
     self.validator = ContactValidator(shipsTo: config.shipping.shipsTo)
     self.storeSource = storeSource
     self.clock = clock
+    let compiled = PricingTable.make(pricer)
+    self.pricingTable = compiled?.0
+    self.pricingTableStorage = compiled?.1
   }
 
   public convenience init(
@@ -145,6 +151,12 @@ public enum MethodRegistry {
     ListOrders.self,
   ]
 
+  /// Methods whose common requests are also answered from the request's bytes without a parse
+  /// tree (`BorrowedMethod`); each must be in `methods`.
+  static let borrowedMethods: [any BorrowedMethod.Type] = [
+    ComputeSummaryItems.self
+  ]
+
   /// The methods a process serves.
   public static func methods(backOffice: Bool) -> [any RPCMethod.Type] {
     backOffice ? methods + backOfficeMethods : methods
@@ -155,6 +167,7 @@ public enum MethodRegistry {
   /// The methods as entries of a method table.
   static func register(_ methods: [any RPCMethod.Type], into table: inout MethodTable) {
     for method in methods { table.register(method.name, entry(for: method)) }
+    for method in borrowedMethods where table[method.name] != nil { table.registerBorrowed(method) }
   }
 
   static func entry(for method: any RPCMethod.Type) -> MethodTable.Entry {

@@ -89,3 +89,161 @@ extension ServiceContext {
     return methods.map { pricer.offer($0, for: merchandise, now: now) }
   }
 }
+
+extension SheetState {
+  /// The sheet as the borrowed request path reads it (`BorrowedMethod`): the cart's lines (in the
+  /// caller's buffer), the requested shipping method (-1: none) and where it ships.
+  struct Borrowed {
+    var lineCount: Int
+    var preferredMethod: Int
+    var place: PricingTable.Place
+  }
+
+  /// Scans the params object at `scanner` into `lines` (room for `CartItem.maxItems`), or nil to
+  /// decline: anything the general reader would reject or read differently, a coupon or card
+  /// (non-null), a product with a billing plan, a contact whose codes `Region.normalize` would
+  /// change, and any member given twice.
+  static func scanBorrowed(
+    _ scanner: inout JSONScanner, table: PricingTable, lines: UnsafeMutableBufferPointer<PricingTable.Line>
+  ) -> Borrowed? {
+    guard scanner.take(UInt8(ascii: "{")) else { return nil }
+    var lineCount = 0
+    var preferred = -1
+    var country: Range<Int>?
+    var area: Range<Int>?
+    var postalCode: Range<Int>?
+    var seen = 0
+    if !scanner.take(UInt8(ascii: "}")) {
+      repeat {
+        guard let key = scanner.string(), scanner.take(UInt8(ascii: ":")) else { return nil }
+        let bit: Int
+        if scanner.matches(key, "items") {
+          bit = 1
+          guard let count = scanCart(&scanner, table: table, lines: lines) else { return nil }
+          lineCount = count
+        } else if scanner.matches(key, "shippingMethod") {
+          bit = 2
+          guard let identifier = scanner.string(), let method = table.methodIdentifiers.value(for: scanner.slice(identifier))
+          else { return nil }
+          preferred = method
+        } else if scanner.matches(key, "shippingContact") {
+          bit = 4
+          guard scanContact(&scanner, country: &country, area: &area, postalCode: &postalCode) else { return nil }
+        } else if scanner.matches(key, "couponCode") {
+          bit = 8
+          guard scanner.null() else { return nil }
+        } else if scanner.matches(key, "paymentMethod") {
+          bit = 16
+          guard scanner.null() else { return nil }
+        } else {
+          return nil
+        }
+        guard seen & bit == 0 else { return nil }
+        seen |= bit
+      } while scanner.take(UInt8(ascii: ","))
+      guard scanner.take(UInt8(ascii: "}")) else { return nil }
+    }
+    guard lineCount > 0 else { return nil }
+    let countryBytes = country.map { scanner.slice($0) } ?? table.bytes(table.defaultCountry)
+    return Borrowed(
+      lineCount: lineCount, preferredMethod: preferred,
+      place: PricingTable.Place(
+        country: countryBytes, area: area.map { scanner.slice($0) }, postalCode: postalCode.map { scanner.slice($0) }))
+  }
+
+  /// 1 to 100 items, each a known sku without a billing plan, once, with a plain quantity of 1 to
+  /// 9999 (default 1).
+  private static func scanCart(
+    _ scanner: inout JSONScanner, table: PricingTable, lines: UnsafeMutableBufferPointer<PricingTable.Line>
+  ) -> Int? {
+    guard scanner.take(UInt8(ascii: "[")) else { return nil }
+    var count = 0
+    repeat {
+      guard count < CartItem.maxItems, scanner.take(UInt8(ascii: "{")) else { return nil }
+      var product = -1
+      var quantity = -1
+      repeat {
+        guard let key = scanner.string(), scanner.take(UInt8(ascii: ":")) else { return nil }
+        if scanner.matches(key, "sku") {
+          guard product < 0, let sku = scanner.string(), let index = table.skus.value(for: scanner.slice(sku)),
+            table.products[index].pricedPlainly
+          else { return nil }
+          product = index
+        } else if scanner.matches(key, "quantity") {
+          guard quantity < 0, let value = scanner.smallInteger(), CartItem.quantityRange.contains(value) else { return nil }
+          quantity = value
+        } else {
+          return nil
+        }
+      } while scanner.take(UInt8(ascii: ","))
+      guard scanner.take(UInt8(ascii: "}")), product >= 0 else { return nil }
+      for earlier in 0..<count where lines[earlier].product == Int32(product) { return nil }
+      lines[count] = PricingTable.Line(product: Int32(product), quantity: Int32(max(quantity, 1)))
+      count += 1
+    } while scanner.take(UInt8(ascii: ","))
+    guard scanner.take(UInt8(ascii: "]")) else { return nil }
+    return count
+  }
+
+  /// A contact object: every known member a string or null (`addressLines` an array of strings
+  /// or null), unknown members skipped; the country, state and postal code kept when given and
+  /// not empty (each once, and as `Region.normalize` would leave it).
+  private static func scanContact(
+    _ scanner: inout JSONScanner, country: inout Range<Int>?, area: inout Range<Int>?, postalCode: inout Range<Int>?
+  ) -> Bool {
+    guard scanner.take(UInt8(ascii: "{")) else { return false }
+    if scanner.take(UInt8(ascii: "}")) { return true }
+    var seen = 0
+    repeat {
+      guard let key = scanner.string(), scanner.take(UInt8(ascii: ":")) else { return false }
+      var bit = 0
+      if scanner.matches(key, "countryCode") {
+        bit = 1
+      } else if scanner.matches(key, "administrativeArea") {
+        bit = 2
+      } else if scanner.matches(key, "postalCode") {
+        bit = 4
+      }
+      if bit != 0 {
+        guard seen & bit == 0 else { return false }
+        seen |= bit
+        if scanner.null() { continue }
+        guard let value = scanner.string() else { return false }
+        if value.isEmpty { continue }
+        guard isNormalized(scanner.slice(value)) else { return false }
+        // A country code with a hyphen would be read as a region code by the compiled lookups.
+        if bit == 1 && scanner.slice(value).contains(UInt8(ascii: "-")) { return false }
+        switch bit {
+        case 1: country = value
+        case 2: area = value
+        default: postalCode = value
+        }
+      } else if scanner.matches(key, "addressLines") {
+        if scanner.null() { continue }
+        guard scanner.take(UInt8(ascii: "[")) else { return false }
+        if scanner.take(UInt8(ascii: "]")) { continue }
+        repeat {
+          guard scanner.string() != nil else { return false }
+        } while scanner.take(UInt8(ascii: ","))
+        guard scanner.take(UInt8(ascii: "]")) else { return false }
+      } else if Self.contactTextMembers.contains(where: { scanner.matches(key, $0) }) {
+        guard scanner.null() || scanner.string() != nil else { return false }
+      } else {
+        guard scanner.skipValue() else { return false }
+      }
+    } while scanner.take(UInt8(ascii: ","))
+    return scanner.take(UInt8(ascii: "}"))
+  }
+
+  /// The contact's other text members (`Contact.shape`).
+  private static let contactTextMembers: [StaticString] = [
+    "givenName", "familyName", "emailAddress", "phoneNumber", "subLocality", "locality", "subAdministrativeArea",
+    "country",
+  ]
+
+  /// Whether `Region.normalize` returns the text as it is: no lowercase letter, no whitespace,
+  /// ASCII only.
+  private static func isNormalized(_ text: UnsafeRawBufferPointer) -> Bool {
+    text.allSatisfy { !($0 >= 0x61 && $0 <= 0x7A) && !Region.isSpace($0) && $0 < 0x80 }
+  }
+}

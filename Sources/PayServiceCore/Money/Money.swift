@@ -59,29 +59,37 @@ public enum MoneyText {
 
   /// Formats minor units with exactly `digits` fraction digits: 5400 -> "54.00" (2), "5400" (0).
   public static func format(_ minor: Int64, digits: Int) -> String {
-    // Digits are produced right to left into a stack buffer: an Int64 has at most 19 digits, plus
-    // a sign, a point and the zeros that pad a small amount ("0.05"). ISO 4217 uses at most 4 decimals.
-    precondition((0...8).contains(digits))
-    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
-      var magnitude = minor.magnitude
-      var position = buffer.count
-      var produced = 0
-      while magnitude > 0 || produced <= digits {
-        if digits > 0 && produced == digits {
-          position -= 1
-          buffer[position] = UInt8(ascii: ".")
-        }
-        position -= 1
-        buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-        magnitude /= 10
-        produced += 1
-      }
-      if minor < 0 {
-        position -= 1
-        buffer[position] = UInt8(ascii: "-")
-      }
-      return String(decoding: UnsafeMutableBufferPointer(rebasing: buffer[position...]), as: UTF8.self)
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+      let start = write(minor, digits: digits, endingIn: buffer)
+      return String(decoding: UnsafeMutableBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
     }
+  }
+
+  /// Writes what `format` gives at the end of `buffer` (32 bytes or more), right to left; returns
+  /// where the text starts. The response writer formats amounts with it straight into its bytes.
+  @inline(__always)
+  static func write(_ minor: Int64, digits: Int, endingIn buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    // An Int64 has at most 19 digits, plus a sign, a point and the zeros that pad a small amount
+    // ("0.05"). ISO 4217 uses at most 4 decimals.
+    precondition((0...8).contains(digits) && buffer.count >= 32)
+    var magnitude = minor.magnitude
+    var position = buffer.count
+    var produced = 0
+    while magnitude > 0 || produced <= digits {
+      if digits > 0 && produced == digits {
+        position -= 1
+        buffer[position] = UInt8(ascii: ".")
+      }
+      position -= 1
+      buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+      magnitude /= 10
+      produced += 1
+    }
+    if minor < 0 {
+      position -= 1
+      buffer[position] = UInt8(ascii: "-")
+    }
+    return position
   }
 }
 

@@ -29,11 +29,16 @@ public struct Pricer: Sendable {
 
     /// The rate of `taxClass`; config validation ensures every class in use has one.
     func rate(of taxClass: String) -> Rate {
-      if taxClass == TaxClass.standard { return rule?.rate ?? tax.defaultRate }
-      guard let rate = rule.map({ $0.rate(for: taxClass) }) ?? tax.defaultRate(for: taxClass) else {
+      guard let rate = rateIfConfigured(of: taxClass) else {
         preconditionFailure("tax class \(taxClass) has no rate: the config loader checks every class in use")
       }
       return rate
+    }
+
+    /// The rate of `taxClass`, nil when this scheme has none for it.
+    func rateIfConfigured(of taxClass: String) -> Rate? {
+      if taxClass == TaxClass.standard { return rule?.rate ?? tax.defaultRate }
+      return rule.map({ $0.rate(for: taxClass) }) ?? tax.defaultRate(for: taxClass)
     }
 
     /// The tax on one amount, rounded alone: added to it, or contained in it.

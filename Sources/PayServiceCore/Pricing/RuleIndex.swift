@@ -72,4 +72,18 @@ struct RuleIndex: Sendable {
     if region.administrativeArea != nil { consider(taxRulesByCode[region.code], baseScore: 1) }
     return best.map { ($0.position, $0.rule) }
   }
+
+  /// Every code the index has an entry for: countries ("US") and region codes ("US-CA").
+  var regionCodes: [String] {
+    Set(methodsByCode.keys).union(methodsByCountry.keys).union(taxRulesByCountry.keys).union(taxRulesByCode.keys)
+      .sorted()
+  }
+
+  /// What the index holds for `code`: for a region code ("US-CA", with a "-") its own offered
+  /// methods (nil when none of its own: its country's apply) and its state's tax rules; for a
+  /// country its offered methods (nil: none) and its whole-country rules.
+  func entry(_ code: String) -> (methods: [ShippingMethod]?, rules: [(position: Int, rule: TaxRule)]) {
+    code.contains("-")
+      ? (methodsByCode[code], taxRulesByCode[code] ?? []) : (methodsByCountry[code], taxRulesByCountry[code] ?? [])
+  }
 }

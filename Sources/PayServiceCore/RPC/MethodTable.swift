@@ -65,6 +65,21 @@ public struct MethodTable: Sendable {
   }
 
   public subscript(name: String) -> Entry? { entries[name] }
+
+  /// The methods also answered straight from a request's bytes (`BorrowedMethod`), and their
+  /// names for lookup by the scanned bytes.
+  private(set) var borrowed: [any BorrowedMethod.Type] = []
+  private(set) var borrowedNames: ByteKeyTable?
+  private var borrowedNamesStorage: ByteKeyTable.Storage?
+
+  /// Also answers the registered method `method` from a request's bytes where it can.
+  mutating func registerBorrowed(_ method: any BorrowedMethod.Type) {
+    precondition(entries[method.name] != nil, "method \(method.name) is not registered")
+    borrowed.append(method)
+    let (table, storage) = ByteKeyTable.make(borrowed.enumerated().map { ($0.element.name, $0.offset) })
+    borrowedNames = table
+    borrowedNamesStorage = storage
+  }
 }
 
 /// A method's result: written as JSON, and able to say when it reports a payment or order that did

@@ -9,11 +9,14 @@ public final class RequestHandler {
   public let context: ServiceContext
   let methods: MethodTable
   let log: RequestLog
+  /// The context's compiled config, copied (plain memory) for the borrowed request path.
+  let pricingTable: PricingTable?
 
   public init(context: ServiceContext, methods: MethodTable, log: RequestLog) {
     self.context = context
     self.methods = methods
     self.log = log
+    self.pricingTable = context.pricingTable
   }
 
   /// Every method name answered (anything else is -32601), in registration order.
@@ -219,7 +222,7 @@ public final class RequestHandler {
       return nil
     }
     // Timed only when the log records requests (`--quiet` skips the clock reads).
-    let started = log.recordsRequests ? DispatchTime.now().uptimeNanoseconds : 0
+    let started = log.recordsRequests ? RequestLog.monotonicNanoseconds() : 0
     let start = writer.mark
     var error: RPCError?
     do {
@@ -230,7 +233,7 @@ public final class RequestHandler {
     }
     if log.recordsRequests {
       let outcome = error.map { "error(\($0.code.rawValue))" } ?? "ok"
-      let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+      let seconds = Double(RequestLog.monotonicNanoseconds() - started) / 1e9
       log.request(
         id: id, method: method, seconds: seconds, outcome: request.isNotification ? "\(outcome),notification" : outcome)
     }
@@ -259,7 +262,7 @@ public final class RequestHandler {
       return nil
     }
     // Timed only when the log records requests, as `run` does.
-    let started = log.recordsRequests ? DispatchTime.now().uptimeNanoseconds : 0
+    let started = log.recordsRequests ? RequestLog.monotonicNanoseconds() : 0
     var continuation: Continuation?
     respond(to: request, started: started, into: &writer) { writer in
       continuation = try start(request.params, context, &writer)
@@ -300,7 +303,7 @@ public final class RequestHandler {
     }
     writer.newline()
     guard log.recordsRequests else { return }
-    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    let seconds = Double(RequestLog.monotonicNanoseconds() - started) / 1e9
     log.request(
       id: request.id, method: request.method, seconds: seconds, outcome: failure.map { "error(\($0.code.rawValue))" } ?? "ok")
   }
@@ -324,7 +327,8 @@ public final class RequestHandler {
   /// The response line for `line` (without the LF), or nil when nothing is to be answered.
   public func handle(line: UnsafeRawBufferPointer) -> [UInt8]? {
     var writer = JSONWriter()
-    guard answer(parse(line), into: &writer) else { return nil }
+    // As the server answers a line: the borrowed path first.
+    guard answerBorrowed(line, into: &writer) || answer(parse(line), into: &writer) else { return nil }
     var bytes = writer.bytes
     bytes.removeLast()  // the LF
     return bytes

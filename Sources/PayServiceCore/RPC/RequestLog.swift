@@ -66,6 +66,28 @@ public final class RequestLog {
     flushIfFull()
   }
 
+  /// What `request` logs for a request answered on the borrowed path: the id as its JSON text
+  /// (at most 64 bytes), a method name that needs no escaping, and outcome ok. No formatting
+  /// beyond the duration's digits.
+  func request(rawID: UnsafeRawBufferPointer, method: String, nanoseconds: UInt64) {
+    guard level.rawValue >= Level.requests.rawValue else { return }
+    buffer.append("payservice: id=")
+    buffer.append(rawID)
+    buffer.append(" method=\"")
+    buffer.append(method)
+    buffer.append("\" us=")
+    buffer.append(decimal: Int64((nanoseconds + 500) / 1000))
+    buffer.append(" outcome=ok\n")
+    flushIfFull()
+  }
+
+  /// The monotonic clock in nanoseconds (a vDSO call; no Foundation or Dispatch).
+  static func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+  }
+
   /// JSON text of at most 64 bytes as is; longer text cut to its first 61 characters and "...".
   private func appendClipped(_ text: UnsafeRawBufferPointer) {
     if text.count <= 64 {

@@ -84,7 +84,7 @@ public final class Server {
   }
 
   public func run() -> Exit {
-    let chunkSize = 1 << 16
+    let chunkSize = 1 << 18
     let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
     defer { chunk.deallocate() }
     // The start of a line whose end has not been read yet.
@@ -94,7 +94,13 @@ public final class Server {
     var lines: [Range<Int>] = []
 
     var stopped = false
+    var waitedForInput = false
     while !outputClosed {
+      if !waitedForInput && !Self.isReadable(input) {
+        // The first time the client makes this wait: time for what a later request may need.
+        waitedForInput = true
+        handler.context.storeSource.startOpening()
+      }
       if !waitForInput() {
         stopped = true
         break
@@ -122,7 +128,7 @@ public final class Server {
         } else {
           line.append(contentsOf: bytes[0..<newline])
           mostLineBytesKept = max(mostLineBytesKept, line.count)
-          line.withUnsafeBytes { _ = handler.answer(parsedLine($0), into: &pendingOutput) }
+          line.withUnsafeBytes { answerAlone($0) }
           line.removeAll(keepingCapacity: line.count <= 1 << 16)
         }
         start = newline + 1
@@ -150,7 +156,7 @@ public final class Server {
     // At EOF a last line without LF is still a request; after a stop signal it is not run, since
     // the client may not have finished writing it.
     if !stopped && !outputClosed && !skipping && !line.isEmpty {
-      line.withUnsafeBytes { _ = handler.answer(parsedLine($0), into: &pendingOutput) }
+      line.withUnsafeBytes { answerAlone($0) }
     }
     flush()
     return outputClosed ? .outputClosed : .finished
@@ -178,15 +184,29 @@ public final class Server {
     }
   }
 
+  /// Answers one line that is not part of a read's run of lines (it spanned reads, or ended the input).
+  private func answerAlone(_ line: UnsafeRawBufferPointer) {
+    if line.count <= maxLineBytes && handler.answerBorrowed(line, into: &pendingOutput) { return }
+    _ = handler.answer(parsedLine(line), into: &pendingOutput)
+  }
+
   /// Answers complete lines in order; false when a stop was requested (the rest are not answered).
   private func answer(_ lines: [Range<Int>], in bytes: UnsafeRawBufferPointer) -> Bool {
     func parse(_ index: Int) -> RequestHandler.ParsedLine? {
       parsedLine(UnsafeRawBufferPointer(rebasing: bytes[lines[index]]))
     }
+    // A line the borrowed path answers is done; any other starts a run (a group) answered from its parse.
+    func answerFrom(_ next: Int, before limit: Int) -> Int {
+      let line = lines[next]
+      if line.count <= maxLineBytes && handler.answerBorrowed(UnsafeRawBufferPointer(rebasing: bytes[line]), into: &pendingOutput) {
+        return next + 1
+      }
+      return answerHere(from: next, before: limit, parse)
+    }
     guard threads > 1, lines.count >= Self.parallelMinimumLines else {
       var next = 0
       while next < lines.count {
-        next = answerHere(from: next, before: lines.count, parse)
+        next = answerFrom(next, before: lines.count)
         if stopRequested() { return false }
       }
       return true
@@ -195,7 +215,7 @@ public final class Server {
     let helper = helperTask(for: lines[half...], in: bytes)
     var next = 0
     while next < half {
-      next = answerHere(from: next, before: half, parse)
+      next = answerFrom(next, before: half)
       if stopRequested() {
         _ = helper.wait()
         return false
@@ -251,11 +271,16 @@ public final class Server {
       outcomes.reserveCapacity(ranges.count)
       text.withUnsafeBytes { text in
         for range in ranges {
-          let line = Server.parsedLine(UnsafeRawBufferPointer(rebasing: text[range]), handler, maxLineBytes)
+          let bytes = UnsafeRawBufferPointer(rebasing: text[range])
+          let (outputStart, logStart) = (output.count, log.count)
+          if bytes.count <= maxLineBytes && handler.answerBorrowed(bytes, into: &output) {
+            outcomes.append(.answered(output: outputStart..<output.count, log: logStart..<log.count))
+            continue
+          }
+          let line = Server.parsedLine(bytes, handler, maxLineBytes)
           if handler.needsStore(line) {
             outcomes.append(.deferred(line))
           } else {
-            let (outputStart, logStart) = (output.count, log.count)
             _ = handler.answer(line, into: &output)
             outcomes.append(.answered(output: outputStart..<output.count, log: logStart..<log.count))
           }
@@ -398,6 +423,12 @@ public final class Server {
 
   private func tooLong() {
     _ = handler.answer(.tooLong(limit: maxLineBytes), into: &pendingOutput)
+  }
+
+  /// Whether a read of `fd` would not block now (data, or its end).
+  static func isReadable(_ fd: Int32) -> Bool {
+    var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    return poll(&descriptor, 1, 0) > 0
   }
 
   /// Blocks until input is readable; false when a stop was requested.

@@ -191,11 +191,13 @@ public enum StoreLocation: Equatable, Sendable {
 
   /// `postgres://` and `postgresql://` URLs name a server; anything else is a SQLite path.
   /// `environment` supplies `PGPASSWORD` when the URL has no password.
-  public static func parse(_ argument: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+  /// (The process environment when nil, read only for a server: Foundation's copy of it is
+  /// work a SQLite start does not need.)
+  public static func parse(_ argument: String, environment: [String: String]? = nil)
     throws(PostgresURL.Problem) -> StoreLocation
   {
     guard PostgresURL.isPostgres(argument) else { return .sqlite(path: argument) }
-    return .postgres(try PostgresURL(argument, environment: environment))
+    return .postgres(try PostgresURL(argument, environment: environment ?? ProcessInfo.processInfo.environment))
   }
 }
 

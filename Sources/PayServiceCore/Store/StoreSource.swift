@@ -5,9 +5,24 @@ import Synchronization
 public final class StoreOpening: Sendable {
   private let done = DispatchSemaphore(value: 0)
   private let result = Mutex<Result<any Store, StoreError>?>(nil)
+  private let open: @Sendable () throws(StoreError) -> any Store
+  private let started = Mutex(false)
 
-  /// Starts `open` on a new thread, which ends when the store is open (or failed to open).
-  public init(_ open: @escaping @Sendable () throws(StoreError) -> any Store) {
+  /// Starts `open` on a new thread, which ends when the store is open (or failed to open); with
+  /// `deferred`, only at `start()` or when first waited for.
+  public init(deferred: Bool = false, _ open: @escaping @Sendable () throws(StoreError) -> any Store) {
+    self.open = open
+    if !deferred { start() }
+  }
+
+  /// Starts opening the store, unless it was started already.
+  public func start() {
+    guard started.withLock({ started in
+      defer { started = true }
+      return !started
+    })
+    else { return }
+    let open = self.open
     let thread = Thread { [self] in
       let opened: Result<any Store, StoreError>
       do throws(StoreError) {
@@ -21,13 +36,16 @@ public final class StoreOpening: Sendable {
     thread.start()
   }
 
-  /// Opens the SQLite store at `path` on a new thread.
-  public convenience init(path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout) {
-    self.init { () throws(StoreError) -> any Store in try SQLiteStore(path: path, busyTimeout: busyTimeout) }
+  /// Opens the SQLite store at `path` on a new thread (with `deferred`, once started).
+  public convenience init(path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout, deferred: Bool = false) {
+    self.init(deferred: deferred) { () throws(StoreError) -> any Store in
+      try SQLiteStore(path: path, busyTimeout: busyTimeout)
+    }
   }
 
-  /// Waits for the store to be open.
+  /// Waits for the store to be open (starting it when it was deferred).
   public func wait() throws(StoreError) -> any Store {
+    start()
     done.wait()
     done.signal()
     return try result.withLock { $0! }.get()
@@ -54,11 +72,21 @@ public final class StoreSource: Sendable {
   /// A store that is already open and prepared.
   public init(_ store: any Store) {
     state = Mutex(State(result: .success(store)))
+    opening = nil
   }
 
   /// A store being opened; `prepare` runs once on it, on the thread that first asks for it.
   public init(opening: StoreOpening, prepare: @escaping @Sendable (any Store) throws -> Void) {
     state = Mutex(State(opening: opening, prepare: prepare))
+    self.opening = opening
+  }
+
+  private let opening: StoreOpening?
+
+  /// Starts opening a deferred store in the background (the server calls it when it first waits
+  /// for input), so that a later request finds it open; nothing for a store already open.
+  public func startOpening() {
+    opening?.start()
   }
 
   /// The store, waiting for it to be open the first time. A store that failed to open or prepare
