@@ -43,8 +43,14 @@ public struct ByteBuffer: ~Copyable {
     }
   }
 
+  /// Room for `extra` more bytes: a comparison inline, the growing out of line.
+  @inline(__always)
   private mutating func reserve(_ extra: Int) {
-    guard count + extra > capacity else { return }
+    if count + extra > capacity { grow(extra) }
+  }
+
+  @inline(never)
+  private mutating func grow(_ extra: Int) {
     var newCapacity = capacity * 2
     while count + extra > newCapacity { newCapacity *= 2 }
     let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)

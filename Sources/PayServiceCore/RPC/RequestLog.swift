@@ -38,10 +38,26 @@ public final class RequestLog {
   var collected: [UInt8] { buffer.bytes }
 
   /// Appends lines another log collected.
-  func append(collected lines: ArraySlice<UInt8>) {
+  func append(collected lines: UnsafeRawBufferPointer) {
     guard !lines.isEmpty else { return }
-    lines.withUnsafeBytes { buffer.append($0) }
+    if lines.count >= 1 << 14 && fd >= 0 {
+      // A helper's half of a read: written after what is buffered rather than copied.
+      flush()
+      _ = writeAll(lines, to: fd)
+      return
+    }
+    buffer.append(lines)
     flushIfFull()
+  }
+
+  /// The collected bytes, for the duration of `body`.
+  func withCollected(_ body: (UnsafeRawBufferPointer) -> Void) {
+    buffer.withBytes(body)
+  }
+
+  /// Drops the collected bytes.
+  func reset() {
+    buffer.reset(capacityLimit: 1 << 20)
   }
 
   public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {

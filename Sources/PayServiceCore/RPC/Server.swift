@@ -46,9 +46,9 @@ public final class Server {
   let log: RequestLog
   let threads: Int
   let groupCommits: Bool
-  /// Where helper tasks run: started at the first read they can help with (a one-request start
-  /// pays nothing for it), stopped with the server.
-  private var taskThread: TaskThread?
+  /// The second thread (`threads: 2`): started at the first read it can help with (a
+  /// one-request start pays nothing for it), stopped with the server.
+  private var half: HalfAnswerer?
 
   /// Lines helper tasks answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
@@ -80,7 +80,7 @@ public final class Server {
   }
 
   deinit {
-    taskThread?.stop()
+    half?.stop()
   }
 
   public func run() -> Exit {
@@ -212,82 +212,43 @@ public final class Server {
       return true
     }
     let half = lines.count / 2
-    let helper = helperTask(for: lines[half...], in: bytes)
+    let helper =
+      self.half
+      ?? HalfAnswerer(context: handler.context, methods: handler.methods, level: log.logLevel, maxLineBytes: maxLineBytes)
+    self.half = helper
+    helper.post(lines[half...], of: bytes)
     var next = 0
     while next < half {
       next = answerFrom(next, before: half)
       if stopRequested() {
-        _ = helper.wait()
+        helper.wait()
         return false
       }
     }
-    let batch = helper.wait()
-    // The task's answers in order; the lines it left (parsed) are answered here in their places.
+    helper.wait()
+    // The helper's answers in order; the lines it left (parsed) are answered here in their places.
     func deferred(_ index: Int) -> RequestHandler.ParsedLine? {
-      if case .deferred(let line) = batch.outcomes[index - half] { return line }
+      if case .deferred(let line) = helper.outcomes[index - half] { return line }
       return nil
     }
     while next < lines.count {
-      switch batch.outcomes[next - half] {
-      case .answered(let output, let log):
-        batch.output[output].withUnsafeBytes { pendingOutput.appendLines($0) }
-        self.log.append(collected: batch.log[log])
+      // A run of answered lines is appended in one piece.
+      var run: (output: Range<Int>, log: Range<Int>)?
+      while next < lines.count, case .answered(let output, let log) = helper.outcomes[next - half] {
+        run = run.map { ($0.output.lowerBound..<output.upperBound, $0.log.lowerBound..<log.upperBound) } ?? (output, log)
         linesAnsweredByHelper += 1
         next += 1
-      case .deferred:
+      }
+      if let run {
+        helper.output.withBytes { appendResponses(UnsafeRawBufferPointer(rebasing: $0[run.output])) }
+        helper.logBytes(run.log) { log.append(collected: $0) }
+      }
+      if next < lines.count {
         next = answerHere(from: next, before: lines.count, deferred)
       }
       if stopRequested() { return false }
     }
     return true
-  }
-
-  /// What a helper task did with its lines: their responses and log lines, and for each line
-  /// where its answer is, or the line parsed when it may touch the store.
-  struct HelperBatch: Sendable {
-    enum Outcome: Sendable {
-      case answered(output: Range<Int>, log: Range<Int>)
-      case deferred(RequestHandler.ParsedLine)
-    }
-
-    var output: [UInt8] = []
-    var log: [UInt8] = []
-    var outcomes: [Outcome] = []
-  }
-
-  /// Starts a task answering the store-free `lines` of `bytes` (copied for it).
-  private func helperTask(for lines: ArraySlice<Range<Int>>, in bytes: UnsafeRawBufferPointer) -> Awaited<HelperBatch> {
-    let start = lines.first!.lowerBound
-    let text = Array(bytes[start..<lines.last!.upperBound])
-    let ranges = lines.map { ($0.lowerBound - start)..<($0.upperBound - start) }
-    let (context, methods, level, maxLineBytes) = (handler.context, handler.methods, log.logLevel, maxLineBytes)
-    let executor = taskThread ?? TaskThread(name: "payservice-tasks")
-    taskThread = executor
-    return Awaited(on: executor) {
-      let log = RequestLog(collecting: level)
-      let handler = RequestHandler(context: context, methods: methods, log: log)
-      var output = JSONWriter(capacity: text.count * 2)
-      var outcomes: [HelperBatch.Outcome] = []
-      outcomes.reserveCapacity(ranges.count)
-      text.withUnsafeBytes { text in
-        for range in ranges {
-          let bytes = UnsafeRawBufferPointer(rebasing: text[range])
-          let (outputStart, logStart) = (output.count, log.count)
-          if bytes.count <= maxLineBytes && handler.answerBorrowed(bytes, into: &output) {
-            outcomes.append(.answered(output: outputStart..<output.count, log: logStart..<log.count))
-            continue
-          }
-          let line = Server.parsedLine(bytes, handler, maxLineBytes)
-          if handler.needsStore(line) {
-            outcomes.append(.deferred(line))
-          } else {
-            _ = handler.answer(line, into: &output)
-            outcomes.append(.answered(output: outputStart..<output.count, log: logStart..<log.count))
-          }
-        }
-      }
-      return HelperBatch(output: output.bytes, log: log.collected, outcomes: outcomes)
-    }
   }
 
   /// A line (without its LF) parsed; one longer than `maxLineBytes` is not parsed.
@@ -450,6 +411,18 @@ public final class Server {
 
   private func stopRequested() -> Bool {
     stopSignal != nil && StopSignal.requested
+  }
+
+  /// Appends complete response lines; a large run of them (a helper's half of a read) is written
+  /// as it is after what is pending, instead of being copied into the pending output first.
+  private func appendResponses(_ lines: UnsafeRawBufferPointer) {
+    guard lines.count >= 1 << 14, !outputClosed else {
+      pendingOutput.appendLines(lines)
+      return
+    }
+    if !pendingOutput.isEmpty && !pendingOutput.withBytes({ writeAll($0, to: output) }) { outputClosed = true }
+    pendingOutput.reset(capacityLimit: 1 << 20)
+    if !outputClosed && !writeAll(lines, to: output) { outputClosed = true }
   }
 
   private func flush() {
