@@ -5,30 +5,56 @@ public struct Currency: Equatable, Hashable, Sendable {
 
   /// The active ISO 4217 currency with this alphabetic code, or nil.
   public init?(code: String) {
-    guard code.utf8.count == 3, let digits = Currency.minorDigitsByCode[code] else { return nil }
+    guard let digits = Currency.minorDigits(of: code) else { return nil }
     self.code = code
     self.minorDigits = digits
   }
 
-  /// Minor-unit digits of the active ISO 4217 codes (list of 2024; funds codes included).
-  static let minorDigitsByCode: [String: Int] = {
-    var table: [String: Int] = [:]
-    let twoDigit = """
+  /// Active ISO 4217 codes (list of 2024; funds codes included) by the digits of their minor unit,
+  /// each code followed by a space.
+  private static let codesByMinorDigits: [(digits: Int, codes: StaticString)] = [
+    (
+      2,
+      """
       AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BOV BRL BSD BTN BWP BYN BZD \
       CAD CDF CHE CHF CHW CNY COP COU CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS \
       GIP GMD GTQ GYD HKD HNL HTG HUF IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL \
       MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK \
       PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS \
-      TMT TOP TRY TTD TWD TZS UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG
+      TMT TOP TRY TTD TWD TZS UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG \
+
       """
-    let zeroDigit = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
-    let threeDigit = "BHD IQD JOD KWD LYD OMR TND"
-    let fourDigit = "CLF UYW"
-    for (list, digits) in [(twoDigit, 2), (zeroDigit, 0), (threeDigit, 3), (fourDigit, 4)] {
-      for code in list.split(separator: " ") { table[String(code)] = digits }
+    ),
+    (0, "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF "),
+    (3, "BHD IQD JOD KWD LYD OMR TND "),
+    (4, "CLF UYW "),
+  ]
+
+  /// The minor-unit digits of an active code, found in the lists above: a start reads one
+  /// currency, and building a dictionary of all of them cost more than the rest of its config.
+  static func minorDigits(of code: String) -> Int? {
+    var code = code
+    return code.withUTF8 { wanted -> Int? in
+      guard wanted.count == 3 else { return nil }
+      for (digits, codes) in codesByMinorDigits {
+        let text = UnsafeBufferPointer(start: codes.utf8Start, count: codes.utf8CodeUnitCount)
+        var index = 0
+        while index + 3 <= text.count {
+          if text[index] == wanted[0] && text[index + 1] == wanted[1] && text[index + 2] == wanted[2] { return digits }
+          index += 4
+        }
+      }
+      return nil
     }
-    return table
-  }()
+  }
+
+  /// Every active code, for tests.
+  static var allCodes: [String] {
+    codesByMinorDigits.flatMap { entry in
+      String(decoding: UnsafeBufferPointer(start: entry.codes.utf8Start, count: entry.codes.utf8CodeUnitCount), as: UTF8.self)
+        .split(separator: " ").map(String.init)
+    }
+  }
 
   /// The ISO 4217 numeric code (three digits), as Apple Pay's decrypted payment data carries it;
   /// nil only for a code missing from the table below.
