@@ -41,7 +41,20 @@ public final class FuzzOracle {
       handler: handler, input: inFD, output: outFD, maxLineBytes: maxLineBytes, log: RequestLog(level: .quiet))
     guard server.run() == .finished else { return "the server did not finish" }
     guard let output = FileManager.default.contents(atPath: outputPath) else { return "cannot read stdout" }
-    return Self.verify(input: input, output: Array(output), maxLineBytes: maxLineBytes)
+    if let problem = Self.verify(input: input, output: Array(output), maxLineBytes: maxLineBytes) { return problem }
+    return Self.borrowedAgrees(input: input, handler: handler)
+  }
+
+  /// Nil when every line of `input` that the borrowed request path answers gets exactly the
+  /// general path's answer from `handler`.
+  public static func borrowedAgrees(input: [UInt8], handler: RequestHandler) -> String? {
+    for (index, line) in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+      guard let answers = Array(line).withUnsafeBytes({ handler.answersByBothPaths($0) }) else { continue }
+      if answers.borrowed != answers.general {
+        return "line \(index + 1): the borrowed path answered differently from the general one"
+      }
+    }
+    return nil
   }
 
   /// Checks `output` against the `input` it answers. A line of JSON whitespace gets no answer unless

@@ -29,6 +29,17 @@ extension RequestHandler {
     return true
   }
 
+  /// When the borrowed path answers `line`: its response line and the general path's (each with
+  /// its LF; the general one nil if it gives none). Nil when the borrowed path declines. For tests
+  /// and the fuzzer, which check that a borrowed answer is always the general one.
+  public func answersByBothPaths(_ line: UnsafeRawBufferPointer) -> (borrowed: [UInt8], general: [UInt8]?)? {
+    var borrowed = JSONWriter()
+    guard answerBorrowed(line, into: &borrowed) else { return nil }
+    var general = JSONWriter()
+    let generalAnswered = answer(parse(line), into: &general)
+    return (borrowed.bytes, generalAnswered ? general.bytes : nil)
+  }
+
   /// `answerBorrowed(_:into:)`, which drops what this wrote when it returns false.
   private func answerBorrowed(_ line: UnsafeRawBufferPointer, writingInto writer: inout JSONWriter) -> Bool {
     guard let table = pricingTable, let names = methods.borrowedNames else { return false }
