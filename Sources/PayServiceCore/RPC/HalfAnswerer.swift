@@ -67,9 +67,13 @@ final class HalfAnswerer: @unchecked Sendable {
   }
 
   /// Waits for the posted lines' outcomes (`outcomes`, in order; bytes in `output` and `logBytes`).
-  func wait() {
+  /// Returns whether they were ready already (the helper finished first).
+  @discardableResult
+  func wait() -> Bool {
+    let ready = state.load(ordering: .sequentiallyConsistent) == State.done.rawValue
     waitFor(.done, parking: serverParked, on: wakeServer)
     state.store(State.idle.rawValue, ordering: .sequentiallyConsistent)
+    return ready
   }
 
   /// The log lines of the last batch.

@@ -49,6 +49,8 @@ public final class Server {
   /// The second thread (`threads: 2`): started at the first read it can help with (a
   /// one-request start pays nothing for it), stopped with the server.
   private var half: HalfAnswerer?
+  /// The percentage of a split read's lines the helper answers (30 to 70).
+  private var helperShare = 50
 
   /// Lines helper tasks answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
@@ -211,7 +213,9 @@ public final class Server {
       }
       return true
     }
-    let half = lines.count / 2
+    // The helper's share follows which side finished first last time: the server thread also
+    // reads, writes and appends the helper's answers, so an even split would keep the helper waiting.
+    let half = min(max(lines.count * (100 - helperShare) / 100, 1), lines.count - 1)
     let helper =
       self.half
       ?? HalfAnswerer(context: handler.context, methods: handler.methods, level: log.logLevel, maxLineBytes: maxLineBytes)
@@ -225,7 +229,7 @@ public final class Server {
         return false
       }
     }
-    helper.wait()
+    helperShare = helper.wait() ? min(helperShare + 2, 70) : max(helperShare - 2, 30)
     // The helper's answers in order; the lines it left (parsed) are answered here in their places.
     func deferred(_ index: Int) -> RequestHandler.ParsedLine? {
       if case .deferred(let line) = helper.outcomes[index - half] { return line }
