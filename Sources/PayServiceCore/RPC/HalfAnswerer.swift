@@ -46,17 +46,7 @@ final class HalfAnswerer: @unchecked Sendable {
     log = RequestLog(collecting: level)
     handler = RequestHandler(context: context, methods: methods, log: log)
     self.maxLineBytes = maxLineBytes
-    let thread = Thread { [self] in
-      // Stop signals are the server thread's to take.
-      var signals = sigset_t()
-      sigemptyset(&signals)
-      sigaddset(&signals, SIGTERM)
-      sigaddset(&signals, SIGINT)
-      pthread_sigmask(SIG_BLOCK, &signals, nil)
-      run()
-    }
-    thread.name = "payservice-half"
-    thread.start()
+    startServerHelperThread(name: "payservice-half") { [self] in run() }
   }
 
   /// Starts answering `lines` of `text`, which must stay as they are until `wait` returns.

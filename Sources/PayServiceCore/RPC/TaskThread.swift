@@ -15,13 +15,7 @@ final class TaskThread: TaskExecutor, Sendable {
   private let ready = DispatchSemaphore(value: 0)
 
   init(name: String) {
-    let thread = Thread { [self] in
-      // Stop signals are the server thread's to take.
-      var signals = sigset_t()
-      sigemptyset(&signals)
-      sigaddset(&signals, SIGTERM)
-      sigaddset(&signals, SIGINT)
-      pthread_sigmask(SIG_BLOCK, &signals, nil)
+    startServerHelperThread(name: name) { [self] in
       while true {
         ready.wait()
         switch items.withLock({ $0.removeFirst() }) {
@@ -30,8 +24,6 @@ final class TaskThread: TaskExecutor, Sendable {
         }
       }
     }
-    thread.name = name
-    thread.start()
   }
 
   func enqueue(_ job: consuming ExecutorJob) {
@@ -66,4 +58,19 @@ final class Awaited<Value: Sendable>: Sendable {
     done.signal()
     return value.withLock { $0! }
   }
+}
+
+/// Starts a thread of the server's own running `body`, with the stop signals (SIGTERM, SIGINT)
+/// blocked: they are the server thread's to take.
+func startServerHelperThread(name: String, _ body: @escaping @Sendable () -> Void) {
+  let thread = Thread {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGTERM)
+    sigaddset(&signals, SIGINT)
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+    body()
+  }
+  thread.name = name
+  thread.start()
 }
