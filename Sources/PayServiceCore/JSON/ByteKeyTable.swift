@@ -46,7 +46,7 @@ struct ByteKeyTable: @unchecked Sendable {
     let totalBytes = entries.reduce(0) { $0 + $1.key.utf8.count }
     let keys = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(totalBytes, 1))
     var used = 0
-    var table = ByteKeyTable(slots: UnsafePointer(slots.baseAddress!), mask: capacity - 1, keys: UnsafePointer(keys.baseAddress!))
+    let table = ByteKeyTable(slots: UnsafePointer(slots.baseAddress!), mask: capacity - 1, keys: UnsafePointer(keys.baseAddress!))
     for (key, value) in entries {
       let bytes = Array(key.utf8)
       let found = bytes.withUnsafeBytes { table.value(for: $0) }
@@ -58,7 +58,6 @@ struct ByteKeyTable: @unchecked Sendable {
       slots[index] = Slot(hash: hash, length: Int32(bytes.count), offset: Int32(used), value: Int32(value))
       used += bytes.count
     }
-    table = ByteKeyTable(slots: UnsafePointer(slots.baseAddress!), mask: capacity - 1, keys: UnsafePointer(keys.baseAddress!))
     return (table, Storage(slots: slots, keys: keys))
   }
 

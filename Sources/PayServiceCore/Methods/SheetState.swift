@@ -226,7 +226,8 @@ extension SheetState {
           guard scanner.string() != nil else { return false }
         } while scanner.take(UInt8(ascii: ","))
         guard scanner.take(UInt8(ascii: "]")) else { return false }
-      } else if Self.contactTextMembers.contains(where: { scanner.matches(key, $0) }) {
+      } else if Self.contactMembers.table.value(for: scanner.slice(key)) != nil {
+        // Any other member the general reader knows: a string or null there (else this declines).
         guard scanner.null() || scanner.string() != nil else { return false }
       } else {
         guard scanner.skipValue() else { return false }
@@ -235,11 +236,11 @@ extension SheetState {
     return scanner.take(UInt8(ascii: "}"))
   }
 
-  /// The contact's other text members (`Contact.shape`).
-  private static let contactTextMembers: [StaticString] = [
-    "givenName", "familyName", "emailAddress", "phoneNumber", "subLocality", "locality", "subAdministrativeArea",
-    "country",
-  ]
+  /// The members `Contact.shape` reads, looked up by the scanned key (the table and its memory).
+  private static let contactMembers: (table: ByteKeyTable, storage: ByteKeyTable.Storage) = {
+    let (table, storage) = ByteKeyTable.make(Contact.shape.keys.map { ($0, 0) })
+    return (table, storage)
+  }()
 
   /// Whether `Region.normalize` returns the text as it is: no lowercase letter, no whitespace,
   /// ASCII only.

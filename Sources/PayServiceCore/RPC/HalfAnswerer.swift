@@ -92,7 +92,7 @@ final class HalfAnswerer: @unchecked Sendable {
     for range in lines {
       let bytes = UnsafeRawBufferPointer(rebasing: text[range])
       let (outputStart, logStart) = (output.count, log.count)
-      if bytes.count <= maxLineBytes && handler.answerBorrowed(bytes, into: &output) {
+      if Server.answeredBorrowed(bytes, handler, maxLineBytes, into: &output) {
         outcomes.append(.answered(output: outputStart..<output.count, log: logStart..<log.count))
         continue
       }

@@ -8,15 +8,17 @@ import Synchronization
 /// the next read, so an interactive client gets each answer without sending more. A line longer
 /// than `maxLineBytes` is answered with one -32600 and skipped without being buffered.
 ///
-/// One concurrency model: the server thread reads, and answers every read's lines in request
-/// order before it reads again; work that may run alongside runs in Swift tasks whose results the
-/// server thread waits for (the compiler checks that what crosses into a task is Sendable). With
-/// `threads: 2`, a read that brings many lines (a pipelined client) is split in two, and a task
-/// answers the second half's store-free lines (pricing and sheet events, and lines answered with
-/// an error) while this thread answers the first half. It parses the others (batches,
-/// authorizePayment, processOrder, getOrder, listProducts) for this thread, which answers them
-/// after its own half, in order. Every store access therefore still happens on one thread in
-/// request order, and responses and log lines come in request order.
+/// The server thread reads, and answers every read's lines in request order before it reads
+/// again. A line the borrowed path takes (`RequestHandler.answerBorrowed`) is answered from its
+/// bytes; any other is parsed and answered by the general path. With `threads: 2`, a read that
+/// brings many lines (a pipelined client) is split in two, and a second thread (`HalfAnswerer`)
+/// answers the second part's store-free lines (pricing and sheet events, and lines answered with
+/// an error) while this thread answers the first part; the split follows which side finished first
+/// the time before. The helper parses the others (batches, authorizePayment, processOrder,
+/// getOrder, listProducts) for this thread, which answers them after its own part, in order. Every
+/// store access therefore still happens on one thread in request order, and responses and log
+/// lines come in request order. Asynchronous work (a remote gateway's calls) runs in Swift tasks
+/// whose results the server thread waits for.
 ///
 /// With `groupCommits`, consecutive processOrder requests of one read share one store transaction
 /// (group commit): each runs in its own savepoint, the transaction commits once, and only then
@@ -52,7 +54,7 @@ public final class Server {
   /// The percentage of a split read's lines the helper answers (30 to 70).
   private var helperShare = 50
 
-  /// Lines helper tasks answered (statistics for tests and benchmarks).
+  /// Lines the second thread answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
   /// Orders committed in groups of two or more (statistics for tests and benchmarks).
   public private(set) var ordersCommittedInGroups = 0
@@ -66,7 +68,7 @@ public final class Server {
 
   /// - Parameter stopSignal: a descriptor that becomes readable when the process should stop
   ///   (the signal handler's self-pipe); the loop then finishes the request in flight and returns.
-  /// - Parameter threads: 1, or 2 to answer pipelined store-free requests in a helper task too.
+  /// - Parameter threads: 1, or 2 to answer pipelined store-free requests on a second thread too.
   public init(
     handler: RequestHandler, input: Int32, output: Int32, maxLineBytes: Int, stopSignal: Int32? = nil,
     log: RequestLog, threads: Int = 1, groupCommits: Bool = true
@@ -188,7 +190,7 @@ public final class Server {
 
   /// Answers one line that is not part of a read's run of lines (it spanned reads, or ended the input).
   private func answerAlone(_ line: UnsafeRawBufferPointer) {
-    if line.count <= maxLineBytes && handler.answerBorrowed(line, into: &pendingOutput) { return }
+    if Server.answeredBorrowed(line, handler, maxLineBytes, into: &pendingOutput) { return }
     _ = handler.answer(parsedLine(line), into: &pendingOutput)
   }
 
@@ -199,8 +201,7 @@ public final class Server {
     }
     // A line the borrowed path answers is done; any other starts a run (a group) answered from its parse.
     func answerFrom(_ next: Int, before limit: Int) -> Int {
-      let line = lines[next]
-      if line.count <= maxLineBytes && handler.answerBorrowed(UnsafeRawBufferPointer(rebasing: bytes[line]), into: &pendingOutput) {
+      if Server.answeredBorrowed(UnsafeRawBufferPointer(rebasing: bytes[lines[next]]), handler, maxLineBytes, into: &pendingOutput) {
         return next + 1
       }
       return answerHere(from: next, before: limit, parse)
@@ -258,6 +259,14 @@ public final class Server {
   /// A line (without its LF) parsed; one longer than `maxLineBytes` is not parsed.
   private func parsedLine(_ line: UnsafeRawBufferPointer) -> RequestHandler.ParsedLine {
     Server.parsedLine(line, handler, maxLineBytes)
+  }
+
+  /// Whether the borrowed path answered `line` (never one longer than `maxLineBytes`, which gets
+  /// the general path's -32600).
+  static func answeredBorrowed(
+    _ line: UnsafeRawBufferPointer, _ handler: RequestHandler, _ maxLineBytes: Int, into writer: inout JSONWriter
+  ) -> Bool {
+    line.count <= maxLineBytes && handler.answerBorrowed(line, into: &writer)
   }
 
   static func parsedLine(
