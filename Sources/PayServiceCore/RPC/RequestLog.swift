@@ -4,7 +4,7 @@ import Foundation
 /// contacts or payment data. Lines are buffered and flushed with each batch of responses.
 ///
 /// Not Sendable: each log belongs to the one thread or task that answers with it (the server
-/// thread's writes to stderr; a helper task's collects lines that the server thread appends in
+/// thread's writes to stderr; the second thread's collects lines that the server thread appends in
 /// order).
 public final class RequestLog {
   public enum Level: Int, Sendable { case quiet = 0, warnings = 1, requests = 2 }
@@ -20,7 +20,7 @@ public final class RequestLog {
     self.level = level
   }
 
-  /// A log that only collects lines (for a helper task): `collected` hands them to the server's.
+  /// A log that only collects lines (for the second thread): `withCollected` hands them to the server's.
   init(collecting level: Level) {
     self.fd = -1
     self.level = level
