@@ -7,6 +7,20 @@ import PackageDescription
 let linkOrder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
   .appendingPathComponent("Sources/payservice/link-order.txt").path
 
+/// Our own modules' code generation in a release build: metadata of concrete generic types (a
+/// `[String: Product]`'s storage, say) is built by direct accessor calls that pass their witness
+/// tables, not demangled from a name at first use, which made the runtime check `String: Hashable`
+/// by scanning all 11,400 conformance records of the binary (a fifth of a start's instructions,
+/// and a page of data for every 64 KiB those records span); and each function gets its own section,
+/// so that link-order.txt can place functions, not whole source files.
+let leanCodegen: [SwiftSetting] = [
+  .unsafeFlags(
+    [
+      "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-Xfrontend",
+      "-function-sections",
+    ], .when(configuration: .release))
+]
+
 let package = Package(
   name: "payservice",
   platforms: [.macOS(.v15)],
@@ -44,7 +58,7 @@ let package = Package(
       // few pages: the kernel maps text 64 KiB around each touched page, and scattered over the
       // whole binary a one-request start was resident in 17 MB.
       exclude: ["link-order.txt"],
-      swiftSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))],
+      swiftSettings: leanCodegen + [.unsafeFlags(["-static-executable"], .when(configuration: .release))],
       linkerSettings: [
         .unsafeFlags(
           [
@@ -61,7 +75,8 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
-      ]
+      ],
+      swiftSettings: leanCodegen
     ),
     // The store on a PostgreSQL server (`--database postgres://…`): its own module, so that the
     // core builds and fuzzes without SwiftNIO.
@@ -71,7 +86,8 @@ let package = Package(
         "PayServiceCore",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Logging", package: "swift-log"),
-      ]
+      ],
+      swiftSettings: leanCodegen
     ),
     // The Stripe gateway (`gateway.kind: stripe`): HTTPS through AsyncHTTPClient, in its own module
     // for the same reason.
@@ -84,7 +100,8 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Logging", package: "swift-log"),
-      ]
+      ],
+      swiftSettings: leanCodegen
     ),
     // Apple Pay merchant validation (`startMerchantSession`): the merchant identity's mutual TLS
     // to Apple's gateways through AsyncHTTPClient, in its own module like the Stripe gateway.
@@ -97,7 +114,8 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Logging", package: "swift-log"),
-      ]
+      ],
+      swiftSettings: leanCodegen
     ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(

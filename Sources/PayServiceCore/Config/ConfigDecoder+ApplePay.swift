@@ -1,5 +1,4 @@
 import Foundation
-import Yams
 
 /// What the `applePay:` section configures: the payment processing identity (decrypting tokens),
 /// the payment request's extra facts, and the merchant identity for merchant sessions.
@@ -8,12 +7,12 @@ struct ApplePaySection {
   var paymentRequest = PaymentRequestSettings()
   var merchantSession: MerchantSessionSettings?
   /// Where `managementURL` was written (or the section), for the catalog's billing checks.
-  var node: Node?
+  var node: YAMLNode?
 }
 
 extension ConfigDecoder {
   /// The text of the file `key` names (relative to the config file), or nil (reported).
-  func configFile(_ fields: [String: Node], _ key: String, _ path: String) -> (node: Node, text: String)? {
+  func configFile(_ fields: [String: YAMLNode], _ key: String, _ path: String) -> (node: YAMLNode, text: String)? {
     guard let valueNode = fields[key], let name = reader.string(valueNode, "\(path).\(key)") else { return nil }
     let directory = (reader.file as NSString).deletingLastPathComponent
     let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
@@ -27,7 +26,7 @@ extension ConfigDecoder {
   /// `applePay:`. The Payment Processing Certificate and key (`merchantCertificate`,
   /// `merchantPrivateKey`, checked against `merchant.identifier` and each other) come as a pair;
   /// so do the merchant identity certificate and key, which also need `domains`.
-  func decodeApplePay(_ node: Node, merchant: Merchant) -> ApplePaySection? {
+  func decodeApplePay(_ node: YAMLNode, merchant: Merchant) -> ApplePaySection? {
     let path = "applePay"
     let processingKeys = ["merchantCertificate", "merchantPrivateKey", "rootCertificate", "maxTokenAgeSeconds"]
     let sessionKeys = ["merchantIdentityCertificate", "merchantIdentityKey", "domains", "merchantSession"]
@@ -112,7 +111,7 @@ extension ConfigDecoder {
     return rest.first != "/" && !rest.contains(where: { $0 == " " || $0.isNewline })
   }
 
-  func decodeMerchantSession(_ fields: [String: Node], node: Node, merchant: Merchant) -> MerchantSessionSettings? {
+  func decodeMerchantSession(_ fields: [String: YAMLNode], node: YAMLNode, merchant: Merchant) -> MerchantSessionSettings? {
     let path = "applePay"
     let certificate = reader.require(fields, "merchantIdentityCertificate", in: node, path).flatMap { _ in
       configFile(fields, "merchantIdentityCertificate", path)
@@ -201,7 +200,7 @@ extension ConfigDecoder {
   }
 
   /// `walletOrders:`: Wallet order tracking for authorizePayment's success.
-  func decodeWalletOrders(_ node: Node) -> WalletOrders? {
+  func decodeWalletOrders(_ node: YAMLNode) -> WalletOrders? {
     let path = "walletOrders"
     guard let fields = reader.mapping(node, path, allowed: ["orderTypeIdentifier", "webServiceURL"]) else { return nil }
     var type: String?

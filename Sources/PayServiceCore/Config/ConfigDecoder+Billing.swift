@@ -1,12 +1,11 @@
 import Foundation
-import Yams
 
 extension ConfigDecoder {
   static let billingKeys = ["recurring", "automaticReload", "deferred"]
 
   /// A catalog entry's billing plan (`recurring`, `automaticReload` or `deferred`, at most one);
   /// `.some(nil)` when it has none, nil when one is invalid (reported).
-  func decodeBilling(_ fields: [String: Node], _ path: String, merchant: Merchant, price: Int64?) -> BillingPlan?? {
+  func decodeBilling(_ fields: [String: YAMLNode], _ path: String, merchant: Merchant, price: Int64?) -> BillingPlan?? {
     let given = Self.billingKeys.filter { fields[$0] != nil }
     guard let key = given.first else { return .some(nil) }
     if given.count > 1 {
@@ -95,7 +94,7 @@ extension ConfigDecoder {
   }
 
   /// `interval` (day, month or year) and `intervalCount` (1–999, default 1).
-  func decodeInterval(_ fields: [String: Node], _ node: Node, _ path: String) -> BillingPlan.Interval? {
+  func decodeInterval(_ fields: [String: YAMLNode], _ node: YAMLNode, _ path: String) -> BillingPlan.Interval? {
     var unit: BillingPlan.IntervalUnit?
     if let n = reader.require(fields, "interval", in: node, path), let text = reader.string(n, "\(path).interval") {
       unit = BillingPlan.IntervalUnit(rawValue: text)
@@ -110,12 +109,12 @@ extension ConfigDecoder {
   /// The checks across sections once each decoded: products with a billing plan need
   /// `applePay.managementURL`, and a remote gateway cannot take a payment of nothing today.
   func checkBilling(
-    _ catalog: [Product], catalogNode: Node?, applePay: ApplePaySection?, gateway: Gateway
+    _ catalog: [Product], catalogNode: YAMLNode?, applePay: ApplePaySection?, gateway: Gateway
   ) -> Bool {
     let billed = catalog.enumerated().filter { $0.element.billing != nil }
     guard let first = billed.first else { return true }
     /// The catalog entry at `index` (its place in the file).
-    func entry(_ index: Int) -> Node? {
+    func entry(_ index: Int) -> YAMLNode? {
       if case .sequence(let entries)? = catalogNode {
         let nodes = Array(entries)
         if nodes.indices.contains(index) { return nodes[index] }

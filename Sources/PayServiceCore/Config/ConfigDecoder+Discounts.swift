@@ -1,4 +1,3 @@
-import Yams
 
 /// `coupons` and `paymentMethodAdjustments`: the config sections the payment sheet's coupon field and
 /// card choice price with.
@@ -13,11 +12,11 @@ extension ConfigDecoder {
       }
   }
 
-  func decodeCoupons(_ node: Node, merchant: Merchant) -> [Coupon]? {
+  func decodeCoupons(_ node: YAMLNode, merchant: Merchant) -> [Coupon]? {
     guard let entries = reader.sequence(node, "coupons") else { return nil }
     var coupons: [Coupon] = []
     var ok = true
-    var seen: Set<String> = []
+    var seen = NameSet()
     let digits = merchant.currency.minorDigits
     for (index, entry) in entries.enumerated() {
       let path = "coupons[\(index)]"
@@ -30,7 +29,7 @@ extension ConfigDecoder {
       if let n = reader.require(f, "code", in: entry, path), let text = reader.string(n, "\(path).code") {
         if !Self.isCouponCode(text) {
           reader.report(n, "\(path).code", "must match \(Self.couponCodePattern), got \"\(text)\"")
-        } else if !seen.insert(Coupon.normalize(text)).inserted {
+        } else if !seen.insert(Coupon.normalize(text)) {
           reader.report(
             n, "\(path).code", "code \"\(text)\" is used by an earlier coupon (codes match case-insensitively)")
         } else {
@@ -72,7 +71,7 @@ extension ConfigDecoder {
     return ok ? coupons : nil
   }
 
-  func decodeAdjustments(_ node: Node, merchant: Merchant) -> [PaymentMethodAdjustment]? {
+  func decodeAdjustments(_ node: YAMLNode, merchant: Merchant) -> [PaymentMethodAdjustment]? {
     guard let entries = reader.sequence(node, "paymentMethodAdjustments") else { return nil }
     var adjustments: [PaymentMethodAdjustment] = []
     var ok = true

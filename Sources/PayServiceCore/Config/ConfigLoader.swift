@@ -1,5 +1,4 @@
 import Foundation
-import Yams
 
 /// Loads and validates `config.yaml`. Every problem found is reported, not just the first.
 public enum ConfigLoader {
@@ -17,17 +16,12 @@ public enum ConfigLoader {
   }
 
   public static func parse(yaml text: String, file: String = "config.yaml") throws(ConfigError) -> Config {
-    let root: Node?
+    let root: YAMLNode?
     do {
-      // Scalars are read from their text (YAMLFieldReader), never from resolved tags or constructed
-      // values, so the basic resolver and an empty constructor suffice: the default resolver
-      // compiles a dozen regular expressions at every start, the default constructor builds maps,
-      // and the default encoding is looked up in a copy of the whole environment.
-      root = try Yams.compose(yaml: text, .basic, Constructor([:], [:], [:]), .utf8)
-    } catch let error as YamlError {
-      throw ConfigError(problems: [yamlProblem(error, file: file)])
+      root = try YAMLNode.compose(text)
     } catch {
-      throw ConfigError(problems: [.init(file: file, line: nil, column: nil, path: "", message: "is not valid YAML")])
+      throw ConfigError(
+        problems: [.init(file: file, line: error.mark?.line, column: error.mark?.column, path: "", message: error.message)])
     }
     guard let root else {
       throw ConfigError(problems: [.init(file: file, line: nil, column: nil, path: "", message: "is empty")])
@@ -36,20 +30,6 @@ public enum ConfigLoader {
     let config = ConfigDecoder(reader: reader).decode(root)
     if let config, reader.problems.isEmpty { return config }
     throw ConfigError(problems: reader.problems)
-  }
-
-  private static func yamlProblem(_ error: YamlError, file: String) -> ConfigError.Problem {
-    switch error {
-    case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
-      .composer(_, let problem, let mark, _):
-      return .init(file: file, line: mark.line, column: mark.column, path: "", message: "invalid YAML: \(problem)")
-    case .duplicatedKeysInMapping(let duplicates, let context):
-      return .init(
-        file: file, line: context.mark.line, column: context.mark.column, path: "",
-        message: "duplicate key \(duplicates.joined(separator: ", "))")
-    default:
-      return .init(file: file, line: nil, column: nil, path: "", message: "invalid YAML")
-    }
   }
 }
 
@@ -83,7 +63,7 @@ struct ConfigDecoder {
     return true
   }
 
-  func decode(_ root: Node) -> Config? {
+  func decode(_ root: YAMLNode) -> Config? {
     let keys = [
       "merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments", "applePay",
       "walletOrders",
@@ -124,7 +104,7 @@ struct ConfigDecoder {
 
   /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.
   func uniqueIdentifier(
-    _ fields: [String: Node], _ key: String, in entry: Node, _ path: String, seen: inout Set<String>, owner: String
+    _ fields: [String: YAMLNode], _ key: String, in entry: YAMLNode, _ path: String, seen: inout NameSet, owner: String
   ) -> String? {
     guard let node = reader.require(fields, key, in: entry, path), let text = reader.string(node, "\(path).\(key)")
     else { return nil }
@@ -132,21 +112,21 @@ struct ConfigDecoder {
       reader.report(node, "\(path).\(key)", "must match \(Self.identifierPattern), got \"\(text)\"")
       return nil
     }
-    if !seen.insert(text).inserted {
+    if !seen.insert(text) {
       reader.report(node, "\(path).\(key)", "\(key) \"\(text)\" is used by an earlier \(owner); it must be unique")
       return nil
     }
     return text
   }
 
-  func decodeMerchant(_ node: Node) -> Merchant? {
+  func decodeMerchant(_ node: YAMLNode) -> Merchant? {
     let path = "merchant"
     let keys = [
       "identifier", "displayName", "countryCode", "currencyCode", "supportedNetworks", "merchantCapabilities",
       "requiredShippingContactFields", "requiredBillingContactFields",
     ]
     guard let fields = reader.mapping(node, path, allowed: keys) else { return nil }
-    func field(_ key: String) -> (Node, String)? {
+    func field(_ key: String) -> (YAMLNode, String)? {
       reader.require(fields, key, in: node, path).map { ($0, "\(path).\(key)") }
     }
     var identifier: String?
@@ -206,7 +186,7 @@ struct ConfigDecoder {
       requiredShippingContactFields: shippingFields, requiredBillingContactFields: billingFields)
   }
 
-  func decodeCatalog(_ node: Node, merchant: Merchant) -> [Product]? {
+  func decodeCatalog(_ node: YAMLNode, merchant: Merchant) -> [Product]? {
     guard let entries = reader.sequence(node, "catalog") else { return nil }
     if entries.isEmpty {
       reader.report(node, "catalog", "must list at least one product")
@@ -214,7 +194,7 @@ struct ConfigDecoder {
     }
     var products: [Product] = []
     var ok = true
-    var seen: Set<String> = []
+    var seen = NameSet()
     for (index, entry) in entries.enumerated() {
       let path = "catalog[\(index)]"
       let keys = ["sku", "name", "description", "price", "quantityOnHand", "imageURI", "taxClass"] + Self.billingKeys
@@ -258,7 +238,7 @@ struct ConfigDecoder {
     return ok ? products : nil
   }
 
-  func decodeShipping(_ node: Node, merchant: Merchant) -> Shipping? {
+  func decodeShipping(_ node: YAMLNode, merchant: Merchant) -> Shipping? {
     guard let fields = reader.mapping(node, "shipping", allowed: ["shipsTo", "methods"]) else { return nil }
     var shipsTo: [String]? = [merchant.countryCode]
     if let n = fields["shipsTo"] {
@@ -273,7 +253,7 @@ struct ConfigDecoder {
       reader.report(methodsNode, "shipping.methods", "must list at least one shipping method")
       return nil
     }
-    var seen: Set<String> = []
+    var seen = NameSet()
     // Every entry is decoded (each reports its own problems) before any failure counts.
     let methods = entries.enumerated().map { index, entry in
       decodeShippingMethod(entry, "shipping.methods[\(index)]", merchant: merchant, shipsTo: shipsTo, seen: &seen)
@@ -284,7 +264,7 @@ struct ConfigDecoder {
 
   /// One entry of `shipping.methods`; its identifier must not be in `seen` (and is added to it).
   func decodeShippingMethod(
-    _ entry: Node, _ path: String, merchant: Merchant, shipsTo: [String]?, seen: inout Set<String>
+    _ entry: YAMLNode, _ path: String, merchant: Merchant, shipsTo: [String]?, seen: inout NameSet
   ) -> ShippingMethod? {
     let keys = [
       "identifier", "label", "detail", "transitDays", "transitDaysMax", "amount", "freeOver", "regions",
@@ -330,7 +310,7 @@ struct ConfigDecoder {
 
   /// A list of region codes ("US", "US-CA") within `shipsTo`; (nil, true) when absent, (nil, false)
   /// when invalid.
-  func regionList(_ node: Node?, _ path: String, shipsTo: [String]?) -> ([String]?, Bool) {
+  func regionList(_ node: YAMLNode?, _ path: String, shipsTo: [String]?) -> ([String]?, Bool) {
     guard let node else { return (nil, true) }
     let list = reader.stringList(node, path) { code in
       guard Self.isRegionCode(code) else {
@@ -347,7 +327,7 @@ struct ConfigDecoder {
 
   /// - Parameter catalog: the products, when valid: every tax class they use needs a rate by default
   ///   and in every rule.
-  func decodeTax(_ node: Node, catalog: [Product]?) -> Tax? {
+  func decodeTax(_ node: YAMLNode, catalog: [Product]?) -> Tax? {
     let allowed = [
       "rounding", "defaultRate", "defaultRates", "rules", "pricesIncludeTax", "roundingTarget", "shippingTaxClass",
       "inclusiveLabel",
@@ -449,16 +429,16 @@ struct ConfigDecoder {
       used.append((product.taxClass, "catalog[\(index)] \(product.sku)"))
     }
     var covered = true
-    var reported: Set<String> = []
-    func check(_ rates: (String) -> Rate?, _ where: String, _ at: Node?) {
-      for (taxClass, user) in used where rates(taxClass) == nil && reported.insert("\(`where`) \(taxClass)").inserted {
+    var reported = NameSet()
+    func check(_ rates: (String) -> Rate?, _ where: String, _ at: YAMLNode?) {
+      for (taxClass, user) in used where rates(taxClass) == nil && reported.insert("\(`where`) \(taxClass)") {
         reader.report(at, `where`, "has no rate for tax class \(taxClass) (used by \(user)); add it to its rates")
         covered = false
       }
     }
     let defaults = { (taxClass: String) in taxClass == TaxClass.standard ? defaultRate : defaultClassRates[taxClass] }
     check(defaults, fields["defaultRates"] == nil ? "tax.defaultRate" : "tax.defaultRates", fields["defaultRates"] ?? fields["defaultRate"])
-    let ruleNodes = fields["rules"].flatMap { node -> [Node]? in
+    let ruleNodes = fields["rules"].flatMap { node -> [YAMLNode]? in
       if case .sequence(let sequence) = node { return Array(sequence) }
       return nil
     } ?? []
@@ -477,7 +457,7 @@ struct ConfigDecoder {
   }
 
   /// A tax class name: letters, digits, - and _.
-  func checkedClass(_ name: String, _ node: Node, _ path: String) -> String? {
+  func checkedClass(_ name: String, _ node: YAMLNode, _ path: String) -> String? {
     guard name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }) else {
       reader.report(node, path, "must be a tax class name like standard or reduced (letters, digits, - and _)")
       return nil
@@ -487,7 +467,7 @@ struct ConfigDecoder {
 
   /// `{standard: "0.20", reduced: "0.05", …}`: the standard rate and the others; nils (with the
   /// problems reported) when it is not valid.
-  func decodeClassRates(_ node: Node, _ path: String) -> (Rate?, [String: Rate]?) {
+  func decodeClassRates(_ node: YAMLNode, _ path: String) -> (Rate?, [String: Rate]?) {
     guard case .mapping(let mapping) = node else {
       reader.report(node, path, "must be a mapping of tax class to rate, like {standard: \"0.20\", reduced: \"0.05\"}")
       return (nil, nil)
@@ -513,7 +493,7 @@ struct ConfigDecoder {
     return ok ? (standard, others) : (nil, nil)
   }
 
-  func decodeGateway(_ node: Node) -> Gateway? {
+  func decodeGateway(_ node: YAMLNode) -> Gateway? {
     let stripeKeys = [
       "mode", "secretKeyVariable", "apiBase", "trustRoots", "connectTimeoutSeconds", "requestTimeoutSeconds",
       "maxRetries", "maxConcurrentCalls",
@@ -524,7 +504,7 @@ struct ConfigDecoder {
       for (keyNode, value) in mapping {
         guard case .scalar(let key) = keyNode else { continue }
         let looksSecret = ["secretKey", "apiKey", "key", "secret"].contains(key.string)
-          || (value.scalar.map { StripeKeyKind(key: $0.string) != nil } ?? false)
+          || (value.string.map { StripeKeyKind(key: $0) != nil } ?? false)
         if looksSecret {
           reader.report(
             value, "gateway.\(key.string)",
@@ -569,7 +549,7 @@ struct ConfigDecoder {
   }
 
   /// The Stripe settings of `gateway`; nil (with the problems reported) when one is invalid.
-  func decodeStripe(_ fields: [String: Node]) -> Gateway.Stripe? {
+  func decodeStripe(_ fields: [String: YAMLNode]) -> Gateway.Stripe? {
     var settings = Gateway.Stripe()
     var valid = true
     if let n = fields["mode"], let text = reader.string(n, "gateway.mode") {

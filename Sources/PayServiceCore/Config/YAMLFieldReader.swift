@@ -1,5 +1,4 @@
 import Foundation
-import Yams
 
 /// Reads typed fields out of a composed YAML node tree, recording each problem with the node's
 /// line and column and the field path. Scalars are read from their source text, so an unquoted
@@ -12,18 +11,18 @@ final class YAMLFieldReader {
     self.file = file
   }
 
-  func report(_ node: Node?, _ path: String, _ message: String) {
+  func report(_ node: YAMLNode?, _ path: String, _ message: String) {
     let mark = node?.mark
     problems.append(.init(file: file, line: mark?.line, column: mark?.column, path: path, message: message))
   }
 
   /// A mapping's values by key. Unknown keys and non-string keys are reported.
-  func mapping(_ node: Node, _ path: String, allowed: [String]) -> [String: Node]? {
+  func mapping(_ node: YAMLNode, _ path: String, allowed: [String]) -> [String: YAMLNode]? {
     guard case .mapping(let mapping) = node else {
       report(node, path, "must be a mapping with keys \(allowed.joined(separator: ", "))")
       return nil
     }
-    var values: [String: Node] = [:]
+    var values: [String: YAMLNode] = [:]
     for (keyNode, value) in mapping {
       guard case .scalar(let key) = keyNode else {
         report(keyNode, path, "keys must be plain names")
@@ -38,11 +37,11 @@ final class YAMLFieldReader {
     return values
   }
 
-  private func isNull(_ scalar: Node.Scalar) -> Bool {
+  private func isNull(_ scalar: YAMLNode.Scalar) -> Bool {
     scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
   }
 
-  func scalar(_ node: Node, _ path: String, expected: String) -> Node.Scalar? {
+  func scalar(_ node: YAMLNode, _ path: String, expected: String) -> YAMLNode.Scalar? {
     guard case .scalar(let scalar) = node, !isNull(scalar) else {
       report(node, path, "must be \(expected)")
       return nil
@@ -50,7 +49,7 @@ final class YAMLFieldReader {
     return scalar
   }
 
-  func string(_ node: Node, _ path: String, nonEmpty: Bool = true) -> String? {
+  func string(_ node: YAMLNode, _ path: String, nonEmpty: Bool = true) -> String? {
     guard let scalar = scalar(node, path, expected: "a string") else { return nil }
     if nonEmpty && scalar.string.isWhitespaceOnly {
       report(node, path, "must not be empty")
@@ -59,7 +58,7 @@ final class YAMLFieldReader {
     return scalar.string
   }
 
-  func int(_ node: Node, _ path: String, range: ClosedRange<Int>) -> Int? {
+  func int(_ node: YAMLNode, _ path: String, range: ClosedRange<Int>) -> Int? {
     let expected = "a whole number from \(range.lowerBound) to \(range.upperBound)"
     guard let scalar = scalar(node, path, expected: expected) else { return nil }
     let text = scalar.string
@@ -72,7 +71,7 @@ final class YAMLFieldReader {
     return value
   }
 
-  func bool(_ node: Node, _ path: String) -> Bool? {
+  func bool(_ node: YAMLNode, _ path: String) -> Bool? {
     guard let scalar = scalar(node, path, expected: "true or false") else { return nil }
     switch scalar.string.lowercased() {
     case "true": return true
@@ -83,7 +82,7 @@ final class YAMLFieldReader {
     }
   }
 
-  func sequence(_ node: Node, _ path: String) -> [Node]? {
+  func sequence(_ node: YAMLNode, _ path: String) -> [YAMLNode]? {
     guard case .sequence(let sequence) = node else {
       report(node, path, "must be a list")
       return nil
@@ -93,7 +92,7 @@ final class YAMLFieldReader {
 
   /// A list of strings, each checked by `validate` (which returns a problem message or nil).
   func stringList(
-    _ node: Node, _ path: String, allowEmpty: Bool = false, unique: Bool = true,
+    _ node: YAMLNode, _ path: String, allowEmpty: Bool = false, unique: Bool = true,
     validate: (String) -> String? = { _ in nil }
   ) -> [String]? {
     guard let nodes = sequence(node, path) else { return nil }
@@ -123,7 +122,7 @@ final class YAMLFieldReader {
   }
 
   /// An amount in minor units: a decimal string or unquoted number read from its text.
-  func amount(_ node: Node, _ path: String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
+  func amount(_ node: YAMLNode, _ path: String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
     let expected = "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\""
     guard let scalar = scalar(node, path, expected: expected) else { return nil }
     switch MoneyText.minorUnits(scalar.string, digits: digits) {
@@ -149,7 +148,7 @@ final class YAMLFieldReader {
     }
   }
 
-  func rate(_ node: Node, _ path: String) -> Rate? {
+  func rate(_ node: YAMLNode, _ path: String) -> Rate? {
     let expected = "a decimal rate from 0 to 1 like \"0.0725\""
     guard let scalar = scalar(node, path, expected: expected) else { return nil }
     guard let rate = Rate(scalar.string), rate.isAtMostOne else {
@@ -161,7 +160,7 @@ final class YAMLFieldReader {
 
   /// A percentage within `range` (whole percent), as the fraction it stands for: "10" -> 0.10.
   /// `zero` says whether exactly 0 is allowed.
-  func percent(_ node: Node, _ path: String, range: ClosedRange<Int64>, zero: Bool) -> Rate? {
+  func percent(_ node: YAMLNode, _ path: String, range: ClosedRange<Int64>, zero: Bool) -> Rate? {
     let bounds = "from \(range.lowerBound) to \(range.upperBound)\(zero ? "" : ", not 0")"
     let expected = "a percentage \(bounds) like \"\(range.lowerBound < 0 ? "-5" : "10")\" (at most 10 decimals)"
     guard let scalar = scalar(node, path, expected: expected) else { return nil }
@@ -176,7 +175,7 @@ final class YAMLFieldReader {
   }
 
   /// An RFC 3339 timestamp such as 2026-12-31T23:59:59Z, as seconds since the epoch.
-  func timestamp(_ node: Node, _ path: String) -> Int64? {
+  func timestamp(_ node: YAMLNode, _ path: String) -> Int64? {
     let expected = "an RFC 3339 timestamp like 2026-12-31T23:59:59Z"
     guard let scalar = scalar(node, path, expected: expected) else { return nil }
     guard let seconds = RFC3339.parse(scalar.string) else {
@@ -187,11 +186,31 @@ final class YAMLFieldReader {
   }
 
   /// Reports a missing required key at its parent mapping.
-  func require(_ values: [String: Node], _ key: String, in parent: Node, _ path: String) -> Node? {
+  func require(_ values: [String: YAMLNode], _ key: String, in parent: YAMLNode, _ path: String) -> YAMLNode? {
     guard let node = values[key] else {
       report(parent, FieldPath.join(path, key), "is required")
       return nil
     }
     return node
+  }
+}
+
+/// The names a config list has used so far (skus, shipping method identifiers, coupon codes), to
+/// report a repeated one.
+///
+/// Its element is its own type, not `String`, so that the set's code is this module's own
+/// specialization (built with direct metadata access, Package.swift's `leanCodegen`), not a
+/// `Set<String>` copy from another module, whose first use makes the runtime scan every
+/// conformance record in the binary to check `String: Hashable`.
+struct NameSet {
+  private struct Name: Hashable {
+    var text: String
+  }
+
+  private var names: Set<Name> = []
+
+  /// Adds `text`; false when it was already there.
+  mutating func insert(_ text: String) -> Bool {
+    names.insert(Name(text: text)).inserted
   }
 }

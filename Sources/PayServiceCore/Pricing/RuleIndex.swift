@@ -74,9 +74,15 @@ struct RuleIndex: Sendable {
   }
 
   /// Every code the index has an entry for: countries ("US") and region codes ("US-CA").
+  /// (Sorted and deduplicated as an array: a `Set<String>` here would take another module's
+  /// copy of the set code, whose first use scans every conformance record; see `NameSet`.)
   var regionCodes: [String] {
-    Set(methodsByCode.keys).union(methodsByCountry.keys).union(taxRulesByCountry.keys).union(taxRulesByCode.keys)
-      .sorted()
+    var codes = Array(methodsByCode.keys) + methodsByCountry.keys + taxRulesByCountry.keys + taxRulesByCode.keys
+    codes.sort()
+    var unique: [String] = []
+    unique.reserveCapacity(codes.count)
+    for code in codes where unique.last != code { unique.append(code) }
+    return unique
   }
 
   /// What the index holds for `code`: for a region code ("US-CA", with a "-") its own offered

@@ -118,6 +118,35 @@ struct ConfigLoaderTests {
     #expect(problems(noGateway) == ["c.yaml:1:1: gateway: is required"])
   }
 
+  @Test("YAML composition: aliases take their anchor's node, quoted scalars keep their text")
+  func composition() throws {
+    let yaml = Self.minimal
+      .replacingOccurrences(of: "displayName: Tiny", with: "displayName: &shop Tiny")
+      .replacingOccurrences(of: "name: Tea, description: Green tea", with: "name: *shop, description: \"null\"")
+      .replacingOccurrences(of: "supportedNetworks: [visa, jcb]", with: "supportedNetworks: &nets [visa, jcb]")
+    let config = try ConfigLoader.parse(yaml: yaml, file: "c.yaml")
+    #expect(config.catalog.map(\.name) == ["Tiny"])
+    #expect(config.catalog.map(\.description) == ["null"])
+    #expect(config.merchant.supportedNetworks == ["visa", "jcb"])
+    // A plain null is no string; the same word quoted is.
+    let plainNull = Self.minimal.replacingOccurrences(of: "description: Green tea", with: "description: ~")
+    #expect(problems(plainNull) == ["c.yaml:9:40: catalog[0].description: must be a string"])
+  }
+
+  @Test("YAML errors: where libyaml stops, repeated keys, a second document, an unknown alias")
+  func yamlErrors() {
+    #expect(problems("merchant: [\n") == ["c.yaml:2:1: invalid YAML: did not find expected node content"])
+    #expect(problems("a: \"x\n") == ["c.yaml:2:1: invalid YAML: found unexpected end of stream"])
+    #expect(problems("a:\n\t- b\n") == ["c.yaml:2:1: invalid YAML: found character that cannot start any token"])
+    #expect(problems("merchant: \u{01}\n") == ["c.yaml: invalid YAML: control characters are not allowed"])
+    // Named in sorted order, at the first occurrence of the first of them.
+    #expect(problems("b: 1\na: 2\nb: 3\na: 4\n") == ["c.yaml:2:1: duplicate key a, b"])
+    #expect(problems("merchant:\n  identifier: x\n  identifier: y\n") == ["c.yaml:2:3: duplicate key identifier"])
+    #expect(problems("a: 1\n---\nb: 2\n") == ["c.yaml:2:1: invalid YAML: but found another document"])
+    #expect(problems("merchant: *nope\n") == ["c.yaml:1:11: invalid YAML: found undefined alias"])
+    #expect(problems("# nothing but a comment\n") == ["c.yaml: is empty"])
+  }
+
   @Test("coupons, card adjustments, freeOver and transitDaysMax load with their values")
   func discountSections() throws {
     let config = TestConfig.discounts()
