@@ -15,12 +15,13 @@ lld moves input sections, not functions. This project's modules are built with a
 function (Package.swift, `leanCodegen`), but prebuilt and dependency code comes in larger
 sections: the standard library's main text is one 1.6 MB section, Foundation has one per source
 file. Naming one function of such a section moves all of it, so the script repeats the release
-link once with a map, and lists first the functions that have a section of their own (up to
-16 KiB), in priority order, so that they lie together; then one function for each larger section
-that runs, hottest first. The same goes for data (the kernel maps it 64 KiB at a time too):
-valgrind's lackey lists the sections of .data, .rodata, .data.rel.ro and .bss a start and some
-pricing read or write, and one symbol of each is listed after the functions. A name that no longer exists is skipped by the linker, so a stale list
-costs only locality, never correctness.
+link once with a map, and lists first the functions whose sections are small (up to 4 KiB: a
+function, or a file with little in it), in priority order, so that they lie together; then one
+function for each larger section that runs, in the order they first run. The same goes for data
+(the kernel maps it 64 KiB at a time too): valgrind's lackey lists the sections of .data,
+.rodata, .data.rel.ro and .bss that a start and some pricing read or write, and one symbol of
+each is listed after the functions. A name that no longer exists is skipped by the linker, so a
+stale list costs only locality, never correctness.
 """
 import bisect
 import json
@@ -46,7 +47,7 @@ def functions(callgrind_out):
     return names
 
 
-SMALL_SECTION = 16 * 1024
+SMALL_SECTION = 4 * 1024
 TEXT = ".text"
 DATA = (".data.rel.ro", ".data", ".rodata", ".bss")
 

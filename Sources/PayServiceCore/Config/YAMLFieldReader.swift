@@ -22,7 +22,7 @@ final class YAMLFieldReader {
       report(node, path, "must be a mapping with keys \(allowed.joined(separator: ", "))")
       return nil
     }
-    var values: [String: YAMLNode] = [:]
+    var values = [String: YAMLNode](minimumCapacity: mapping.count)
     for (keyNode, value) in mapping {
       guard case .scalar(let key) = keyNode else {
         report(keyNode, path, "keys must be plain names")
@@ -41,9 +41,10 @@ final class YAMLFieldReader {
     scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
   }
 
-  func scalar(_ node: YAMLNode, _ path: String, expected: String) -> YAMLNode.Scalar? {
+  /// `expected` is built only for the report: these readers run for every field at every start.
+  func scalar(_ node: YAMLNode, _ path: String, expected: @autoclosure () -> String) -> YAMLNode.Scalar? {
     guard case .scalar(let scalar) = node, !isNull(scalar) else {
-      report(node, path, "must be \(expected)")
+      report(node, path, "must be \(expected())")
       return nil
     }
     return scalar
@@ -59,13 +60,14 @@ final class YAMLFieldReader {
   }
 
   func int(_ node: YAMLNode, _ path: String, range: ClosedRange<Int>) -> Int? {
-    let expected = "a whole number from \(range.lowerBound) to \(range.upperBound)"
-    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    func expected() -> String { "a whole number from \(range.lowerBound) to \(range.upperBound)" }
+    guard let scalar = scalar(node, path, expected: expected()) else { return nil }
     let text = scalar.string
-    guard !text.isEmpty, text.count <= 18, text.allSatisfy(\.isASCIIDigit), let value = Int(text),
+    guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+      let value = Int(text),
       range.contains(value)
     else {
-      report(node, path, "must be \(expected), got \"\(text)\"")
+      report(node, path, "must be \(expected()), got \"\(text)\"")
       return nil
     }
     return value
@@ -123,11 +125,11 @@ final class YAMLFieldReader {
 
   /// An amount in minor units: a decimal string or unquoted number read from its text.
   func amount(_ node: YAMLNode, _ path: String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
-    let expected = "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\""
-    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    func expected() -> String { "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\"" }
+    guard let scalar = scalar(node, path, expected: expected()) else { return nil }
     switch MoneyText.minorUnits(scalar.string, digits: digits) {
     case .failure(.notADecimal):
-      report(node, path, "must be \(expected), got \"\(scalar.string)\"")
+      report(node, path, "must be \(expected()), got \"\(scalar.string)\"")
       return nil
     case .failure(.tooManyDecimals(let allowed)):
       report(node, path, "\"\(scalar.string)\" has more than the currency's \(allowed) decimal digits")
@@ -161,14 +163,16 @@ final class YAMLFieldReader {
   /// A percentage within `range` (whole percent), as the fraction it stands for: "10" -> 0.10.
   /// `zero` says whether exactly 0 is allowed.
   func percent(_ node: YAMLNode, _ path: String, range: ClosedRange<Int64>, zero: Bool) -> Rate? {
-    let bounds = "from \(range.lowerBound) to \(range.upperBound)\(zero ? "" : ", not 0")"
-    let expected = "a percentage \(bounds) like \"\(range.lowerBound < 0 ? "-5" : "10")\" (at most 10 decimals)"
-    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    func expected() -> String {
+      let bounds = "from \(range.lowerBound) to \(range.upperBound)\(zero ? "" : ", not 0")"
+      return "a percentage \(bounds) like \"\(range.lowerBound < 0 ? "-5" : "10")\" (at most 10 decimals)"
+    }
+    guard let scalar = scalar(node, path, expected: expected()) else { return nil }
     guard let rate = Rate(percent: scalar.string, allowNegative: range.lowerBound < 0),
       rate.compare(range.lowerBound, over: 100) >= 0, rate.compare(range.upperBound, over: 100) <= 0,
       zero || rate.numerator != 0
     else {
-      report(node, path, "must be \(expected), got \"\(scalar.string)\"")
+      report(node, path, "must be \(expected()), got \"\(scalar.string)\"")
       return nil
     }
     return rate

@@ -38,23 +38,46 @@ public enum MoneyText {
 
   /// Converts decimal text to minor units. Extra fraction digits are allowed only when they are zeros.
   public static func minorUnits(_ text: String, digits: Int) -> Result<Int64, AmountProblem> {
-    guard let decimal = parseDecimal(text) else { return .failure(.notADecimal) }
-    var fraction = decimal.fractionDigits
-    while fraction.count > digits, fraction.last == "0" { fraction = fraction.dropLast() }
-    guard fraction.count <= digits else { return .failure(.tooManyDecimals(allowed: digits)) }
-    var integer = decimal.integerDigits.drop { $0 == "0" }
-    if integer.isEmpty { integer = "0" }
-    guard integer.count <= 16 else { return .failure(.tooLarge) }
+    var text = text
+    return text.withUTF8 { minorUnits(UnsafeRawBufferPointer($0), digits: digits) }
+  }
+
+  /// `minorUnits` on the text's UTF-8 bytes: `pattern` is ASCII, so any other byte is no decimal.
+  static func minorUnits(_ bytes: UnsafeRawBufferPointer, digits: Int) -> Result<Int64, AmountProblem> {
+    func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+    let end = bytes.count
+    var at = 0
+    let negative = at < end && bytes[at] == UInt8(ascii: "-")
+    if negative { at += 1 }
+    let integerStart = at
+    while at < end && isDigit(bytes[at]) { at += 1 }
+    let integerEnd = at
+    guard integerEnd > integerStart else { return .failure(.notADecimal) }
+    var fractionStart = at
+    var fractionEnd = at
+    if at < end {
+      guard bytes[at] == UInt8(ascii: ".") else { return .failure(.notADecimal) }
+      at += 1
+      fractionStart = at
+      while at < end && isDigit(bytes[at]) { at += 1 }
+      fractionEnd = at
+      guard fractionEnd > fractionStart, at == end else { return .failure(.notADecimal) }
+    }
+    while fractionEnd - fractionStart > digits, bytes[fractionEnd - 1] == UInt8(ascii: "0") { fractionEnd -= 1 }
+    guard fractionEnd - fractionStart <= digits else { return .failure(.tooManyDecimals(allowed: digits)) }
+    var significant = integerStart
+    while significant < integerEnd && bytes[significant] == UInt8(ascii: "0") { significant += 1 }
+    guard integerEnd - significant <= 16 else { return .failure(.tooLarge) }
     var value: Int64 = 0
-    for character in integer { value = value * 10 + Int64(character.asciiDigitValue) }
+    for index in significant..<integerEnd { value = value * 10 + Int64(bytes[index] &- 0x30) }
     for index in 0..<digits {
-      let digit = index < fraction.count ? fraction[fraction.index(fraction.startIndex, offsetBy: index)] : "0"
+      let digit = fractionStart + index < fractionEnd ? Int64(bytes[fractionStart + index] &- 0x30) : 0
       let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
       guard !overflow else { return .failure(.tooLarge) }
-      value = shifted + Int64(digit.asciiDigitValue)
+      value = shifted + digit
     }
     guard value <= maxMinorUnits else { return .failure(.tooLarge) }
-    return .success(decimal.negative ? -value : value)
+    return .success(negative ? -value : value)
   }
 
   /// Formats minor units with exactly `digits` fraction digits: 5400 -> "54.00" (2), "5400" (0).

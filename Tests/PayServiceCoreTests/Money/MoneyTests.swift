@@ -21,6 +21,44 @@ struct MoneyTests {
     #expect(MoneyText.minorUnits("99999999999999999999", digits: 2) == .failure(.tooLarge))
   }
 
+  /// The grapheme-based reading minorUnits had before it read bytes: the reference it must agree with.
+  static func referenceMinorUnits(_ text: String, digits: Int) -> Result<Int64, MoneyText.AmountProblem> {
+    guard let decimal = MoneyText.parseDecimal(text) else { return .failure(.notADecimal) }
+    var fraction = decimal.fractionDigits
+    while fraction.count > digits, fraction.last == "0" { fraction = fraction.dropLast() }
+    guard fraction.count <= digits else { return .failure(.tooManyDecimals(allowed: digits)) }
+    var integer = decimal.integerDigits.drop { $0 == "0" }
+    if integer.isEmpty { integer = "0" }
+    guard integer.count <= 16 else { return .failure(.tooLarge) }
+    var value: Int64 = 0
+    for character in integer { value = value * 10 + Int64(character.wholeNumberValue!) }
+    for index in 0..<digits {
+      let digit = index < fraction.count ? fraction[fraction.index(fraction.startIndex, offsetBy: index)] : "0"
+      let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+      guard !overflow else { return .failure(.tooLarge) }
+      value = shifted + Int64(digit.wholeNumberValue!)
+    }
+    guard value <= MoneyText.maxMinorUnits else { return .failure(.tooLarge) }
+    return .success(decimal.negative ? -value : value)
+  }
+
+  @Test("the byte reading of minor units agrees with the grapheme reading on 50,000 generated texts")
+  func minorUnitsAgreeWithReference() {
+    var generator = SystemRandomNumberGenerator()
+    let pieces = ["0", "1", "5", "9", "00", "12345678", ".", "-", "+", "e", " ", "\u{301}", "١", "9999999999"]
+    var answered = 0
+    for _ in 0..<50_000 {
+      let text = (0..<Int.random(in: 0...7, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+        .joined()
+      let digits = Int.random(in: 0...4, using: &generator)
+      let ours = MoneyText.minorUnits(text, digits: digits)
+      #expect(ours == Self.referenceMinorUnits(text, digits: digits), "\(text) with \(digits) digits")
+      if case .success = ours { answered += 1 }
+    }
+    // The generator must reach amounts, not only refusals.
+    #expect(answered > 2_000)
+  }
+
   @Test("minor units format with the currency's digits", arguments: [
     (Int64(5400), 2, "54.00"), (5400, 0, "5400"), (1250, 3, "1.250"), (5, 2, "0.05"), (-5, 2, "-0.05"),
     (0, 2, "0.00"), (0, 0, "0"), (7, 4, "0.0007"),
