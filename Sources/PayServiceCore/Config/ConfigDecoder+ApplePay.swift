@@ -12,7 +12,7 @@ struct ApplePaySection {
 
 extension ConfigDecoder {
   /// The text of the file `key` names (relative to the config file), or nil (reported).
-  func configFile(_ fields: [String: YAMLNode], _ key: String, _ path: String) -> (node: YAMLNode, text: String)? {
+  func configFile(_ fields: YAMLFields, _ key: String, _ path: String) -> (node: YAMLNode, text: String)? {
     guard let valueNode = fields[key], let name = reader.string(valueNode, "\(path).\(key)") else { return nil }
     let directory = (reader.file as NSString).deletingLastPathComponent
     let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
@@ -111,7 +111,7 @@ extension ConfigDecoder {
     return rest.first != "/" && !rest.contains(where: { $0 == " " || $0.isNewline })
   }
 
-  func decodeMerchantSession(_ fields: [String: YAMLNode], node: YAMLNode, merchant: Merchant) -> MerchantSessionSettings? {
+  func decodeMerchantSession(_ fields: YAMLFields, node: YAMLNode, merchant: Merchant) -> MerchantSessionSettings? {
     let path = "applePay"
     let certificate = reader.require(fields, "merchantIdentityCertificate", in: node, path).flatMap { _ in
       configFile(fields, "merchantIdentityCertificate", path)

@@ -5,7 +5,7 @@ extension ConfigDecoder {
 
   /// A catalog entry's billing plan (`recurring`, `automaticReload` or `deferred`, at most one);
   /// `.some(nil)` when it has none, nil when one is invalid (reported).
-  func decodeBilling(_ fields: [String: YAMLNode], _ path: String, merchant: Merchant, price: Int64?) -> BillingPlan?? {
+  func decodeBilling(_ fields: YAMLFields, _ path: String, merchant: Merchant, price: Int64?) -> BillingPlan?? {
     let given = Self.billingKeys.filter { fields[$0] != nil }
     guard let key = given.first else { return .some(nil) }
     if given.count > 1 {
@@ -94,7 +94,7 @@ extension ConfigDecoder {
   }
 
   /// `interval` (day, month or year) and `intervalCount` (1–999, default 1).
-  func decodeInterval(_ fields: [String: YAMLNode], _ node: YAMLNode, _ path: String) -> BillingPlan.Interval? {
+  func decodeInterval(_ fields: YAMLFields, _ node: YAMLNode, _ path: String) -> BillingPlan.Interval? {
     var unit: BillingPlan.IntervalUnit?
     if let n = reader.require(fields, "interval", in: node, path), let text = reader.string(n, "\(path).interval") {
       unit = BillingPlan.IntervalUnit(rawValue: text)

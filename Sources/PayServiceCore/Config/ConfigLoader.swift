@@ -53,14 +53,14 @@ struct ConfigDecoder {
 
   /// "US" or "US-CA": an upper-case country code, optionally a dash and 1 to 3 upper-case letters or digits.
   static func isRegionCode(_ text: String) -> Bool {
-    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-    guard let country = parts.first, isCountryCode(String(country)), parts.count <= 2 else { return false }
-    if parts.count == 2 {
-      let area = parts[1]
-      return (1...3).contains(area.utf8.count)
-        && area.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
+    var text = text
+    return text.withUTF8 { bytes in
+      func isUpper(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "A") < 26 }
+      func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+      guard bytes.count == 2 || (4...6).contains(bytes.count), isUpper(bytes[0]), isUpper(bytes[1]) else { return false }
+      guard bytes.count > 2 else { return true }
+      return bytes[2] == UInt8(ascii: "-") && bytes[3...].allSatisfy { isUpper($0) || isDigit($0) }
     }
-    return true
   }
 
   func decode(_ root: YAMLNode) -> Config? {
@@ -104,7 +104,7 @@ struct ConfigDecoder {
 
   /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.
   func uniqueIdentifier(
-    _ fields: [String: YAMLNode], _ key: String, in entry: YAMLNode, _ path: String, seen: inout NameSet, owner: String
+    _ fields: YAMLFields, _ key: String, in entry: YAMLNode, _ path: String, seen: inout NameSet, owner: String
   ) -> String? {
     guard let node = reader.require(fields, key, in: entry, path), let text = reader.string(node, "\(path).\(key)")
     else { return nil }
@@ -131,7 +131,7 @@ struct ConfigDecoder {
     }
     var identifier: String?
     if let (n, p) = field("identifier"), let text = reader.string(n, p) {
-      if text.hasPrefix("merchant.") && text.count > "merchant.".count && !text.contains(" ") {
+      if text.hasPrefix("merchant.") && text.count > "merchant.".count && !text.utf8.contains(UInt8(ascii: " ")) {
         identifier = text
       } else {
         reader.report(n, p, "must be an Apple Pay merchant identifier like \"merchant.com.example.shop\"")
@@ -387,7 +387,7 @@ struct ConfigDecoder {
         var prefixesOK = true
         if let pn = f["postalCodePrefixes"] {
           prefixes = reader.stringList(pn, "\(path).postalCodePrefixes") { prefix in
-            prefix.isEmpty || prefix.contains(" ") ? "must be a non-empty postal code prefix without spaces" : nil
+            prefix.isEmpty || prefix.utf8.contains(UInt8(ascii: " ")) ? "must be a non-empty postal code prefix without spaces" : nil
           }
           prefixesOK = prefixes != nil
         }
@@ -549,7 +549,7 @@ struct ConfigDecoder {
   }
 
   /// The Stripe settings of `gateway`; nil (with the problems reported) when one is invalid.
-  func decodeStripe(_ fields: [String: YAMLNode]) -> Gateway.Stripe? {
+  func decodeStripe(_ fields: YAMLFields) -> Gateway.Stripe? {
     var settings = Gateway.Stripe()
     var valid = true
     if let n = fields["mode"], let text = reader.string(n, "gateway.mode") {

@@ -3,6 +3,9 @@ import Foundation
 /// Reads typed fields out of a composed YAML node tree, recording each problem with the node's
 /// line and column and the field path. Scalars are read from their source text, so an unquoted
 /// `price: 50.00` is the decimal 50.00 and never a binary float.
+///
+/// Field paths are autoclosures: they are put together only for a report, not for each field
+/// read at every start.
 final class YAMLFieldReader {
   let file: String
   private(set) var problems: [ConfigError.Problem] = []
@@ -17,22 +20,23 @@ final class YAMLFieldReader {
   }
 
   /// A mapping's values by key. Unknown keys and non-string keys are reported.
-  func mapping(_ node: YAMLNode, _ path: String, allowed: [String]) -> [String: YAMLNode]? {
+  func mapping(_ node: YAMLNode, _ path: @autoclosure () -> String, allowed: [String]) -> YAMLFields? {
     guard case .mapping(let mapping) = node else {
-      report(node, path, "must be a mapping with keys \(allowed.joined(separator: ", "))")
+      report(node, path(), "must be a mapping with keys \(allowed.joined(separator: ", "))")
       return nil
     }
-    var values = [String: YAMLNode](minimumCapacity: mapping.count)
+    var values = YAMLFields()
+    values.pairs.reserveCapacity(mapping.count)
     for (keyNode, value) in mapping {
       guard case .scalar(let key) = keyNode else {
-        report(keyNode, path, "keys must be plain names")
+        report(keyNode, path(), "keys must be plain names")
         continue
       }
       guard allowed.contains(key.string) else {
-        report(keyNode, FieldPath.join(path, key.string), "unknown key; valid keys here: \(allowed.joined(separator: ", "))")
+        report(keyNode, FieldPath.join(path(), key.string), "unknown key; valid keys here: \(allowed.joined(separator: ", "))")
         continue
       }
-      values[key.string] = value
+      values.pairs.append((key.string, value))
     }
     return values
   }
@@ -42,51 +46,51 @@ final class YAMLFieldReader {
   }
 
   /// `expected` is built only for the report: these readers run for every field at every start.
-  func scalar(_ node: YAMLNode, _ path: String, expected: @autoclosure () -> String) -> YAMLNode.Scalar? {
+  func scalar(_ node: YAMLNode, _ path: @autoclosure () -> String, expected: @autoclosure () -> String) -> YAMLNode.Scalar? {
     guard case .scalar(let scalar) = node, !isNull(scalar) else {
-      report(node, path, "must be \(expected())")
+      report(node, path(), "must be \(expected())")
       return nil
     }
     return scalar
   }
 
-  func string(_ node: YAMLNode, _ path: String, nonEmpty: Bool = true) -> String? {
-    guard let scalar = scalar(node, path, expected: "a string") else { return nil }
+  func string(_ node: YAMLNode, _ path: @autoclosure () -> String, nonEmpty: Bool = true) -> String? {
+    guard let scalar = scalar(node, path(), expected: "a string") else { return nil }
     if nonEmpty && scalar.string.isWhitespaceOnly {
-      report(node, path, "must not be empty")
+      report(node, path(), "must not be empty")
       return nil
     }
     return scalar.string
   }
 
-  func int(_ node: YAMLNode, _ path: String, range: ClosedRange<Int>) -> Int? {
+  func int(_ node: YAMLNode, _ path: @autoclosure () -> String, range: ClosedRange<Int>) -> Int? {
     func expected() -> String { "a whole number from \(range.lowerBound) to \(range.upperBound)" }
-    guard let scalar = scalar(node, path, expected: expected()) else { return nil }
+    guard let scalar = scalar(node, path(), expected: expected()) else { return nil }
     let text = scalar.string
     guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
       let value = Int(text),
       range.contains(value)
     else {
-      report(node, path, "must be \(expected()), got \"\(text)\"")
+      report(node, path(), "must be \(expected()), got \"\(text)\"")
       return nil
     }
     return value
   }
 
-  func bool(_ node: YAMLNode, _ path: String) -> Bool? {
-    guard let scalar = scalar(node, path, expected: "true or false") else { return nil }
+  func bool(_ node: YAMLNode, _ path: @autoclosure () -> String) -> Bool? {
+    guard let scalar = scalar(node, path(), expected: "true or false") else { return nil }
     switch scalar.string.lowercased() {
     case "true": return true
     case "false": return false
     default:
-      report(node, path, "must be true or false, got \"\(scalar.string)\"")
+      report(node, path(), "must be true or false, got \"\(scalar.string)\"")
       return nil
     }
   }
 
-  func sequence(_ node: YAMLNode, _ path: String) -> [YAMLNode]? {
+  func sequence(_ node: YAMLNode, _ path: @autoclosure () -> String) -> [YAMLNode]? {
     guard case .sequence(let sequence) = node else {
-      report(node, path, "must be a list")
+      report(node, path(), "must be a list")
       return nil
     }
     return Array(sequence)
@@ -94,27 +98,27 @@ final class YAMLFieldReader {
 
   /// A list of strings, each checked by `validate` (which returns a problem message or nil).
   func stringList(
-    _ node: YAMLNode, _ path: String, allowEmpty: Bool = false, unique: Bool = true,
+    _ node: YAMLNode, _ path: @autoclosure () -> String, allowEmpty: Bool = false, unique: Bool = true,
     validate: (String) -> String? = { _ in nil }
   ) -> [String]? {
-    guard let nodes = sequence(node, path) else { return nil }
+    guard let nodes = sequence(node, path()) else { return nil }
     if nodes.isEmpty && !allowEmpty {
-      report(node, path, "must list at least one entry")
+      report(node, path(), "must list at least one entry")
       return nil
     }
     var values: [String] = []
     var ok = true
     for (index, element) in nodes.enumerated() {
-      let elementPath = "\(path)[\(index)]"
-      guard let text = string(element, elementPath) else {
+      func elementPath() -> String { "\(path())[\(index)]" }
+      guard let text = string(element, elementPath()) else {
         ok = false
         continue
       }
       if let problem = validate(text) {
-        report(element, elementPath, problem)
+        report(element, elementPath(), problem)
         ok = false
       } else if unique && values.contains(text) {
-        report(element, elementPath, "\"\(text)\" is listed twice")
+        report(element, elementPath(), "\"\(text)\" is listed twice")
         ok = false
       } else {
         values.append(text)
@@ -124,37 +128,37 @@ final class YAMLFieldReader {
   }
 
   /// An amount in minor units: a decimal string or unquoted number read from its text.
-  func amount(_ node: YAMLNode, _ path: String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
+  func amount(_ node: YAMLNode, _ path: @autoclosure () -> String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
     func expected() -> String { "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\"" }
-    guard let scalar = scalar(node, path, expected: expected()) else { return nil }
+    guard let scalar = scalar(node, path(), expected: expected()) else { return nil }
     switch MoneyText.minorUnits(scalar.string, digits: digits) {
     case .failure(.notADecimal):
-      report(node, path, "must be \(expected()), got \"\(scalar.string)\"")
+      report(node, path(), "must be \(expected()), got \"\(scalar.string)\"")
       return nil
     case .failure(.tooManyDecimals(let allowed)):
-      report(node, path, "\"\(scalar.string)\" has more than the currency's \(allowed) decimal digits")
+      report(node, path(), "\"\(scalar.string)\" has more than the currency's \(allowed) decimal digits")
       return nil
     case .failure(.tooLarge):
-      report(node, path, "\"\(scalar.string)\" is too large")
+      report(node, path(), "\"\(scalar.string)\" is too large")
       return nil
     case .success(let minor):
       if minor < 0 && !allowNegative {
-        report(node, path, "must not be negative, got \"\(scalar.string)\"")
+        report(node, path(), "must not be negative, got \"\(scalar.string)\"")
         return nil
       }
       if minor == 0 && !allowZero {
-        report(node, path, "must be greater than zero")
+        report(node, path(), "must be greater than zero")
         return nil
       }
       return minor
     }
   }
 
-  func rate(_ node: YAMLNode, _ path: String) -> Rate? {
+  func rate(_ node: YAMLNode, _ path: @autoclosure () -> String) -> Rate? {
     let expected = "a decimal rate from 0 to 1 like \"0.0725\""
-    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    guard let scalar = scalar(node, path(), expected: expected) else { return nil }
     guard let rate = Rate(scalar.string), rate.isAtMostOne else {
-      report(node, path, "must be \(expected) (at most 12 decimals), got \"\(scalar.string)\"")
+      report(node, path(), "must be \(expected) (at most 12 decimals), got \"\(scalar.string)\"")
       return nil
     }
     return rate
@@ -162,40 +166,52 @@ final class YAMLFieldReader {
 
   /// A percentage within `range` (whole percent), as the fraction it stands for: "10" -> 0.10.
   /// `zero` says whether exactly 0 is allowed.
-  func percent(_ node: YAMLNode, _ path: String, range: ClosedRange<Int64>, zero: Bool) -> Rate? {
+  func percent(_ node: YAMLNode, _ path: @autoclosure () -> String, range: ClosedRange<Int64>, zero: Bool) -> Rate? {
     func expected() -> String {
       let bounds = "from \(range.lowerBound) to \(range.upperBound)\(zero ? "" : ", not 0")"
       return "a percentage \(bounds) like \"\(range.lowerBound < 0 ? "-5" : "10")\" (at most 10 decimals)"
     }
-    guard let scalar = scalar(node, path, expected: expected()) else { return nil }
+    guard let scalar = scalar(node, path(), expected: expected()) else { return nil }
     guard let rate = Rate(percent: scalar.string, allowNegative: range.lowerBound < 0),
       rate.compare(range.lowerBound, over: 100) >= 0, rate.compare(range.upperBound, over: 100) <= 0,
       zero || rate.numerator != 0
     else {
-      report(node, path, "must be \(expected()), got \"\(scalar.string)\"")
+      report(node, path(), "must be \(expected()), got \"\(scalar.string)\"")
       return nil
     }
     return rate
   }
 
   /// An RFC 3339 timestamp such as 2026-12-31T23:59:59Z, as seconds since the epoch.
-  func timestamp(_ node: YAMLNode, _ path: String) -> Int64? {
+  func timestamp(_ node: YAMLNode, _ path: @autoclosure () -> String) -> Int64? {
     let expected = "an RFC 3339 timestamp like 2026-12-31T23:59:59Z"
-    guard let scalar = scalar(node, path, expected: expected) else { return nil }
+    guard let scalar = scalar(node, path(), expected: expected) else { return nil }
     guard let seconds = RFC3339.parse(scalar.string) else {
-      report(node, path, "must be \(expected), got \"\(scalar.string)\"")
+      report(node, path(), "must be \(expected), got \"\(scalar.string)\"")
       return nil
     }
     return seconds
   }
 
   /// Reports a missing required key at its parent mapping.
-  func require(_ values: [String: YAMLNode], _ key: String, in parent: YAMLNode, _ path: String) -> YAMLNode? {
+  func require(_ values: YAMLFields, _ key: String, in parent: YAMLNode, _ path: @autoclosure () -> String) -> YAMLNode? {
     guard let node = values[key] else {
-      report(parent, FieldPath.join(path, key), "is required")
+      report(parent, FieldPath.join(path(), key), "is required")
       return nil
     }
     return node
+  }
+}
+
+/// A mapping's values by their keys, in source order. Config mappings have a handful of keys and
+/// the composer has already refused repeated ones, so a lookup compares keys in turn instead of
+/// hashing them.
+struct YAMLFields {
+  fileprivate(set) var pairs: [(key: String, value: YAMLNode)] = []
+
+  subscript(key: String) -> YAMLNode? {
+    for pair in pairs where pair.key == key { return pair.value }
+    return nil
   }
 }
 

@@ -11,20 +11,31 @@ public enum MoneyText {
   public static let pattern = "^-?[0-9]+(\\.[0-9]+)?$"
 
   public static func parseDecimal(_ text: String) -> Decimal? {
-    var rest = Substring(text)
-    var negative = false
-    if rest.first == "-" {
-      negative = true
-      rest = rest.dropFirst()
+    // `pattern` is ASCII: any other byte means no decimal, so the slices below fall on characters.
+    let utf8 = text.utf8
+    var start = utf8.startIndex
+    let negative = start != utf8.endIndex && utf8[start] == UInt8(ascii: "-")
+    if negative { start = utf8.index(after: start) }
+    var dot: String.Index?
+    var index = start
+    while index != utf8.endIndex {
+      let byte = utf8[index]
+      if byte == UInt8(ascii: "."), dot == nil {
+        dot = index
+      } else if byte &- UInt8(ascii: "0") >= 10 {
+        return nil
+      }
+      index = utf8.index(after: index)
     }
-    let parts = rest.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-    guard let integer = parts.first, !integer.isEmpty, integer.allSatisfy(\.isASCIIDigit) else { return nil }
+    let integerEnd = dot ?? utf8.endIndex
+    guard integerEnd != start else { return nil }
     var fraction: Substring = ""
-    if parts.count == 2 {
-      fraction = parts[1]
-      guard !fraction.isEmpty, fraction.allSatisfy(\.isASCIIDigit) else { return nil }
+    if let dot {
+      let fractionStart = utf8.index(after: dot)
+      guard fractionStart != utf8.endIndex else { return nil }
+      fraction = text[fractionStart...]
     }
-    return Decimal(negative: negative, integerDigits: integer, fractionDigits: fraction)
+    return Decimal(negative: negative, integerDigits: text[start..<integerEnd], fractionDigits: fraction)
   }
 
   public enum AmountProblem: Error, Equatable, Sendable {

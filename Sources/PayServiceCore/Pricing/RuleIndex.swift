@@ -34,7 +34,7 @@ struct RuleIndex: Sendable {
     var rulesByCountry: [String: [(position: Int, rule: TaxRule)]] = [:]
     var rulesByCode: [String: [(position: Int, rule: TaxRule)]] = [:]
     for (position, rule) in config.tax.rules.enumerated() {
-      if rule.region.contains("-") {
+      if rule.region.utf8.contains(UInt8(ascii: "-")) {
         rulesByCode[rule.region, default: []].append((position, rule))
       } else {
         rulesByCountry[rule.region, default: []].append((position, rule))
@@ -89,7 +89,7 @@ struct RuleIndex: Sendable {
   /// methods (nil when none of its own: its country's apply) and its state's tax rules; for a
   /// country its offered methods (nil: none) and its whole-country rules.
   func entry(_ code: String) -> (methods: [ShippingMethod]?, rules: [(position: Int, rule: TaxRule)]) {
-    code.contains("-")
+    code.utf8.contains(UInt8(ascii: "-"))
       ? (methodsByCode[code], taxRulesByCode[code] ?? []) : (methodsByCountry[code], taxRulesByCountry[code] ?? [])
   }
 }

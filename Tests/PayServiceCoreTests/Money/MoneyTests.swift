@@ -21,13 +21,32 @@ struct MoneyTests {
     #expect(MoneyText.minorUnits("99999999999999999999", digits: 2) == .failure(.tooLarge))
   }
 
-  /// The grapheme-based reading minorUnits had before it read bytes: the reference it must agree with.
+  /// The grapheme-based readings parseDecimal and minorUnits had before they read bytes: the
+  /// references they must agree with.
+  static func referenceParseDecimal(_ text: String) -> (negative: Bool, integer: Substring, fraction: Substring)? {
+    var rest = Substring(text)
+    var negative = false
+    if rest.first == "-" {
+      negative = true
+      rest = rest.dropFirst()
+    }
+    let isDigit: (Character) -> Bool = { $0.isASCII && $0.isNumber }
+    let parts = rest.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let integer = parts.first, !integer.isEmpty, integer.allSatisfy(isDigit) else { return nil }
+    var fraction: Substring = ""
+    if parts.count == 2 {
+      fraction = parts[1]
+      guard !fraction.isEmpty, fraction.allSatisfy(isDigit) else { return nil }
+    }
+    return (negative, integer, fraction)
+  }
+
   static func referenceMinorUnits(_ text: String, digits: Int) -> Result<Int64, MoneyText.AmountProblem> {
-    guard let decimal = MoneyText.parseDecimal(text) else { return .failure(.notADecimal) }
-    var fraction = decimal.fractionDigits
+    guard let decimal = referenceParseDecimal(text) else { return .failure(.notADecimal) }
+    var fraction = decimal.fraction
     while fraction.count > digits, fraction.last == "0" { fraction = fraction.dropLast() }
     guard fraction.count <= digits else { return .failure(.tooManyDecimals(allowed: digits)) }
-    var integer = decimal.integerDigits.drop { $0 == "0" }
+    var integer = decimal.integer.drop { $0 == "0" }
     if integer.isEmpty { integer = "0" }
     guard integer.count <= 16 else { return .failure(.tooLarge) }
     var value: Int64 = 0
@@ -42,7 +61,7 @@ struct MoneyTests {
     return .success(decimal.negative ? -value : value)
   }
 
-  @Test("the byte reading of minor units agrees with the grapheme reading on 50,000 generated texts")
+  @Test("the byte readings of decimals and minor units agree with the grapheme readings on 50,000 texts")
   func minorUnitsAgreeWithReference() {
     var generator = SystemRandomNumberGenerator()
     let pieces = ["0", "1", "5", "9", "00", "12345678", ".", "-", "+", "e", " ", "\u{301}", "١", "9999999999"]
@@ -53,6 +72,11 @@ struct MoneyTests {
       let digits = Int.random(in: 0...4, using: &generator)
       let ours = MoneyText.minorUnits(text, digits: digits)
       #expect(ours == Self.referenceMinorUnits(text, digits: digits), "\(text) with \(digits) digits")
+      let decimal = MoneyText.parseDecimal(text)
+      let reference = Self.referenceParseDecimal(text)
+      #expect(decimal?.negative == reference?.negative, "\(text)")
+      #expect(decimal?.integerDigits == reference?.integer, "\(text)")
+      #expect(decimal?.fractionDigits == reference?.fraction, "\(text)")
       if case .success = ours { answered += 1 }
     }
     // The generator must reach amounts, not only refusals.
