@@ -39,7 +39,7 @@ final class HalfAnswerer: @unchecked Sendable {
   private var text = UnsafeRawBufferPointer(start: nil, count: 0)
   private var lines: ArraySlice<Range<Int>> = []
   // Written by the helper thread, read by the server thread once done.
-  private(set) var output = JSONWriter(capacity: 1 << 17)
+  private(set) var output = JSONWriter(capacity: 1 << 16)
   private(set) var outcomes: [Outcome] = []
 
   init(context: ServiceContext, methods: MethodTable, level: RequestLog.Level, maxLineBytes: Int) {
