@@ -4,15 +4,38 @@ import Foundation
 public enum ConfigLoader {
   /// Reads and validates the file at `path`; problems name `path` with line and column.
   public static func load(path: String) throws(ConfigError) -> Config {
-    guard let data = FileManager.default.contents(atPath: path) else {
+    guard let bytes = readFile(path) else {
       throw ConfigError(problems: [
         .init(file: path, line: nil, column: nil, path: "", message: "cannot read the file (missing or unreadable)")
       ])
     }
-    guard let text = String(data: data, encoding: .utf8) else {
+    guard let text = String(validating: bytes, as: UTF8.self) else {
       throw ConfigError(problems: [.init(file: path, line: nil, column: nil, path: "", message: "is not UTF-8 text")])
     }
     return try parse(yaml: text, file: path)
+  }
+
+  /// The bytes of the file at `path`, read with open and read: the start does not go through
+  /// Foundation's file manager (its first use costs more than reading a config).
+  static func readFile(_ path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = 1 << 14
+    while true {
+      let start = bytes.count
+      bytes.append(contentsOf: repeatElement(0, count: chunk))
+      let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + start, chunk) }
+      if count < 0 && errno == EINTR {
+        bytes.removeLast(chunk)
+        continue
+      }
+      guard count >= 0 else { return nil }
+      bytes.removeLast(chunk - count)
+      if count == 0 { return bytes }
+      chunk = min(chunk * 2, 1 << 24)
+    }
   }
 
   public static func parse(yaml text: String, file: String = "config.yaml") throws(ConfigError) -> Config {

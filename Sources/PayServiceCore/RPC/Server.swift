@@ -88,7 +88,7 @@ public final class Server {
   }
 
   public func run() -> Exit {
-    let chunkSize = 1 << 16
+    let chunkSize = 1 << 17
     let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
     defer { chunk.deallocate() }
     // The start of a line whose end has not been read yet.
