@@ -69,7 +69,25 @@ extension YAMLNode {
   /// A mapping that repeats a key is an error, named by its duplicated keys in sorted order at
   /// the first occurrence of the first of them; so is a second document, and an alias to an
   /// anchor not yet defined.
+  ///
+  /// The plain form most configs are written in is composed by `PlainYAML`, and anything else
+  /// by libyaml; both give the same tree.
   static func compose(_ text: String) throws(YAMLSyntaxError) -> YAMLNode? {
+    if let plain = composePlain(text) {
+      try plain.checkRepeatedKeys()
+      return plain
+    }
+    return try composeWithLibYAML(text)
+  }
+
+  /// What `PlainYAML` composes of `text`; nil when the text is not in the plain form.
+  static func composePlain(_ text: String) -> YAMLNode? {
+    var text = text
+    return text.withUTF8 { PlainYAML.compose($0) }
+  }
+
+  /// What libyaml composes of `text`, repeated keys checked as each mapping ends.
+  static func composeWithLibYAML(_ text: String) throws(YAMLSyntaxError) -> YAMLNode? {
     var text = text
     let result = text.withUTF8 { bytes in
       var composer = Composer()
@@ -77,6 +95,38 @@ extension YAMLNode {
       return Result { () throws(YAMLSyntaxError) in try composer.document(bytes) }
     }
     return try result.get()
+  }
+
+  /// Checks every mapping for repeated keys in the order libyaml's composition ends them (inner
+  /// mappings first, then in document order).
+  func checkRepeatedKeys() throws(YAMLSyntaxError) {
+    switch self {
+    case .scalar: return
+    case .sequence(let sequence):
+      for node in sequence.nodes { try node.checkRepeatedKeys() }
+    case .mapping(let mapping):
+      for pair in mapping.pairs {
+        try pair.key.checkRepeatedKeys()
+        try pair.value.checkRepeatedKeys()
+      }
+      try Self.checkDuplicates(mapping.pairs)
+    }
+  }
+
+  /// Scalar keys repeated in one mapping. Config mappings are small, so pairs are compared
+  /// directly rather than hashed.
+  fileprivate static func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLSyntaxError) {
+    var duplicated: [YAMLNode.Scalar] = []
+    for (index, pair) in pairs.enumerated() {
+      guard case .scalar(let key) = pair.key else { continue }
+      let earlier = pairs[..<index].contains { $0.key.string == key.string }
+      if earlier || duplicated.contains(where: { $0.string == key.string }) { continue }
+      if pairs[(index + 1)...].contains(where: { $0.key.string == key.string }) { duplicated.append(key) }
+    }
+    guard !duplicated.isEmpty else { return }
+    duplicated.sort { $0.string < $1.string }
+    throw YAMLSyntaxError(
+      message: "duplicate key " + duplicated.map(\.string).joined(separator: ", "), mark: duplicated[0].mark)
   }
 }
 
@@ -190,7 +240,7 @@ private struct Composer {
         var valueEvent = try next()
         pairs.append((key, try node(from: &valueEvent)))
       }
-      try Self.checkDuplicates(pairs)
+      try YAMLNode.checkDuplicates(pairs)
       let node = YAMLNode.mapping(.init(pairs: pairs, mark: mark))
       register(anchor, node)
       return node
@@ -202,21 +252,5 @@ private struct Composer {
   private mutating func register(_ anchor: String?, _ node: YAMLNode) {
     // A later anchor of the same name shadows an earlier one, for the aliases after it.
     if let anchor { anchors[anchor] = node }
-  }
-
-  /// Scalar keys repeated in one mapping. Config mappings are small, so pairs are compared
-  /// directly rather than hashed.
-  private static func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLSyntaxError) {
-    var duplicated: [YAMLNode.Scalar] = []
-    for (index, pair) in pairs.enumerated() {
-      guard case .scalar(let key) = pair.key else { continue }
-      let earlier = pairs[..<index].contains { $0.key.string == key.string }
-      if earlier || duplicated.contains(where: { $0.string == key.string }) { continue }
-      if pairs[(index + 1)...].contains(where: { $0.key.string == key.string }) { duplicated.append(key) }
-    }
-    guard !duplicated.isEmpty else { return }
-    duplicated.sort { $0.string < $1.string }
-    throw YAMLSyntaxError(
-      message: "duplicate key " + duplicated.map(\.string).joined(separator: ", "), mark: duplicated[0].mark)
   }
 }
