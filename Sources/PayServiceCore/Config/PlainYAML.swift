@@ -7,9 +7,9 @@
 /// (an anchor, alias or tag, a block or multi-line scalar, an escape, a tab, an empty value, a
 /// document marker, a key that is not a plain name, or any layout it does not expect), and
 /// libyaml then composes the whole text, errors included. What it does return is the node tree
-/// libyaml composes from the same text, marks included; `YAMLNode.compose` checks repeated keys
-/// on either tree the same way. Tests hold the two to that on the project's configs and on
-/// generated variants of them.
+/// libyaml composes from the same text, marks included, and the first mapping that repeats a key
+/// in the order libyaml's composition ends mappings (inner ones first), with libyaml's message.
+/// Tests hold the two to that on the project's configs and on generated variants of them.
 ///
 /// libyaml takes some 600,000 instructions for a 2 KB config: a quarter of a one-request start.
 struct PlainYAML {
@@ -26,13 +26,18 @@ struct PlainYAML {
   private let bytes: UnsafeBufferPointer<UInt8>
   /// The lines with content (not blank, not only a comment).
   private var lines: [Line] = []
+  /// The first mapping's repeated keys, as `YAMLNode.checkDuplicates` names them.
+  private var repeated: YAMLSyntaxError?
+  /// The keys of the mapping being checked (kept to spare an allocation per mapping).
+  private var keys: [String] = []
 
   private init(_ bytes: UnsafeBufferPointer<UInt8>) {
     self.bytes = bytes
   }
 
-  /// The document in `bytes`, or nil when it is not in the plain form.
-  static func compose(_ bytes: UnsafeBufferPointer<UInt8>) -> YAMLNode? {
+  /// The document in `bytes` and the first repeat of a key in it, or nil when the text is not in
+  /// the plain form.
+  static func compose(_ bytes: UnsafeBufferPointer<UInt8>) -> (root: YAMLNode, repeated: YAMLSyntaxError?)? {
     var reader = PlainYAML(bytes)
     guard reader.split() else { return nil }
     guard !reader.lines.isEmpty else { return nil }
@@ -40,7 +45,21 @@ struct PlainYAML {
     guard first.content == first.start, let (root, next) = reader.block(line: 0, at: first.content),
       next == reader.lines.count
     else { return nil }
-    return root
+    return (root, reader.repeated)
+  }
+
+  /// Notes the first mapping (as mappings end) that repeats a key.
+  private mutating func checkRepeats(_ pairs: [(key: YAMLNode, value: YAMLNode)]) {
+    guard repeated == nil else { return }
+    keys.removeAll(keepingCapacity: true)
+    for pair in pairs {
+      guard case .scalar(let key) = pair.key else { continue }
+      if keys.contains(key.string) {
+        do throws(YAMLSyntaxError) { try YAMLNode.checkDuplicates(pairs) } catch { repeated = error }
+        return
+      }
+      keys.append(key.string)
+    }
   }
 
   // MARK: Lines
@@ -122,7 +141,7 @@ struct PlainYAML {
 
   /// The block node starting at `offset` of line `index`: a sequence, or a mapping. Returns it
   /// and the index of the first line after it.
-  private func block(line index: Int, at offset: Int) -> (YAMLNode, Int)? {
+  private mutating func block(line index: Int, at offset: Int) -> (YAMLNode, Int)? {
     if isEntry(lines[index], offset) { return sequence(line: index, at: offset) }
     if keyEnd(lines[index], offset) != nil { return mapping(line: index, at: offset) }
     return nil
@@ -133,7 +152,7 @@ struct PlainYAML {
     offset + 1 < line.end && bytes[offset] == UInt8(ascii: "-") && bytes[offset + 1] == Self.space
   }
 
-  private func sequence(line first: Int, at offset: Int) -> (YAMLNode, Int)? {
+  private mutating func sequence(line first: Int, at offset: Int) -> (YAMLNode, Int)? {
     let column = offset - lines[first].start
     var nodes: [YAMLNode] = []
     var index = first
@@ -169,7 +188,7 @@ struct PlainYAML {
     return (.sequence(.init(nodes: nodes, mark: mark(lines[first], offset))), index)
   }
 
-  private func mapping(line first: Int, at offset: Int) -> (YAMLNode, Int)? {
+  private mutating func mapping(line first: Int, at offset: Int) -> (YAMLNode, Int)? {
     let column = offset - lines[first].start
     var pairs: [(key: YAMLNode, value: YAMLNode)] = []
     var index = first
@@ -215,6 +234,7 @@ struct PlainYAML {
       guard keyEnd(next, next.content) != nil else { return nil }
       at = next.content
     }
+    checkRepeats(pairs)
     return (.mapping(.init(pairs: pairs, mark: mark(lines[first], offset))), index)
   }
 
@@ -238,7 +258,7 @@ struct PlainYAML {
 
   /// The node filling the rest of `line` from `offset`: a flow collection, a quoted scalar or a
   /// plain scalar, followed by nothing but spaces and a comment.
-  private func inline(_ line: Line, _ offset: Int) -> YAMLNode? {
+  private mutating func inline(_ line: Line, _ offset: Int) -> YAMLNode? {
     var at = offset
     let node: YAMLNode
     switch bytes[offset] {
@@ -276,7 +296,7 @@ struct PlainYAML {
 
   /// A flow sequence or mapping starting at `offset` and closed on the same line; returns it and
   /// the offset after its closing bracket.
-  private func flow(_ line: Line, _ offset: Int) -> (YAMLNode, Int)? {
+  private mutating func flow(_ line: Line, _ offset: Int) -> (YAMLNode, Int)? {
     let isMapping = bytes[offset] == UInt8(ascii: "{")
     let close = isMapping ? UInt8(ascii: "}") : UInt8(ascii: "]")
     var nodes: [YAMLNode] = []
@@ -313,11 +333,12 @@ struct PlainYAML {
       }
     }
     let where_ = mark(line, offset)
+    if isMapping { checkRepeats(pairs) }
     return isMapping
       ? (.mapping(.init(pairs: pairs, mark: where_)), at) : (.sequence(.init(nodes: nodes, mark: where_)), at)
   }
 
-  private func flowNode(_ line: Line, _ offset: Int) -> (YAMLNode, Int)? {
+  private mutating func flowNode(_ line: Line, _ offset: Int) -> (YAMLNode, Int)? {
     switch bytes[offset] {
     case UInt8(ascii: "["), UInt8(ascii: "{"): return flow(line, offset)
     case UInt8(ascii: "\""), UInt8(ascii: "'"): return quoted(line, offset)

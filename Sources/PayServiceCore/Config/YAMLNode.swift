@@ -73,9 +73,10 @@ extension YAMLNode {
   /// The plain form most configs are written in is composed by `PlainYAML`, and anything else
   /// by libyaml; both give the same tree.
   static func compose(_ text: String) throws(YAMLSyntaxError) -> YAMLNode? {
-    if let plain = composePlain(text) {
-      try plain.checkRepeatedKeys()
-      return plain
+    var text = text
+    if let plain = text.withUTF8({ PlainYAML.compose($0) }) {
+      if let repeated = plain.repeated { throw repeated }
+      return plain.root
     }
     return try composeWithLibYAML(text)
   }
@@ -83,7 +84,7 @@ extension YAMLNode {
   /// What `PlainYAML` composes of `text`; nil when the text is not in the plain form.
   static func composePlain(_ text: String) -> YAMLNode? {
     var text = text
-    return text.withUTF8 { PlainYAML.compose($0) }
+    return text.withUTF8 { PlainYAML.compose($0) }?.root
   }
 
   /// What libyaml composes of `text`, repeated keys checked as each mapping ends.
@@ -97,25 +98,9 @@ extension YAMLNode {
     return try result.get()
   }
 
-  /// Checks every mapping for repeated keys in the order libyaml's composition ends them (inner
-  /// mappings first, then in document order).
-  func checkRepeatedKeys() throws(YAMLSyntaxError) {
-    switch self {
-    case .scalar: return
-    case .sequence(let sequence):
-      for node in sequence.nodes { try node.checkRepeatedKeys() }
-    case .mapping(let mapping):
-      for pair in mapping.pairs {
-        try pair.key.checkRepeatedKeys()
-        try pair.value.checkRepeatedKeys()
-      }
-      try Self.checkDuplicates(mapping.pairs)
-    }
-  }
-
   /// Scalar keys repeated in one mapping. Config mappings are small, so pairs are compared
   /// directly rather than hashed.
-  fileprivate static func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLSyntaxError) {
+  static func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLSyntaxError) {
     var duplicated: [YAMLNode.Scalar] = []
     for (index, pair) in pairs.enumerated() {
       guard case .scalar(let key) = pair.key else { continue }

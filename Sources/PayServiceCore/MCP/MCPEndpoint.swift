@@ -39,21 +39,25 @@ public enum MCPEndpoint {
 
   /// Registers MCP's methods and notifications: answered beside payservice's own, each of
   /// payservice's methods one tool.
+  /// The tool catalogs, built at the first MCP request that needs one rather than at every start.
+  private static let tools = ToolCatalog(backOffice: false)
+  private static let backOfficeTools = ToolCatalog(backOffice: true)
+
   static func register(into table: inout MethodTable, backOffice: Bool) {
-    let tools = ToolCatalog(backOffice: backOffice)
+    @Sendable func tools() -> ToolCatalog { backOffice ? Self.backOfficeTools : Self.tools }
     // Nothing to answer for these: payservice answers every request before it reads the next line,
     // so a cancellation always names a finished request.
     let nothing = MethodTable.Entry { _, _, _ in SerializedJSON(JSONValue.object(JSONObject())) }
     table.register("initialize", MethodTable.Entry { params, _, _ in try initialize(params, backOffice: backOffice) })
     table.register("server/discover", MethodTable.Entry { params, _, _ in try discover(params, backOffice: backOffice) })
     table.register("ping", nothing)
-    table.register("tools/list", MethodTable.Entry { params, _, _ in try tools.list(params, modern: try envelope(params)) })
+    table.register("tools/list", MethodTable.Entry { params, _, _ in try tools().list(params, modern: try envelope(params)) })
     // A call of a store method is answered in order, like the method itself; as a notification it
     // does not run (a payment needs an answer).
     table.register(
       "tools/call",
-      MethodTable.Entry(answerRequired: "a tool call", usesStore: tools.callUsesStore) { params, context, log in
-        try tools.call(params, modern: try envelope(params), context: context, log: log)
+      MethodTable.Entry(answerRequired: "a tool call", usesStore: { tools().callUsesStore($0) }) { params, context, log in
+        try tools().call(params, modern: try envelope(params), context: context, log: log)
       })
     table.register("notifications/initialized", nothing)
     table.register("notifications/cancelled", nothing)

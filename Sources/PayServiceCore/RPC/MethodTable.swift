@@ -56,7 +56,10 @@ public struct MethodTable: Sendable {
   /// The names in registration order.
   public private(set) var names: [String] = []
 
-  public init() {}
+  public init() {
+    entries.reserveCapacity(64)
+    names.reserveCapacity(64)
+  }
 
   public mutating func register(_ name: String, _ entry: Entry) {
     precondition(entries[name] == nil, "method \(name) registered twice")
