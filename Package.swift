@@ -70,6 +70,8 @@ let package = Package(
     .target(
       name: "PayServiceCore",
       dependencies: [
+        // For libyaml (its CYaml target): the config is composed from libyaml's events
+        // (Config/YAMLNode.swift); Yams' own Swift layers are not used.
         .product(name: "Yams", package: "Yams"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),

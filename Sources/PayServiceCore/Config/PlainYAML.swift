@@ -31,6 +31,10 @@ struct PlainYAML {
   private var repeated: YAMLSyntaxError?
   /// The keys of the mapping being checked (kept to spare an allocation per mapping).
   private var keys: [String] = []
+  /// How many collections are open; deeper nesting than configs use is left to libyaml, which
+  /// refuses more than 1,000 levels (so no text can exhaust the stack here).
+  private var depth = 0
+  private static let maxDepth = 32
 
   private init(_ bytes: UnsafeBufferPointer<UInt8>) {
     self.bytes = bytes
@@ -154,6 +158,9 @@ struct PlainYAML {
   }
 
   private mutating func sequence(line first: Int, at offset: Int) -> (YAMLNode, Int)? {
+    depth += 1
+    defer { depth -= 1 }
+    guard depth <= Self.maxDepth else { return nil }
     let column = offset - lines[first].start
     var nodes: [YAMLNode] = []
     var index = first
@@ -190,6 +197,9 @@ struct PlainYAML {
   }
 
   private mutating func mapping(line first: Int, at offset: Int) -> (YAMLNode, Int)? {
+    depth += 1
+    defer { depth -= 1 }
+    guard depth <= Self.maxDepth else { return nil }
     let column = offset - lines[first].start
     var pairs: [(key: YAMLNode, value: YAMLNode)] = []
     var index = first
@@ -298,6 +308,9 @@ struct PlainYAML {
   /// A flow sequence or mapping starting at `offset` and closed on the same line; returns it and
   /// the offset after its closing bracket.
   private mutating func flow(_ line: Line, _ offset: Int) -> (YAMLNode, Int)? {
+    depth += 1
+    defer { depth -= 1 }
+    guard depth <= Self.maxDepth else { return nil }
     let isMapping = bytes[offset] == UInt8(ascii: "{")
     let close = isMapping ? UInt8(ascii: "}") : UInt8(ascii: "]")
     var nodes: [YAMLNode] = []

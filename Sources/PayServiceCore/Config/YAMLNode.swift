@@ -1,7 +1,8 @@
 internal import CYaml
 
 /// A composed YAML node: what the config reader needs of a YAML document (scalars with their text,
-/// style and position; sequences; mappings in source order), built straight from libyaml's events.
+/// style and position; sequences; mappings in source order), built from libyaml's events, or by
+/// `PlainYAML` from the bytes of the plain form most configs are written in (the same tree).
 ///
 /// Tags are not resolved and no values are constructed: `YAMLFieldReader` reads every scalar from
 /// its text, so an unquoted `price: 50.00` is the decimal 50.00 and never a binary float. Aliases
@@ -81,7 +82,8 @@ extension YAMLNode {
     return try composeWithLibYAML(text)
   }
 
-  /// What `PlainYAML` composes of `text`; nil when the text is not in the plain form.
+  /// What `PlainYAML` composes of `text` (repeated keys aside); nil when the text is not in the
+  /// plain form. For the tests that hold it to libyaml's.
   static func composePlain(_ text: String) -> YAMLNode? {
     var text = text
     return text.withUTF8 { PlainYAML.compose($0) }?.root

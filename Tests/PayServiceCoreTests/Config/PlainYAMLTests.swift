@@ -101,7 +101,11 @@ struct PlainYAMLTests {
       "a:\n- b\n-c: d\n", "a: 'x\n  y'\n", "a: [x] y\n", "a: {b: c}#x\n", "a: [?x]\n", "a: {b: :c}\n",
       "a: x\u{2028}y\n", "a: x\u{85}y\n", "a: x\u{FEFF}\n", "a: \u{FFFF}\n", "a: x\u{9F}\n",
     ]
-    for text in declined {
+    // Nesting deeper than configs use goes to libyaml, which refuses more than 1,000 levels.
+    let deepFlow = "a: " + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "\n"
+    let deepBlock = (0..<40).map { String(repeating: " ", count: $0) + "k\($0):" }.joined(separator: "\n") + " 1\n"
+    let tooDeep = "a: " + String(repeating: "[", count: 2_000) + String(repeating: "]", count: 2_000) + "\n"
+    for text in declined + [deepFlow, deepBlock, tooDeep] {
       #expect(!Self.check(text, text), "\(text.debugDescription) should be left to libyaml")
     }
   }
