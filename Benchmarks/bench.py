@@ -90,7 +90,6 @@ def option(name, default):
 
 def pricing_requests(n, seed=42):
     """A deterministic mix of carts, contacts and shipping methods."""
-    rng = random.Random(seed)
     skus = ["clock", "lamp", "pen", "mug", "chair", "desk", "cable", "notebook"]
     contacts = [
         None,
@@ -99,15 +98,24 @@ def pricing_requests(n, seed=42):
         {"locality": "Seattle", "administrativeArea": "WA", "postalCode": "98101", "countryCode": "US"},
         {"locality": "Toronto", "administrativeArea": "ON", "postalCode": "M5V", "countryCode": "CA"},
     ]
-    methods = [None, "free", "express", "overnight", "intl"]
+    return summary_requests(n, random.Random(seed), skus, ["free", "express", "overnight", "intl"], contacts)
+
+
+def summary_requests(n, rng, skus, methods, contacts, coupons=None):
+    """n computeSummaryItems lines: carts of one to three of `skus`, a contact and a method drawn
+    from `contacts` and `methods` (or none), and, when `coupons` is given, sometimes a coupon."""
     lines = []
     for i in range(n):
-        params = {"items": [{"sku": s, "quantity": rng.randint(1, 4)} for s in rng.sample(skus, rng.randint(1, 3))]}
-        contact, method = rng.choice(contacts), rng.choice(methods)
+        params = {"items": [{"sku": s, "quantity": rng.randint(1, 4)}
+                            for s in rng.sample(skus, rng.randint(1, min(3, len(skus))))]}
+        contact, method = rng.choice(contacts), rng.choice([None] + methods)
+        coupon = rng.choice([None, None, None] + coupons) if coupons is not None else None
         if contact:
             params["shippingContact"] = contact
         if method:
             params["shippingMethod"] = method
+        if coupon:
+            params["couponCode"] = coupon
         lines.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "computeSummaryItems", "params": params},
                                 separators=(",", ":")))
     return "\n".join(lines) + "\n"
@@ -398,22 +406,7 @@ def inclusive_shop(work, name):
 def inclusive_requests(n, shop, seed):
     """A deterministic mix of computeSummaryItems carts from a tax-inclusive shop's catalog."""
     _, skus, methods, coupons, contacts = shop
-    rng = random.Random(seed)
-    lines = []
-    for i in range(n):
-        params = {"items": [{"sku": s, "quantity": rng.randint(1, 4)}
-                            for s in rng.sample(skus, rng.randint(1, min(3, len(skus))))]}
-        contact, method = rng.choice(contacts), rng.choice([None] + methods)
-        coupon = rng.choice([None, None, None] + coupons)
-        if contact:
-            params["shippingContact"] = contact
-        if method:
-            params["shippingMethod"] = method
-        if coupon:
-            params["couponCode"] = coupon
-        lines.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "computeSummaryItems", "params": params},
-                                separators=(",", ":")))
-    return "\n".join(lines) + "\n"
+    return summary_requests(n, random.Random(seed), skus, methods, contacts, coupons)
 
 
 def check_answers(what, requests_path, answers_path, code, count, good):

@@ -11,31 +11,35 @@ public enum MoneyText {
   public static let pattern = "^-?[0-9]+(\\.[0-9]+)?$"
 
   public static func parseDecimal(_ text: String) -> Decimal? {
-    // `pattern` is ASCII: any other byte means no decimal, so the slices below fall on characters.
-    let utf8 = text.utf8
-    var start = utf8.startIndex
-    let negative = start != utf8.endIndex && utf8[start] == UInt8(ascii: "-")
-    if negative { start = utf8.index(after: start) }
-    var dot: String.Index?
-    var index = start
-    while index != utf8.endIndex {
-      let byte = utf8[index]
-      if byte == UInt8(ascii: "."), dot == nil {
-        dot = index
-      } else if byte &- UInt8(ascii: "0") >= 10 {
-        return nil
-      }
-      index = utf8.index(after: index)
+    var text = text
+    guard let parts = text.withUTF8({ decimalParts(UnsafeRawBufferPointer($0)) }) else { return nil }
+    // `pattern` is ASCII, so byte offsets fall on characters.
+    func slice(_ range: Range<Int>) -> Substring {
+      let utf8 = text.utf8
+      return text[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)]
     }
-    let integerEnd = dot ?? utf8.endIndex
-    guard integerEnd != start else { return nil }
-    var fraction: Substring = ""
-    if let dot {
-      let fractionStart = utf8.index(after: dot)
-      guard fractionStart != utf8.endIndex else { return nil }
-      fraction = text[fractionStart...]
-    }
-    return Decimal(negative: negative, integerDigits: text[start..<integerEnd], fractionDigits: fraction)
+    return Decimal(negative: parts.negative, integerDigits: slice(parts.integer), fractionDigits: slice(parts.fraction))
+  }
+
+  /// Where the sign, integer digits and fraction digits of a `pattern` decimal lie in `bytes`
+  /// (an empty fraction when there is none); nil when the bytes are not one.
+  static func decimalParts(_ bytes: UnsafeRawBufferPointer) -> (negative: Bool, integer: Range<Int>, fraction: Range<Int>)? {
+    func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+    let end = bytes.count
+    var at = 0
+    let negative = at < end && bytes[at] == UInt8(ascii: "-")
+    if negative { at += 1 }
+    let integerStart = at
+    while at < end && isDigit(bytes[at]) { at += 1 }
+    guard at > integerStart else { return nil }
+    let integer = integerStart..<at
+    guard at < end else { return (negative, integer, at..<at) }
+    guard bytes[at] == UInt8(ascii: ".") else { return nil }
+    at += 1
+    let fractionStart = at
+    while at < end && isDigit(bytes[at]) { at += 1 }
+    guard at > fractionStart, at == end else { return nil }
+    return (negative, integer, fractionStart..<at)
   }
 
   public enum AmountProblem: Error, Equatable, Sendable {
@@ -55,32 +59,16 @@ public enum MoneyText {
 
   /// `minorUnits` on the text's UTF-8 bytes: `pattern` is ASCII, so any other byte is no decimal.
   static func minorUnits(_ bytes: UnsafeRawBufferPointer, digits: Int) -> Result<Int64, AmountProblem> {
-    func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
-    let end = bytes.count
-    var at = 0
-    let negative = at < end && bytes[at] == UInt8(ascii: "-")
-    if negative { at += 1 }
-    let integerStart = at
-    while at < end && isDigit(bytes[at]) { at += 1 }
-    let integerEnd = at
-    guard integerEnd > integerStart else { return .failure(.notADecimal) }
-    var fractionStart = at
-    var fractionEnd = at
-    if at < end {
-      guard bytes[at] == UInt8(ascii: ".") else { return .failure(.notADecimal) }
-      at += 1
-      fractionStart = at
-      while at < end && isDigit(bytes[at]) { at += 1 }
-      fractionEnd = at
-      guard fractionEnd > fractionStart, at == end else { return .failure(.notADecimal) }
-    }
+    guard let (negative, integer, fraction) = decimalParts(bytes) else { return .failure(.notADecimal) }
+    let fractionStart = fraction.lowerBound
+    var fractionEnd = fraction.upperBound
     while fractionEnd - fractionStart > digits, bytes[fractionEnd - 1] == UInt8(ascii: "0") { fractionEnd -= 1 }
     guard fractionEnd - fractionStart <= digits else { return .failure(.tooManyDecimals(allowed: digits)) }
-    var significant = integerStart
-    while significant < integerEnd && bytes[significant] == UInt8(ascii: "0") { significant += 1 }
-    guard integerEnd - significant <= 16 else { return .failure(.tooLarge) }
+    var significant = integer.lowerBound
+    while significant < integer.upperBound && bytes[significant] == UInt8(ascii: "0") { significant += 1 }
+    guard integer.upperBound - significant <= 16 else { return .failure(.tooLarge) }
     var value: Int64 = 0
-    for index in significant..<integerEnd { value = value * 10 + Int64(bytes[index] &- 0x30) }
+    for index in significant..<integer.upperBound { value = value * 10 + Int64(bytes[index] &- 0x30) }
     for index in 0..<digits {
       let digit = fractionStart + index < fractionEnd ? Int64(bytes[fractionStart + index] &- 0x30) : 0
       let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
