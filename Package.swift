@@ -131,6 +131,13 @@ let package = Package(
       dependencies: ["PayServiceTestSupport"],
       path: "Tests/StripeTestServerMain"
     ),
+    // payservice's stdio server with a method that traps, for the end-to-end test that committed
+    // work is answered before a later line ends the process.
+    .executableTarget(
+      name: "payservice-fault-server",
+      dependencies: ["PayServiceCore"],
+      path: "Tests/FaultServerMain"
+    ),
     // Apple's merchant validation endpoint as a test server process; it issues no real sessions.
     .executableTarget(
       name: "apple-session-test-server",

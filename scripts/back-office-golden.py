@@ -99,7 +99,7 @@ class Transcript:
 def automatic():
     t = Transcript("back-office", ["--back-office"])
     a = t.order([{"sku": "clock", "quantity": 2}, {"sku": "notebook"}], "standard", VISA, coupon="SAVE10")
-    b = t.order([{"sku": "mug", "quantity": 3}], "express", STORE_CARD)
+    b = t.order([{"sku": "mug", "quantity": 3}], "express", STORE_CARD, payment_data="tok_privateLabel")
     c = t.order([{"sku": "lamp"}], "standard", VISA, payment_data="tok_refundFail")
     d = t.order([{"sku": "pen", "quantity": 7}], "standard", VISA)
     t.add("getOrder", {"orderId": a})

@@ -166,11 +166,14 @@ enum PostgresMigrations {
     ],
     [#"ALTER TABLE "order" ADD COLUMN taxIncluded BOOLEAN NOT NULL DEFAULT false"#],
     ["ALTER TABLE chargeToken ADD COLUMN walletOrderToken TEXT"],
+    // The identifier key's row is inserted by `migrate`, with the key it is given.
+    [StoreSchema.storeKeyTable, StoreSchema.unusedChargeTokenIndex],
   ]
 
   /// Applies the missing migrations; false (and nothing changed) when the database has a migration
   /// this release does not know, i.e. it was written by a newer payservice.
-  static func migrate(_ session: PostgresSession) throws(PostgresFailure) -> Bool {
+  /// `newIdentifierKey` is the key migration v8 gives a store that has none.
+  static func migrate(_ session: PostgresSession, newIdentifierKey: IdentifierKey) throws(PostgresFailure) -> Bool {
     precondition(statements.count == StoreSchema.migrations.count)
     try session.run("BEGIN")
     do throws(PostgresFailure) {
@@ -194,6 +197,12 @@ enum PostgresMigrations {
       }
       for (name, sql) in zip(StoreSchema.migrations, statements) where !applied.contains(name) {
         for statement in sql { try session.run(statement) }
+        if name == StoreSchema.migrations[7] {
+          var row = PostgresBindings()
+          row.append(StoreSchema.identifierKeyPurpose)
+          row.append(newIdentifierKey.hex)
+          try session.run("INSERT INTO storeKey (purpose, keyHex) VALUES ($1, $2)", row)
+        }
         var binds = PostgresBindings()
         binds.append(name)
         try session.run("INSERT INTO payservice_migrations (identifier) VALUES ($1)", binds)

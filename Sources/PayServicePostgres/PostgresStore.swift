@@ -33,19 +33,47 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   /// Connects, applies the migrations this release knows (refusing a store with others) and keeps
   /// the connection. Throws `cannotOpen` naming the server (never the password) and the reason.
-  public init(url: PostgresURL, lockTimeout: TimeInterval = PostgresStore.lockTimeout) throws(StoreError) {
+  /// Set once, at the end of `init`: optional so that an `init` failing before it still counts
+  /// as fully initialized and its `deinit` closes the session and the event loop.
+  private var storeIdentifiers: Identifiers?
+  public var identifiers: Identifiers { storeIdentifiers! }
+
+  /// - Parameter newIdentifierKey: the identifier key if this opening creates the store; by
+  ///   default a random one, or the one `PAYSERVICE_ID_KEY` pins (`IdentifierKey.forNewStore`).
+  public init(
+    url: PostgresURL, lockTimeout: TimeInterval = PostgresStore.lockTimeout, newIdentifierKey: IdentifierKey? = nil
+  ) throws(StoreError) {
     self.url = url
     self.lockTimeout = lockTimeout
+    let candidateKey: IdentifierKey
+    if let newIdentifierKey {
+      candidateKey = newIdentifierKey
+    } else {
+      candidateKey = try IdentifierKey.forNewStore()
+    }
     let migrated: Bool
+    var keyHex: String?
     do throws(PostgresFailure) {
       let session = try connect()
       self.session = session
-      migrated = try PostgresMigrations.migrate(session)
+      migrated = try PostgresMigrations.migrate(session, newIdentifierKey: candidateKey)
+      if migrated {
+        var purpose = PostgresBindings()
+        purpose.append(StoreSchema.identifierKeyPurpose)
+        for row in try session.run("SELECT keyHex FROM storeKey WHERE purpose = $1", purpose).rows {
+          keyHex = try row.columns(String.self)
+        }
+      }
     } catch {
       // deinit closes the session and the event loop (it runs when a fully initialized init throws).
       throw StoreError.cannotOpen(location: url.description, reason: error.reason)
     }
     if !migrated { throw StoreError.newerSchema(location: url.description) }
+    guard let key = keyHex.flatMap(IdentifierKey.init(hex:)) else {
+      throw StoreError.cannotOpen(
+        location: url.description, reason: "its identifier key (table storeKey) is missing or unreadable")
+    }
+    storeIdentifiers = Identifiers(key: key)
   }
 
   deinit {

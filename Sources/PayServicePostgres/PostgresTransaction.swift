@@ -70,6 +70,20 @@ struct PostgresTransaction: StoreTransaction {
       })
   }
 
+  func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int {
+    try session.changes(
+      """
+      DELETE FROM chargeToken WHERE token IN (
+        SELECT token FROM chargeToken
+        WHERE usedAt IS NULL AND expiresAt <= $1 AND sequence < (SELECT MAX(sequence) FROM chargeToken)
+        LIMIT $2)
+      """,
+      binds {
+        $0.append(now)
+        $0.append(limit)
+      })
+  }
+
   func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool {
     try session.changes(
       "UPDATE chargeToken SET usedAt = $1, requestFingerprint = $2, result = $3 WHERE token = $4 AND usedAt IS NULL",

@@ -231,13 +231,16 @@ struct ServeSettings: Equatable {
     // store file is only created once the config is known to be valid. A throwaway store is only
     // waited for when a request first needs it.
     let location = ServeSettings.location(database)
+    let key = ServeSettings.newIdentifierKey(now: now)
     let opening: StoreOpening?
     switch location {
-    case .postgres(let url): opening = StoreOpening { () throws(StoreError) -> any Store in try PostgresStore(url: url) }
+    case .postgres(let url):
+      opening = StoreOpening { () throws(StoreError) -> any Store in try PostgresStore(url: url, newIdentifierKey: key) }
     // A throwaway store is opened only once the server first waits for input (or a request needs
     // it): a start that answers what is already on stdin and ends never pays for its migrations.
-    case .sqlite(let path) where path == ":memory:": opening = StoreOpening(path: path, deferred: true)
-    case .sqlite(let path): opening = access(path, F_OK) == 0 ? StoreOpening(path: path) : nil
+    case .sqlite(let path) where path == ":memory:":
+      opening = StoreOpening(path: path, deferred: true, newIdentifierKey: key)
+    case .sqlite(let path): opening = access(path, F_OK) == 0 ? StoreOpening(path: path, newIdentifierKey: key) : nil
     }
     let loaded: Config
     do {
@@ -250,7 +253,7 @@ struct ServeSettings: Equatable {
       storeSource = StoreSource(opening: opening) { store in try store.seedStock(loaded.catalog) }
     } else {
       do {
-        let store = try opening?.wait() ?? SQLiteStore(path: database)
+        let store = try opening?.wait() ?? SQLiteStore(path: database, newIdentifierKey: key)
         try store.seedStock(loaded.catalog)
         storeSource = StoreSource(store)
       } catch {
@@ -330,6 +333,20 @@ struct ServeSettings: Equatable {
     }
   }
 
+  /// The identifier key a store created by this process gets: the one `PAYSERVICE_ID_KEY` pins;
+  /// else, with the clock pinned (`--now`: transcripts and tests, never a shop), the published
+  /// transcript key, so that a session on a new store repeats byte for byte; else a random one.
+  /// A pin that is not 64 hex digits stops the start (exit 2).
+  static func newIdentifierKey(now: String?) -> IdentifierKey {
+    var pin = IdentifierKey.pinInEnvironment
+    if now != nil, (pin ?? "").isEmpty { pin = IdentifierKey.transcript.hex }
+    do {
+      return try IdentifierKey.forNewStore(pin: pin)
+    } catch {
+      fail("\(error)")
+    }
+  }
+
   /// Where `--database` points; a malformed PostgreSQL URL stops the start (exit 2).
   static func location(_ database: String) -> StoreLocation {
     do {
@@ -340,11 +357,12 @@ struct ServeSettings: Equatable {
   }
 
   /// Opens the store `--database` names, or stops the start (exit 2) with the reason.
-  static func openStore(_ database: String) -> any Store {
+  static func openStore(_ database: String, now: String?) -> any Store {
+    let key = newIdentifierKey(now: now)
     do throws(StoreError) {
       switch location(database) {
-      case .sqlite(let path): return try SQLiteStore(path: path)
-      case .postgres(let url): return try PostgresStore(url: url)
+      case .sqlite(let path): return try SQLiteStore(path: path, newIdentifierKey: key)
+      case .postgres(let url): return try PostgresStore(url: url, newIdentifierKey: key)
       }
     } catch {
       fail("\(error)")
@@ -426,7 +444,7 @@ struct Call: ParsableCommand {
     } catch {
       ServeSettings.fail("invalid config:\n\(error)")
     }
-    let store = ServeSettings.openStore(service.database)
+    let store = ServeSettings.openStore(service.database, now: service.now)
     do {
       try store.seedStock(loaded.catalog)
     } catch {

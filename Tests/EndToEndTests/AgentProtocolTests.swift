@@ -63,7 +63,8 @@ struct AgentProtocolTests {
       #expect(JSONSchemaValidator(schema: method.description.result.json).validate(structured) == [], "id \(JSONWriter.string(id))")
       checked += 1
     }
-    #expect(checked == 13)
+    // 12: the transcript's two getOrder calls are refused (getOrder is the back office's).
+    #expect(checked == 12)
   }
 
   @Test("--version prints the package version")

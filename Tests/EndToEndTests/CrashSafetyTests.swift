@@ -14,7 +14,7 @@ struct CrashSafetyTests {
   static func items(_ quantity: Int, sku: String = "pen") -> String { #"[{"sku":"\#(sku)","quantity":\#(quantity)}]"# }
 
   static func authorizeLine(id: Int, items: String) -> String {
-    #"{"jsonrpc":"2.0","id":\#(id),"method":"authorizePayment","params":{"items":\#(items),"shippingMethod":"standard","payment":{"token":{"paymentData":"tok_visa","paymentMethod":{"displayName":"Visa 4242","network":"visa","type":"debit"},"transactionIdentifier":"T\#(id)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}}"#
+    #"{"jsonrpc":"2.0","id":\#(id),"method":"authorizePayment","params":{"items":\#(items),"shippingMethod":"standard","payment":{"token":{"paymentData":"tok_visa_debit","paymentMethod":{"displayName":"Visa 4242","network":"visa","type":"debit"},"transactionIdentifier":"T\#(id)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}}"#
   }
 
   static func orderLine(id: Int, token: String, amount: String, items: String) -> String {
@@ -83,7 +83,7 @@ struct CrashSafetyTests {
       expected[id] = line
     }
     let restarted = try PayserviceProcess.run(
-      ["--config", Self.config, "--database", store, "--now", "2026-11-21T13:00:00Z", "--quiet"],
+      ["--config", Self.config, "--database", store, "--now", "2026-11-21T13:00:00Z", "--quiet", "--back-office"],
       stdin: Data(replayInput.utf8))
     #expect(restarted.status == 0)
     let replies = restarted.stdoutText.split(separator: "\n").map(String.init)

@@ -107,11 +107,11 @@ struct StripeCrashTests {
     defer { shop.server.shutdown() }
     let line = try shop.authorize()
     let token = try #require(try JSONParser.parse(line)["params"]?["chargeToken"]?.stringValue)
-    let orderId = Identifiers.orderId(token: token)
     try shop.crash(at: point, route: .createPaymentIntent, line: line) { store in
-      try store.order(id: orderId)?.status == .paid
+      try store.order(id: store.identifiers.orderId(token: token))?.status == .paid
     }
     let store = try backend.open(shop.database)
+    let orderId = store.identifiers.orderId(token: token)
     #expect(try store.pendingAttemptCount() == (point == .afterCommit ? 0 : 1))
     #expect(try store.stock()["mug"] == 98)
     #expect(shop.server.paymentIntentCount == (point == .beforeCall ? 0 : 1))

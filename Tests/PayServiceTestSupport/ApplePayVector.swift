@@ -81,8 +81,10 @@ public enum ApplePayVector {
   }
 
   /// authorizePayment params for one ticket (or `quantity`) paid with `paymentData`.
-  public static func authorizeParams(paymentData: JSONValue, quantity: Int = 1, extra: String = "") -> String {
-    let card = #"{"displayName":"Visa 4320","network":"Visa","type":"debit"}"#
+  public static func authorizeParams(
+    paymentData: JSONValue, quantity: Int = 1, extra: String = "",
+    card: String = #"{"displayName":"Visa 4320","network":"Visa","type":"debit"}"#
+  ) -> String {
     return """
       {"items":[{"sku":"ticket","quantity":\(quantity)}],"shippingMethod":"mobile",\
       "payment":{"token":{"paymentData":\(JSONWriter.string(paymentData)),"paymentMethod":\(card),\

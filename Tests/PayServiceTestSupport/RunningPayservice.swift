@@ -1,4 +1,5 @@
 import Foundation
+import PayServiceCore
 
 /// The binary started with pipes, for interactive and streaming tests.
 public final class RunningPayservice: @unchecked Sendable {
@@ -11,7 +12,9 @@ public final class RunningPayservice: @unchecked Sendable {
   public init(_ arguments: [String], environment: [String: String]? = nil) throws {
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    var environment = environment ?? ProcessInfo.processInfo.environment
+    if environment[IdentifierKey.pinVariable] == nil { environment[IdentifierKey.pinVariable] = TestConfig.identifierKey.hex }
+    process.environment = environment
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr
@@ -36,6 +39,23 @@ public final class RunningPayservice: @unchecked Sendable {
       usleep(1000)
     }
     return unread == 0
+  }
+
+  /// Sends a line and reads its answer; throws when none comes within `timeout` seconds.
+  public func ask(_ line: String, timeout: TimeInterval = 10) throws -> String {
+    send(line)
+    guard let answer = readLine(timeout: timeout) else { throw NoAnswer(line: line) }
+    return answer
+  }
+
+  public struct NoAnswer: Error {
+    public let line: String
+  }
+
+  /// Closes stdin and waits for the process to end.
+  public func finish() {
+    try? stdin.fileHandleForWriting.close()
+    _ = waitForExit()
   }
 
   /// Reads one response line, failing after `timeout` seconds.

@@ -44,8 +44,8 @@ public enum StoreBackend: String, Sendable, CaseIterable, CustomStringConvertibl
   /// Opens the store `database` (from `freshDatabase()`) in this process.
   public func open(_ database: String) throws -> any Store {
     switch try StoreLocation.parse(database) {
-    case .sqlite(let path): return try SQLiteStore(path: path)
-    case .postgres(let url): return try PostgresStore(url: url)
+    case .sqlite(let path): return try SQLiteStore(path: path, newIdentifierKey: TestConfig.identifierKey)
+    case .postgres(let url): return try PostgresStore(url: url, newIdentifierKey: TestConfig.identifierKey)
     }
   }
 

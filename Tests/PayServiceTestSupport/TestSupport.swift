@@ -28,6 +28,11 @@ public enum TestPaths {
     return packageRoot.appendingPathComponent(".build/debug/payservice").path
   }
 
+  /// Another executable of this package, built beside `payservice` (a test server, say).
+  public static func executable(_ name: String) -> String {
+    URL(fileURLWithPath: payserviceBinary).deletingLastPathComponent().appendingPathComponent(name).path
+  }
+
   /// A fresh temporary directory.
   public static func temporaryDirectory() -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("payservice-test-\(UUID().uuidString)")
@@ -55,6 +60,10 @@ public enum TestConfig {
     try! ConfigLoader.load(path: discountsPath)
   }
 
+  /// The identifier key of every store the tests create (in process, and in the processes they
+  /// start, through `PAYSERVICE_ID_KEY`), so that identifiers repeat from run to run.
+  public static let identifierKey = IdentifierKey.transcript
+
   /// The pinned clock of the tests: 2026-11-21T12:00:00Z.
   public static let now: Int64 = RFC3339.parse("2026-11-21T12:00:00Z")!
 
@@ -62,7 +71,7 @@ public enum TestConfig {
     config: Config = load(), storePath: String = ":memory:", now: Int64 = now,
     busyTimeout: TimeInterval = SQLiteStore.busyTimeout
   ) throws -> ServiceContext {
-    let store = try SQLiteStore(path: storePath, busyTimeout: busyTimeout)
+    let store = try SQLiteStore(path: storePath, busyTimeout: busyTimeout, newIdentifierKey: identifierKey)
     try store.seedStock(config.catalog)
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
   }
@@ -143,7 +152,10 @@ public enum PayserviceProcess {
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = arguments
     if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-    if let environment { process.environment = environment }
+    // The tests' identifier key for a store the process creates, unless the test says otherwise.
+    var environment = environment ?? ProcessInfo.processInfo.environment
+    if environment[IdentifierKey.pinVariable] == nil { environment[IdentifierKey.pinVariable] = TestConfig.identifierKey.hex }
+    process.environment = environment
     process.standardInput = try FileHandle(forReadingFrom: inPath)
     process.standardOutput = try FileHandle(forWritingTo: outPath)
     process.standardError = try FileHandle(forWritingTo: errPath)

@@ -55,7 +55,14 @@ def rq(id, method, params=None):
     if params is not None: o["params"] = params
     return o
 
-def auth_params(items=[{"sku": "clock"}], method="express", pd="tok_visa", network="visa", typ="credit", ship=SHIP, bill=BILL, txn="txn-1"):
+def sandbox_card(network, typ):
+    """The sandbox test card for a network and type: tok_NETWORK (a credit card; privateLabel: store) or tok_NETWORK_TYPE."""
+    default = "store" if network.lower() == "privatelabel" else "credit"
+    return "tok_" + network + ("" if typ == default else "_" + typ)
+
+def auth_params(items=[{"sku": "clock"}], method="express", pd=None, network="visa", typ="credit", ship=SHIP, bill=BILL, txn="txn-1"):
+    # The sandbox's test card must be the claimed card (it decides the card's price).
+    if pd is None: pd = sandbox_card(network, typ)
     pay = {"token": {"paymentData": pd, "paymentMethod": {"displayName": "Visa 1234", "network": network, "type": typ}, "transactionIdentifier": txn}}
     if ship is not None: pay["shippingContact"] = ship
     if bill is not None: pay["billingContact"] = bill
@@ -86,10 +93,12 @@ r = run(P, "auth_ok", rq(20, "authorizePayment", auth_params()))
 VARS["T1"] = r["result"]["chargeToken"]
 r = run(P, "po_ok", rq(21, "processOrder", order_params("$T1")))
 VARS["ORD1"] = r["result"]["orderId"]
-run(P, "po_replay", rq(22, "processOrder", order_params("$T1", amount="66.130", bill=BILL)))
+run(P, "po_replay", rq(22, "processOrder", order_params("$T1", amount="66.130")))
 run(P, "po_conflict", rq(23, "processOrder", order_params("$T1", items=[{"sku": "clock", "quantity": 2}], amount="132.26")))
-run(P, "getOrder", rq(24, "getOrder", {"orderId": "$ORD1"}))
-run(P, "getOrder_missing", rq(25, "getOrder", {"orderId": "ord_doesnotexist"}))
+OFFICE = Proc(extra=["--back-office"])
+run(OFFICE, "getOrder", rq(24, "getOrder", {"orderId": "$ORD1"}))
+run(OFFICE, "getOrder_missing", rq(25, "getOrder", {"orderId": "ord_doesnotexist"}))
+OFFICE.close()
 run(P, "listProducts_after", rq(26, "listProducts"))
 P.close()
 
@@ -154,8 +163,8 @@ run(P, "quantity_float", '{"jsonrpc":"2.0","id":8,"method":"computeSummaryItems"
 run(P, "inv_nullcontact", rq(9, "computeSummaryItems", {"items": [{"sku": "clock"}], "shippingContact": None}))
 P.close()
 
-# ---------------- protocol
-fresh(); P = Proc()
+# ---------------- protocol (getOrder, a back-office method, is the request these examples read)
+fresh(); P = Proc(extra=["--back-office"])
 def raw(name, b, expect=True):
     resp = P.send(b, expect)
     EX[name] = (b, resp)
@@ -167,7 +176,9 @@ raw("bad_params", b'{"jsonrpc":"2.0","id":4,"method":"listProducts","params":"al
 raw("not_object", b'42\n')
 raw("empty_batch", b'[]\n')
 raw("no_method", b'{"jsonrpc":"2.0","id":5}\n')
-raw("unknown_method", b'{"jsonrpc":"2.0","id":6,"method":"refundOrder","params":{"orderId":"ord_1"}}\n')
+SHOP = Proc()
+EX["unknown_method"] = (b'{"jsonrpc":"2.0","id":6,"method":"refundOrder","params":{"orderId":"ord_1"}}\n', SHOP.send(b'{"jsonrpc":"2.0","id":6,"method":"refundOrder","params":{"orderId":"ord_1"}}\n'))
+SHOP.close()
 raw("big_id", b'{"jsonrpc":"2.0","id":9007199254740993,"method":"getOrder","params":{"orderId":"x"}}\n')
 raw("frac_id", b'{"jsonrpc":"2.0","id":1.50,"method":"getOrder","params":{"orderId":"x"}}\n')
 raw("surrogate", b'{"jsonrpc":"2.0","id":"a\\ud800b","method":"getOrder","params":{"orderId":"x"}}\n')
@@ -185,7 +196,7 @@ assert rest == b"", rest
 EX["_proto_stderr"] = (err, None)
 
 # ---------------- line limit
-fresh(); P = Proc(extra=["--max-line-bytes", "100"])
+fresh(); P = Proc(extra=["--max-line-bytes", "100", "--back-office"])
 s = '{"jsonrpc":"2.0","id":%d,"method":"getOrder","params":{"orderId":"%s"}}'
 def ln(i, n): return s % (i, 'x' * (n - len(s % (i, ''))))
 raw("limit_ok", (ln(1, 100) + "\n").encode())
@@ -204,7 +215,7 @@ for name, cfg in [("jpy", "docs/protocol/configs/jpy.yaml"), ("kwd", "docs/proto
     P.close()
 
 # ---------------- logging (not quiet)
-fresh(); P = Proc(quiet=False)
+fresh(); P = Proc(quiet=False, extra=["--back-office"])
 raw("log1", b'{"jsonrpc":"2.0","id":1,"method":"computeSummaryItems","params":{"items":[{"sku":"clock"}]}}\n')
 raw("log2", b'{"jsonrpc":"2.0","id":"x-2","method":"getOrder","params":{"orderId":"ord_nope"}}\n')
 raw("log3", b'{"jsonrpc":"2.0","method":"authorizePayment","params":{}}\n', expect=False)
@@ -299,7 +310,7 @@ run(P, "mcp_unknown_tool", rq(7, "tools/call", {"name": "refund", "arguments": {
 run(P, "mcp_cancelled", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}, expect=False)
 ENV = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 run(P, "mcp_discover", rq(8, "server/discover", {"_meta": ENV}))
-run(P, "mcp_call_modern", rq(9, "tools/call", {"name": "getOrder", "arguments": {"orderId": "ord_0"}, "_meta": ENV}))
+run(P, "mcp_call_modern", rq(9, "tools/call", {"name": "computeSummaryItems", "arguments": {"items": [{"sku": "mug"}]}, "_meta": ENV}))
 run(P, "mcp_unsupported", rq(10, "tools/call", {"name": "listProducts", "_meta": {**ENV, "io.modelcontextprotocol/protocolVersion": "2027-01-01"}}))
 P.close()
 fresh()

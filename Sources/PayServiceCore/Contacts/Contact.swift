@@ -17,6 +17,13 @@ public struct Contact: Equatable, Sendable, WireObject {
 
   public init() {}
 
+  /// The most UTF-8 bytes of any text member (a name, an address line, an email address): the
+  /// longest a payment sheet's field holds by far (email addresses stop at 254, RFC 5321), and a
+  /// bound on what one request can make the store keep.
+  public static let maxFieldBytes = 256
+  /// The most `addressLines`.
+  public static let maxAddressLines = 8
+
   /// What the sheet sends: every member optional, null meaning absent, unknown members ignored.
   /// payservice writes known members only, absent ones left out (`storedSchema`).
   public static let shape = ObjectShape<Contact>(
@@ -32,9 +39,13 @@ public struct Contact: Equatable, Sendable, WireObject {
             reader.fail(path(), "must be an array of strings, got \(value.kindName)")
             return nil
           }
+          guard lines.count <= maxAddressLines else {
+            reader.fail(path(), "must have at most \(maxAddressLines) lines, got \(lines.count)")
+            return nil
+          }
           var result: [String] = []
           for (index, line) in lines.enumerated() {
-            if let text = reader.string(line, "\(path())[\(index)]", nonEmpty: false) { result.append(text) }
+            if let text = readText(line, { "\(path())[\(index)]" }, reader) { result.append(text) }
           }
           return result.count == lines.count ? result : nil
         }),
@@ -50,7 +61,17 @@ public struct Contact: Equatable, Sendable, WireObject {
   }
 
   private static func text(_ name: StaticString, _ keyPath: WritableKeyPath<Contact, String?> & Sendable) -> Field<Contact> {
-    .member(name, keyPath, .optionalOrNull, read: ParamReader.anyString)
+    .member(name, keyPath, .optionalOrNull, read: { value, path, reader in readText(value, path, reader) })
+  }
+
+  /// A string member of at most `maxFieldBytes` (the empty one included).
+  private static func readText(_ value: JSONValue, _ path: () -> String, _ reader: ParamReader) -> String? {
+    guard let text = reader.string(value, path(), nonEmpty: false) else { return nil }
+    guard text.utf8.count <= maxFieldBytes else {
+      reader.fail(path(), "must be at most \(maxFieldBytes) bytes of UTF-8, got \(text.utf8.count)")
+      return nil
+    }
+    return text
   }
 }
 

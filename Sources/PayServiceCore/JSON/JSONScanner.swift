@@ -104,8 +104,10 @@ struct JSONScanner {
     skipSpace()
     let start = index
     var value = 0
+    // Digits past the ninth are counted, not added: ten digits decline, so `value` stays below 10^9
+    // however long the run is.
     while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-      value = value * 10 + Int(bytes[index] - 0x30)
+      if index - start < 9 { value = value * 10 + Int(bytes[index] - 0x30) }
       index += 1
     }
     let count = index - start

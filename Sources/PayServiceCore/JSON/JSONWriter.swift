@@ -30,7 +30,8 @@ public struct JSONWriter: ~Copyable {
 
   /// A position to `rewind(to:)` when a started value is abandoned.
   public struct Mark {
-    fileprivate let count: Int
+    /// The number of bytes written when the mark was taken.
+    public let count: Int
     fileprivate let needsComma: Bool
   }
 

@@ -68,7 +68,15 @@ public enum AuthorizePayment: RPCMethod {
         case .string(let text) where text.trimmingWhitespaceAndNewlines().first == "{":
           if case .object(let object)? = try? JSONParser.parse(text) { return .object(object) }
           reader.fail(path(), "starts with \"{\" but is not the JSON text of an object")
-        case .string(let text) where !text.isEmpty: return .string(text)
+        case .string(let text) where !text.isEmpty:
+          // The sandbox's test card decides the card's network and type (`CardNetworks.sandboxCard`).
+          guard CardNetworks.sandboxCard(text) != nil else {
+            reader.fail(
+              path(),
+              "is not a sandbox test card: use one such as \(CardNetworks.sandboxExamples) (tok_NETWORK or tok_NETWORK_TYPE), or a real Apple Pay token (an object)")
+            return nil
+          }
+          return .string(text)
         case .object: return value
         default: reader.fail(path(), "must be a non-empty string or an object, got \(value.kindName)")
         }
@@ -184,11 +192,19 @@ public enum AuthorizePayment: RPCMethod {
     if let problems = contactProblems(params, offered: offered, context: context) {
       return answer(problems.status, problems.errors)
     }
+    if case .string(let name) = params.paymentData, context.gatewayCalls == nil, let card = CardNetworks.sandboxCard(name) {
+      let evidence = CardEvidence(network: card.network, type: card.type, source: "the sandbox test card \(name)")
+      if let problem = claimProblem(params, evidence: evidence, context: context, now: now) {
+        return answer(.failure, [ApplePayError(.unknown, nil, problem)])
+      }
+    }
     if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
     var hold: (authorization: PaymentAuthorization, declineReason: String?)?
     if case .object(let tokenData) = params.paymentData {
+      let identifiers = try context.identifiers
       do throws(ApplePayTokenFailure) {
-        hold = try applePayHold(tokenData, params: params, totalMinor: quote.totalMinor, context: context, now: now)
+        hold = try applePayHold(
+          tokenData, params: params, totalMinor: quote.totalMinor, context: context, identifiers: identifiers, now: now)
       } catch {
         return answer(.failure, [ApplePayError(.unknown, nil, error.message)])
       }
@@ -206,7 +222,7 @@ public enum AuthorizePayment: RPCMethod {
     var orderDetails: OrderDetails?
     if let wallet = config.walletOrders, let authenticationToken = issued.walletOrderToken {
       orderDetails = OrderDetails(
-        orderTypeIdentifier: wallet.orderTypeIdentifier, orderIdentifier: Identifiers.orderId(token: issued.token),
+        orderTypeIdentifier: wallet.orderTypeIdentifier, orderIdentifier: try context.identifiers.orderId(token: issued.token),
         webServiceURL: wallet.webServiceURL, authenticationToken: authenticationToken)
     }
     return Result(
@@ -237,13 +253,44 @@ public enum AuthorizePayment: RPCMethod {
   /// A new Wallet order authentication token for the order `chargeToken` pays for: 32 random bytes
   /// as hex. With the clock pinned (`--now`, tests and replays only), it is derived from the
   /// charge token instead, so that transcripts repeat byte for byte.
-  static func walletOrderToken(chargeToken: String, clock: ServiceClock) -> String {
-    if clock.pinned != nil { return Identifiers.digest(["wallet-order-token", chargeToken]) }
+  static func walletOrderToken(chargeToken: String, clock: ServiceClock, identifiers: Identifiers) -> String {
+    if clock.pinned != nil { return identifiers.walletOrderToken(chargeToken: chargeToken) }
     var generator = SystemRandomNumberGenerator()
     var bytes: [UInt8] = []
     bytes.reserveCapacity(32)
     for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
     return Hex.encode(bytes)
+  }
+
+  /// Nil when the card the request claims (`payment.token.paymentMethod`) is the card the payment
+  /// shows; else why not, naming both. The claim prices the card (its adjustment), so it must be
+  /// what the payment proves: the same network, and the same type where the payment has one. A
+  /// domestic network co-badged on the brand a card number shows (`cartesBancaires` on a Visa
+  /// number) cannot be proved from the number: it is taken when it prices the cart exactly as the
+  /// brand does, and refused when it would change the price.
+  static func claimProblem(_ params: Params, evidence: CardEvidence, context: ServiceContext, now: Int64) -> String? {
+    let claim = params.paymentMethod
+    let claimed = claim.recorded
+    let typeAgrees = evidence.type.map { $0 == claimed.type } ?? true
+    if claimed.network == evidence.network && typeAgrees { return nil }
+    let shown = evidence.type.map { "network and type are \(evidence.network) \($0.rawValue)" } ?? "network is \(evidence.network)"
+    let said = evidence.type == nil ? claim.network : "\(claim.network) \(claim.type.rawValue)"
+    if typeAgrees, evidence.allowsCoBadges, CardNetworks.coBadged[evidence.network]?.contains(claimed.network) == true {
+      let pricer = context.pricer
+      let asClaimed = pricer.merchandise(
+        items: params.items, couponCode: params.couponCode, paymentMethod: claimed, now: now)
+      let asShown = pricer.merchandise(
+        items: params.items, couponCode: params.couponCode, paymentMethod: evidence.card(claimedType: claimed.type),
+        now: now)
+      if asClaimed.adjustmentMinor == asShown.adjustmentMinor && asClaimed.adjustment?.label == asShown.adjustment?.label {
+        return nil
+      }
+      return """
+        the card's \(shown) (by \(evidence.source)); payservice cannot confirm \(said) from it, and \(said) is \
+        priced differently
+        """
+    }
+    return "the card's \(shown) (by \(evidence.source)), but payment.token.paymentMethod says \(said)"
   }
 
   /// The contacts' problems with the status they give (shipping address, shipping person, billing,
@@ -289,15 +336,17 @@ public enum AuthorizePayment: RPCMethod {
       couponCode: params.couponCode)
     var gatewayPaymentData: String?
     if case .string(let text) = params.paymentData { gatewayPaymentData = text }
+    let identifiers = try context.identifiers
     let walletToken: ((String) -> String)? =
-      config.walletOrders == nil ? nil : { [clock = context.clock] in walletOrderToken(chargeToken: $0, clock: clock) }
+      config.walletOrders == nil
+      ? nil : { [clock = context.clock] in walletOrderToken(chargeToken: $0, clock: clock, identifiers: identifiers) }
     return try context.store.write { transaction -> (token: String, walletOrderToken: String?)? in
       if let hold {
         try transaction.record(hold.authorization, at: RFC3339.format(now))
         if hold.declineReason != nil { return nil }
       }
       return try transaction.issueChargeToken(
-        merchant: config.merchant.identifier, binding: binding, billingContact: params.billingContact,
+        identifiers: identifiers, merchant: config.merchant.identifier, binding: binding, billingContact: params.billingContact,
         paymentMethod: params.paymentMethod, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
         // A placed hold is approved by the network; otherwise the test name decides the outcome.
         outcome: hold == nil && context.gatewayCalls == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
@@ -314,7 +363,8 @@ extension AuthorizePayment {
   /// authorization hold. The decrypted card data does not outlive this call: only the hold's
   /// network, type, last four digits and Apple's transaction id are kept.
   static func applePayHold(
-    _ tokenData: JSONObject, params: Params, totalMinor: Int64, context: ServiceContext, now: Int64
+    _ tokenData: JSONObject, params: Params, totalMinor: Int64, context: ServiceContext, identifiers: Identifiers,
+    now: Int64
   ) throws(ApplePayTokenFailure) -> (authorization: PaymentAuthorization, declineReason: String?) {
     let config = context.config
     guard let merchant = config.applePay else {
@@ -329,6 +379,14 @@ extension AuthorizePayment {
     let payment = try ApplePayTokenVerifier(merchant: merchant).verify(
       tokenData, now: now, totalMinor: totalMinor, currency: config.currency,
       applicationData: params.applicationData?.bytes)
+    // The card number shows the card's brand: the claimed network must agree (`claimProblem`).
+    if let brand = CardNetworks.brand(ofCardNumber: payment.accountNumber) {
+      let evidence = CardEvidence(
+        network: brand, type: nil, source: "the card number in the payment data", allowsCoBadges: true)
+      if let problem = claimProblem(params, evidence: evidence, context: context, now: now) {
+        throw ApplePayTokenFailure(.paymentData, problem)
+      }
+    }
     // EMV payments (China UnionPay) only where the merchant offers them; the token stays unused.
     if payment.paymentDataType == "EMV" && !config.merchant.merchantCapabilities.contains("supportsEMV") {
       throw ApplePayTokenFailure(
@@ -336,7 +394,7 @@ extension AuthorizePayment {
     }
     let declineReason = SandboxNetwork.declineReason(payment, now: now)
     let authorization = PaymentAuthorization(
-      authorizationId: Identifiers.authorizationId(transactionId: payment.transactionId),
+      authorizationId: identifiers.authorizationId(transactionId: payment.transactionId),
       transactionId: payment.transactionId, network: params.paymentMethod.network,
       cardType: params.paymentMethod.type.rawValue, lastFour: payment.lastFour, amountMinor: totalMinor,
       currencyCode: config.currency.code, status: declineReason == nil ? .held : .declined)

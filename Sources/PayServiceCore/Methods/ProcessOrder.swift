@@ -143,16 +143,23 @@ public enum ProcessOrder: RPCMethod {
   /// The answer: stored with the token and replayed for the identical request.
   public typealias Result = Outcome<Succeeded, Failed>
 
-  /// What identifies a request for a token: what it asks for, with the billing contact and card it
-  /// resolves to. The identical request again is answered from the store; any other is -32002.
-  /// Stored as JSON text with the binding, contact and card embedded as JSON text strings.
+  /// What identifies a request for a token: the whole request as sent, the billing contact and
+  /// card included when given and absent when not (the card as recorded: network lower-cased, type,
+  /// no display name). The identical request again is answered from the store, with the order it
+  /// recorded; any other is -32002, so that a request that leaves out what the buyer sent (the
+  /// billing contact) never reads it back. Stored as JSON text with the binding, contact and card
+  /// embedded as JSON text strings.
+  ///
+  /// Fingerprints stored before `asSent` (stores of earlier releases) recorded the contact and card
+  /// the request resolved to (the token's when not given); a replay of one is compared that way.
   struct Fingerprint: Equatable, Sendable, WireObject {
     var binding = OrderBinding(items: [], shippingMethod: "", shippingContact: nil, couponCode: nil)
     var billingContact: Contact?
-    /// The card as recorded: network lower-cased, type, no display name.
     var paymentMethod: PaymentMethod?
     var amount = ""
     var currencyCode = ""
+    /// True: the billing contact and card as sent; nil: as resolved (earlier releases).
+    var asSent: Bool?
 
     static let shape = ObjectShape<Fingerprint>(
       blank: { Fingerprint() },
@@ -161,6 +168,7 @@ public enum ProcessOrder: RPCMethod {
         .member("billingContact", \.billingContact, .optional, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
         .member("paymentMethod", \.paymentMethod, .optional, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
         .member("amount", \.amount), .member("currencyCode", \.currencyCode),
+        .member("asSent", \.asSent, .optional),
       ])
   }
 
@@ -243,24 +251,27 @@ public enum ProcessOrder: RPCMethod {
     let binding = params.binding
     let now = context.clock.now()
     let remote = context.gatewayCalls
+    let identifiers = try context.identifiers
     let step = try context.store.write { transaction -> Step in
       guard let token = try transaction.chargeToken(params.chargeToken) else {
         return .answered(.failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again."))
       }
       let billing = params.billingContact ?? token.billingContact
       let card = params.paymentMethod?.recorded ?? token.paymentMethod
+      let amount = context.config.format(params.amount.minor)
       let fingerprint = Fingerprint(
-        binding: binding, billingContact: billing, paymentMethod: card,
-        amount: context.config.format(params.amount.minor), currencyCode: params.currencyCode)
+        binding: binding, billingContact: params.billingContact, paymentMethod: params.paymentMethod?.recorded,
+        amount: amount, currencyCode: params.currencyCode, asSent: true)
       if token.usedAt != nil {
-        guard let stored = token.requestFingerprint,
-          try StoredJSON.read(stored, as: Fingerprint.self, "request fingerprint") == fingerprint
-        else {
-          throw ServiceError.chargeTokenConflict
-        }
+        guard let storedText = token.requestFingerprint else { throw ServiceError.chargeTokenConflict }
+        let stored = try StoredJSON.read(storedText, as: Fingerprint.self, "request fingerprint")
+        let resolved = Fingerprint(
+          binding: binding, billingContact: billing, paymentMethod: card, amount: amount,
+          currencyCode: params.currencyCode)
+        guard stored == (stored.asSent == true ? fingerprint : resolved) else { throw ServiceError.chargeTokenConflict }
         if let result = token.result { return .answered(try StoredJSON.read(result, as: Result.self, "processOrder result")) }
         // Pending: its answer never came (or is coming to another request now). Send it again.
-        guard let attempt = try transaction.lockPaymentAttempt(orderId: Identifiers.orderId(token: token.token)) else {
+        guard let attempt = try transaction.lockPaymentAttempt(orderId: identifiers.orderId(token: token.token)) else {
           throw StoreError.unavailable(reason: "a used charge token has neither an answer nor a payment attempt")
         }
         return .send(attempt)
@@ -356,6 +367,7 @@ public enum ProcessOrder: RPCMethod {
     default: break
     }
     let now = RFC3339.format(context.clock.now())
+    let identifiers = try context.identifiers
     return try context.store.write { transaction -> Result in
       // The token first, then the attempt: the order `begin` locks them in, so that a replay and a
       // settlement in two processes queue instead of deadlocking.
@@ -387,16 +399,16 @@ public enum ProcessOrder: RPCMethod {
             order: prepared.document))
       case .succeeded(let payment):
         result = try release(
-          prepared, attempt, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
+          identifiers: identifiers, prepared, attempt, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
           message: "\(gatewayName) could not complete the payment (it needs an action this checkout cannot take).",
           transaction: transaction, now: now)
       case .declined(let decline):
         result = try release(
-          prepared, attempt, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
+          identifiers: identifiers, prepared, attempt, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
           declineCode: decline.declineCode, message: decline.message, transaction: transaction, now: now)
       case .refused(let refusal):
         result = try release(
-          prepared, attempt, chargeId: nil, code: .gatewayError, declineCode: nil,
+          identifiers: identifiers, prepared, attempt, chargeId: nil, code: .gatewayError, declineCode: nil,
           message: "\(gatewayName) refused the request (\(refusal.type)): \(refusal.message)", transaction: transaction,
           now: now)
       case .unanswered:
@@ -410,7 +422,7 @@ public enum ProcessOrder: RPCMethod {
 
   /// A final failure of a pending attempt: the stock it took goes back, the failed charge is recorded.
   private static func release(
-    _ prepared: PreparedOrder, _ attempt: PaymentAttemptRow, chargeId: String?, code: FailureCode,
+    identifiers: Identifiers, _ prepared: PreparedOrder, _ attempt: PaymentAttemptRow, chargeId: String?, code: FailureCode,
     declineCode: String?, message: String, transaction: any StoreTransaction, now: String
   ) throws -> Result {
     for line in prepared.lines {
@@ -418,7 +430,7 @@ public enum ProcessOrder: RPCMethod {
         throw StoreError.unavailable(reason: "the stock a payment attempt took is not recorded as sold")
       }
     }
-    let chargeId = chargeId ?? Identifiers.chargeId(token: attempt.token)
+    let chargeId = chargeId ?? identifiers.chargeId(token: attempt.token)
     try transaction.insert(
       ChargeRow(
         chargeId: chargeId, token: attempt.token, succeeded: false, failureCode: code.rawValue,
@@ -514,7 +526,7 @@ public enum ProcessOrder: RPCMethod {
       return .failed(Failed(failureCode: .outOfStock, message: "Some items are out of stock.", errors: shortages))
     }
     let document = OrderDocument(
-      orderId: Identifiers.orderId(token: token.token), createdAt: RFC3339.format(now),
+      orderId: try context.identifiers.orderId(token: token.token), createdAt: RFC3339.format(now),
       items: quote.lines.map {
         OrderDocument.Line(
           sku: $0.sku, name: $0.name, quantity: $0.quantity, unitPrice: config.format($0.unitPriceMinor),
@@ -554,7 +566,7 @@ public enum ProcessOrder: RPCMethod {
   ) throws -> Result {
     let config = context.config
     let nowText = RFC3339.format(now)
-    let chargeId = Identifiers.chargeId(token: token.token)
+    let chargeId = try context.identifiers.chargeId(token: token.token)
     let amountMinor = Int64(prepared.amountMinor)
     if let failure = token.sandboxOutcome.failure {
       try transaction.insert(

@@ -98,6 +98,11 @@ public final class ServiceContext: Sendable {
     get throws(StoreError) { try storeSource.get() }
   }
 
+  /// The store's identifiers (`Identifiers`): its key is the store's.
+  public var identifiers: Identifiers {
+    get throws(StoreError) { try storeSource.get().identifiers }
+  }
+
   public init(
     config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil
@@ -138,13 +143,14 @@ public enum MethodRegistry {
     ProcessOrder.self,
     ListProducts.self,
     ListShippingMethods.self,
-    GetOrder.self,
   ]
 
   /// The back office after the sale: served only when the process starts with `--back-office`, so
   /// that no shopper-facing client can move money back. Otherwise they are unknown methods (-32601)
   /// and no document or tool list shows them.
+  /// `getOrder` is here too: an order holds the buyer's contacts, and its id is no credential.
   public static let backOfficeMethods: [any RPCMethod.Type] = [
+    GetOrder.self,
     CaptureOrder.self,
     CancelOrder.self,
     RefundOrder.self,

@@ -169,7 +169,7 @@ public enum RefundOrder: RPCMethod {
     let remaining = captured - order.refundedMinor
     var refund = RefundRecord(
       refundId: params.refundId, createdAt: now, reason: params.reason,
-      gatewayRefundId: Identifiers.gatewayRefundId(orderId: order.orderId, refundId: params.refundId))
+      gatewayRefundId: try context.identifiers.gatewayRefundId(orderId: order.orderId, refundId: params.refundId))
     var computed: Int64 = 0
     var computedTax: Int64 = 0
     var changes: [(line: OrderState.Line, quantity: Int, restock: Restock)] = []

@@ -185,9 +185,11 @@ extension SheetState {
     return count
   }
 
-  /// A contact object: every known member a string or null (`addressLines` an array of strings
-  /// or null), unknown members skipped; the country, state and postal code kept when given and
-  /// not empty (each once, and as `Region.normalize` would leave it).
+  /// A contact object: every known member a string of at most `Contact.maxFieldBytes` or null
+  /// (`addressLines` an array of at most `Contact.maxAddressLines` such strings, or null), unknown
+  /// members skipped; the country, state and postal code kept when given and not empty (each
+  /// once, and as `Region.normalize` would leave it). Anything longer declines: the general path
+  /// names the field.
   private static func scanContact(
     _ scanner: inout JSONScanner, country: inout Range<Int>?, area: inout Range<Int>?, postalCode: inout Range<Int>?
   ) -> Bool {
@@ -208,7 +210,7 @@ extension SheetState {
         guard seen & bit == 0 else { return false }
         seen |= bit
         if scanner.null() { continue }
-        guard let value = scanner.string() else { return false }
+        guard let value = scanner.string(), value.count <= Contact.maxFieldBytes else { return false }
         if value.isEmpty { continue }
         guard isNormalized(scanner.slice(value)) else { return false }
         // A country code with a hyphen would be read as a region code by the compiled lookups.
@@ -222,13 +224,18 @@ extension SheetState {
         if scanner.null() { continue }
         guard scanner.take(UInt8(ascii: "[")) else { return false }
         if scanner.take(UInt8(ascii: "]")) { continue }
+        var lines = 0
         repeat {
-          guard scanner.string() != nil else { return false }
+          lines += 1
+          guard lines <= Contact.maxAddressLines, let line = scanner.string(), line.count <= Contact.maxFieldBytes else {
+            return false
+          }
         } while scanner.take(UInt8(ascii: ","))
         guard scanner.take(UInt8(ascii: "]")) else { return false }
       } else if Self.contactMembers.table.value(for: scanner.slice(key)) != nil {
         // Any other member the general reader knows: a string or null there (else this declines).
-        guard scanner.null() || scanner.string() != nil else { return false }
+        if scanner.null() { continue }
+        guard let value = scanner.string(), value.count <= Contact.maxFieldBytes else { return false }
       } else {
         guard scanner.skipValue() else { return false }
       }

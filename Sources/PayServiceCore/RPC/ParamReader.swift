@@ -135,7 +135,7 @@ public final class ParamReader {
     var exponent = 0
     if let e = mantissa.firstIndex(where: { $0 == "e" || $0 == "E" }) {
       guard let value = Int(mantissa[mantissa.index(after: e)...].replacingOccurrences(of: "+", with: "")),
-        abs(value) < 40
+        value > -40, value < 40  // not abs(value): abs(Int.min) traps
       else { return nil }
       exponent = value
       mantissa = mantissa[..<e]

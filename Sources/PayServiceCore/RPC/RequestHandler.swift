@@ -6,6 +6,13 @@ import Foundation
 ///
 /// Not Sendable: a handler logs to its thread's `RequestLog` (the helper thread has its own).
 public final class RequestHandler {
+  /// The most requests one batch may hold: a longer batch is one -32600 and none of it runs.
+  public static let maxBatchRequests = 100
+  /// The most bytes one response line may have (its LF not counted): a longer answer is replaced
+  /// by a -32603 that names the limit. Only what reads a lot can come near it (a batch of
+  /// discovery documents, say): the largest order a request can make answers in under 1 MiB.
+  public static let maxResponseBytes = 8 << 20
+
   public let context: ServiceContext
   let methods: MethodTable
   let log: RequestLog
@@ -29,6 +36,13 @@ public final class RequestHandler {
   enum Call: Sendable {
     case valid(Request)
     case invalid(id: JSONValue, method: String?, problem: String)
+
+    var id: JSONValue {
+      switch self {
+      case .valid(let request): return request.id
+      case .invalid(let id, _, _): return id
+      }
+    }
   }
 
   struct Request: Sendable {
@@ -144,7 +158,12 @@ public final class RequestHandler {
         id: .null, .invalidRequest("line exceeds the limit of \(limit) bytes (--max-line-bytes)"), into: &writer)
       answered = true
     case .single(let call):
+      let start = writer.mark
       answered = answer(call, into: &writer)
+      if answered && writer.count - start.count > Self.maxResponseBytes {
+        writer.rewind(to: start)
+        Self.writeError(id: call.id, Self.responseTooLarge, into: &writer)
+      }
     case .batch(let calls):
       answered = answer(batch: calls, into: &writer)
     }
@@ -152,10 +171,22 @@ public final class RequestHandler {
     return answered
   }
 
+  static let responseTooLarge = RPCError(
+    code: .internalError,
+    message: "Internal error: the response exceeds the limit of \(maxResponseBytes >> 20) MiB per line; ask for less at a time")
+
   private func answer(batch calls: [Call], into writer: inout JSONWriter) -> Bool {
     if calls.isEmpty {
       log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
       Self.writeError(id: .null, .invalidRequest("an empty batch"), into: &writer)
+      return true
+    }
+    if calls.count > Self.maxBatchRequests {
+      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
+      Self.writeError(
+        id: .null,
+        .invalidRequest("a batch holds at most \(Self.maxBatchRequests) requests, this one \(calls.count); none was run"),
+        into: &writer)
       return true
     }
     let start = writer.mark
@@ -169,6 +200,11 @@ public final class RequestHandler {
       return false
     }
     writer.endArray()
+    if writer.count - start.count > Self.maxResponseBytes {
+      writer.rewind(to: start)
+      log.warning("a batch's response exceeded \(Self.maxResponseBytes) bytes and was replaced by -32603")
+      Self.writeError(id: .null, Self.responseTooLarge, into: &writer)
+    }
     return true
   }
 

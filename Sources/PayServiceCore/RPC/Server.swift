@@ -191,7 +191,15 @@ public final class Server {
   /// Answers one line that is not part of a read's run of lines (it spanned reads, or ended the input).
   private func answerAlone(_ line: UnsafeRawBufferPointer) {
     if Server.answeredBorrowed(line, handler, maxLineBytes, into: &pendingOutput) { return }
-    _ = handler.answer(parsedLine(line), into: &pendingOutput)
+    answerWritingCommitted(parsedLine(line))
+  }
+
+  /// Answers a line; when it may have committed store work, writes everything pending before the
+  /// next line's work begins, so that no later failure (even a trap that ends the process) can
+  /// lose the answer of something done. Store-free answers wait for the end of the read.
+  private func answerWritingCommitted(_ line: RequestHandler.ParsedLine) {
+    _ = handler.answer(line, into: &pendingOutput)
+    if handler.needsStore(line) { flush() }
   }
 
   /// Answers complete lines in order; false when a stop was requested (the rest are not answered).
@@ -285,7 +293,7 @@ public final class Server {
     guard let firstLine = line(first) else { preconditionFailure("line \(first) is not this thread's") }
     // With a remote gateway, grouped requests overlap their calls (with or without group commits).
     guard groupCommits || handler.context.gatewayCalls != nil, handler.isGroupable(firstLine) else {
-      _ = handler.answer(firstLine, into: &pendingOutput)
+      answerWritingCommitted(firstLine)
       return first + 1
     }
     var group = [firstLine]
@@ -294,7 +302,7 @@ public final class Server {
       guard handler.isGroupable(candidate) else {
         // Parsed already: answered here, after the group.
         answerGroup(group)
-        _ = handler.answer(candidate, into: &pendingOutput)
+        answerWritingCommitted(candidate)
         return next + 1
       }
       group.append(candidate)
@@ -306,7 +314,9 @@ public final class Server {
 
   /// Answers grouped requests in one store transaction (one alone in its own); when the group
   /// cannot commit, nothing of it was kept and each is answered again in its own transaction.
+  /// Their answers are written before anything else is done (see `answerWritingCommitted`).
   private func answerGroup(_ group: [RequestHandler.ParsedLine]) {
+    defer { flush() }
     if let gateway = handler.context.gatewayCalls {
       answerOverlapping(group, maxInFlight: gateway.maxConcurrent)
       return
@@ -392,6 +402,7 @@ public final class Server {
       } else {
         finish()
       }
+      flush()
     }
   }
 

@@ -59,13 +59,17 @@ extension StoreTransaction {
   /// hold it charges. The token is derived from the next sequence number, so the same store state
   /// and clock issue the same token.
   func issueChargeToken(
-    merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
+    identifiers: Identifiers, merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
     amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
     authorizationId: String?, gatewayPaymentData: String? = nil, walletOrderToken: ((String) -> String)? = nil
   ) throws -> (token: String, walletOrderToken: String?) {
     let sequence = try nextChargeTokenSequence()
+    // Tokens never used are kept no longer than they are valid (with the billing contact they hold),
+    // a bounded number per issue so that no request does unbounded work; after the sequence, whose
+    // lock (PostgreSQL) orders issuers before they lock any token row.
+    _ = try purgeExpiredChargeTokens(now: issuedAt, limit: 16)
     let bindingText = binding.canonical
-    let token = Identifiers.chargeToken(
+    let token = identifiers.chargeToken(
       merchant: merchant, sequence: sequence, binding: bindingText, issuedAt: issuedAt)
     let walletToken = walletOrderToken?(token)
     try insert(

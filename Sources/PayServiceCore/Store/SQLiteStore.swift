@@ -20,7 +20,19 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   ///
   /// Several processes may open the same fresh file at once (plugins each start their own
   /// payservice): opening — the switch to WAL and the migrations — is serialized by `OpeningLock`.
-  public init(path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout) throws(StoreError) {
+  public let identifiers: Identifiers
+
+  /// - Parameter newIdentifierKey: the identifier key if this opening creates the store; by
+  ///   default a random one, or the one `PAYSERVICE_ID_KEY` pins (`IdentifierKey.forNewStore`).
+  public init(
+    path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout, newIdentifierKey: IdentifierKey? = nil
+  ) throws(StoreError) {
+    let candidateKey: IdentifierKey
+    if let newIdentifierKey {
+      candidateKey = newIdentifierKey
+    } else {
+      candidateKey = try IdentifierKey.forNewStore()
+    }
     var configuration = Configuration()
     configuration.busyMode = .timeout(busyTimeout)
     configuration.label = "payservice.store"
@@ -40,10 +52,18 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       // Statement and savepoint journals (a group commit's savepoints) stay in memory instead of
       // temporary files: they only serve rollbacks within a transaction, never recovery.
       try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
-      let migrator = SQLiteStore.migrator
+      let migrator = SQLiteStore.migrator(newIdentifierKey: candidateKey)
       let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
       if superseded { throw StoreError.newerSchema(location: path) }
       try migrator.migrate(dbQueue)
+      let keyHex = try dbQueue.read { db in
+        try String.fetchOne(
+          db, sql: "SELECT keyHex FROM storeKey WHERE purpose = ?", arguments: [StoreSchema.identifierKeyPurpose])
+      }
+      guard let key = keyHex.flatMap(IdentifierKey.init(hex:)) else {
+        throw StoreError.cannotOpen(location: path, reason: "its identifier key (table storeKey) is missing or unreadable")
+      }
+      identifiers = Identifiers(key: key)
     } catch let error as StoreError {
       throw error
     } catch let error as DatabaseError {
@@ -80,7 +100,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   }
 
   /// `StoreSchema.migrations` in SQLite's SQL. Never edit one that has shipped: add a new one.
-  static var migrator: DatabaseMigrator {
+  /// `newIdentifierKey` is the key migration v8 gives a store that has none.
+  static func migrator(newIdentifierKey: IdentifierKey) -> DatabaseMigrator {
     var migrator = DatabaseMigrator()
     // The migrations only create tables and add columns, so foreign keys are checked as each
     // statement runs (`.immediate`) instead of by a whole-database check after each migration:
@@ -172,6 +193,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[6], foreignKeyChecks: .immediate) { db in
       // The order a token pays for is ord_ + its digest, so the token's row keeps it for the order.
       try db.execute(sql: "ALTER TABLE chargeToken ADD COLUMN walletOrderToken TEXT")
+    }
+    migrator.registerMigration(StoreSchema.migrations[7], foreignKeyChecks: .immediate) { db in
+      // The key identifiers are made under (`Identifiers`): created once, with the store.
+      try db.execute(sql: StoreSchema.storeKeyTable)
+      try db.execute(sql: StoreSchema.unusedChargeTokenIndex)
+      try db.execute(
+        sql: "INSERT INTO storeKey (purpose, keyHex) VALUES (?, ?)",
+        arguments: [StoreSchema.identifierKeyPurpose, newIdentifierKey.hex])
     }
     return migrator
   }

@@ -45,6 +45,18 @@ struct SQLiteTransaction: StoreTransaction {
     ])
   }
 
+  func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int {
+    try db.cachedStatement(
+      sql: """
+        DELETE FROM chargeToken WHERE token IN (
+          SELECT token FROM chargeToken
+          WHERE usedAt IS NULL AND expiresAt <= ? AND sequence < (SELECT MAX(sequence) FROM chargeToken)
+          LIMIT ?)
+        """
+    ).execute(arguments: [now, limit])
+    return db.changesCount
+  }
+
   func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool {
     try db.cachedStatement(
       sql: "UPDATE chargeToken SET usedAt = ?, requestFingerprint = ?, result = ? WHERE token = ? AND usedAt IS NULL"

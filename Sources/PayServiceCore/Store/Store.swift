@@ -56,6 +56,9 @@ public protocol Store: AnyObject, Sendable {
 
   /// Every payment attempt still waiting for its gateway's answer, oldest first.
   func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow]
+
+  /// Makes this store's identifiers under its own key (created with the store, see `Identifiers`).
+  var identifiers: Identifiers { get }
 }
 
 /// The statements of one write transaction, the same on every backend. The methods' logic (what to
@@ -71,6 +74,10 @@ public protocol StoreTransaction {
   /// end of the transaction, so the same store state always issues the same token.
   func nextChargeTokenSequence() throws -> Int64
   func insert(_ token: NewChargeToken) throws
+  /// Deletes up to `limit` charge tokens never used and expired at `now` (with the billing contact
+  /// they kept), never the one with the highest sequence number, so that numbers are not reused;
+  /// returns how many went.
+  func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int
   /// Records a token's use and its answer (nil while its payment attempt is pending); false when it
   /// was used meanwhile (nothing written).
   func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool
@@ -213,5 +220,21 @@ public enum StoreSchema {
     "v5: remote gateway payments and pending payment attempts",
     "v6: orders priced with tax included",
     "v7: Wallet order tracking tokens",
+    "v8: the store's identifier key; unused charge tokens by expiry",
   ]
+
+  /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.
+  public static let storeKeyTable = """
+    CREATE TABLE storeKey (
+      purpose TEXT PRIMARY KEY NOT NULL,
+      keyHex TEXT NOT NULL CHECK (length(keyHex) = 64)
+    )
+    """
+
+  /// Migration v8's index of the tokens never used, by expiry: what `purgeExpiredChargeTokens` reads.
+  public static let unusedChargeTokenIndex =
+    "CREATE INDEX chargeTokenUnusedByExpiry ON chargeToken (expiresAt) WHERE usedAt IS NULL"
+
+  /// The name of the identifier key's row in `storeKey` (migration v8).
+  public static let identifierKeyPurpose = "identifiers"
 }

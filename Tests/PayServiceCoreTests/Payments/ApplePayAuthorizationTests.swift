@@ -8,7 +8,7 @@ import Testing
 struct ApplePayAuthorizationTests {
   static func handler(config: Config? = nil, now: Int64 = ApplePayVector.now) throws -> (RequestHandler, any Store) {
     let context = try TestConfig.context(config: config ?? ApplePayVector.config(), now: now)
-    return (TestConfig.handler(context), try context.store)
+    return (TestConfig.handler(context, backOffice: true), try context.store)
   }
 
   static let token = JSONValue.object(ApplePayVector.tokenObject)
@@ -33,7 +33,7 @@ struct ApplePayAuthorizationTests {
     #expect(authorized["result"]?["errors"]?.compact == "[]")
     let chargeToken = try #require(authorized["result"]?["chargeToken"]?.stringValue)
     let hold = PaymentAuthorization(
-      authorizationId: Identifiers.authorizationId(transactionId: ApplePayVector.transactionId),
+      authorizationId: store.identifiers.authorizationId(transactionId: ApplePayVector.transactionId),
       transactionId: ApplePayVector.transactionId, network: "Visa", cardType: "debit", lastFour: "4320",
       amountMinor: 100, currencyCode: "USD", status: .held)
     #expect(try store.authorizations() == [hold])
@@ -81,7 +81,7 @@ struct ApplePayAuthorizationTests {
         let canceled = handler.call("cancelOrder", #"{"orderId":"\#(orderId)","cancelId":"c-1"}"#)
         #expect(canceled["result"]?.compact == #"{"status":"succeeded","orderId":"\#(orderId)","cancelId":"c-1","amountReleased":"1.00","restocked":[{"sku":"ticket","quantity":1}],"orderStatus":"canceled"}"#)
         #expect(try store.authorizations().map(\.status) == [.held])
-        #expect(try store.releasedAuthorizations() == [Identifiers.authorizationId(transactionId: ApplePayVector.transactionId)])
+        #expect(try store.releasedAuthorizations() == [store.identifiers.authorizationId(transactionId: ApplePayVector.transactionId)])
         #expect(try store.stock()["ticket"] == 5)
       }
       #expect(try store.orderTotals().charges == 1)
@@ -134,6 +134,25 @@ struct ApplePayAuthorizationTests {
     #expect(Self.failure(wrongTotal) != nil)
     let right = handler.call("authorizePayment", ApplePayVector.authorizeParams(paymentData: Self.token), id: 2)
     #expect(right["result"]?["status"]?.stringValue == "success")
+  }
+
+  @Test("the real token's card number is a Visa: a MasterCard claim (and its price) is refused, naming both")
+  func claimedNetworkMustBeTheCardNumbers() throws {
+    // A shop that takes MasterCard too. (The vector's signed amount is the undiscounted 1.00, so a
+    // MasterCard discount would fail the amount check first; the claim is refused either way.)
+    let yaml = ApplePayVector.configYAML().replacingOccurrences(
+      of: "supportedNetworks: [visa]", with: "supportedNetworks: [visa, masterCard]")
+    let config = try ConfigLoader.parse(yaml: yaml, file: "\(ApplePayVector.directory)/config.yaml")
+    let (handler, store) = try Self.handler(config: config)
+    let claimed = handler.call(
+      "authorizePayment",
+      ApplePayVector.authorizeParams(
+        paymentData: Self.token, card: #"{"displayName":"MasterCard 4320","network":"masterCard","type":"debit"}"#))
+    #expect(
+      Self.failure(claimed)
+        == Self.unknown(
+          "the card's network is visa (by the card number in the payment data), but payment.token.paymentMethod says masterCard"))
+    #expect(try store.authorizations().isEmpty)
   }
 
   @Test("without an applePay section an EC_v1 token is refused; RSA_v1 is not supported anywhere")

@@ -32,7 +32,7 @@ struct WalletOrderTests {
       let chargeToken = try #require(result["chargeToken"]?.stringValue)
       let token = try #require(details["authenticationToken"]?.stringValue)
       #expect(token.count == 64 && token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-      #expect(details["orderIdentifier"]?.stringValue == Identifiers.orderId(token: chargeToken))
+      #expect(details["orderIdentifier"]?.stringValue == store.identifiers.orderId(token: chargeToken))
       #expect(details["orderTypeIdentifier"]?.stringValue == "order.com.example.coffee")
       #expect(details["webServiceURL"]?.stringValue == "https://coffee.example.com/wallet")
       kept[chargeToken] = token

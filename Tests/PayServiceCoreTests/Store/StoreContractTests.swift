@@ -12,13 +12,15 @@ struct StoreContractTests {
   struct Rollback: Error {}
 
   /// Issues a token for one clock, shipped by the method named `binding` (what tells tokens apart).
-  static func issue(_ transaction: any StoreTransaction, binding: String = "b") throws -> String {
+  static func issue(_ transaction: any StoreTransaction, binding: String = "b", at issuedAt: Int64 = TestConfig.now) throws
+    -> String
+  {
     try transaction.issueChargeToken(
-      merchant: "merchant.test",
+      identifiers: Identifiers(key: TestConfig.identifierKey), merchant: "merchant.test",
       binding: OrderBinding(
         items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: binding, shippingContact: nil, couponCode: nil),
       billingContact: nil, paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000,
-      currencyCode: "USD", outcome: .approved, issuedAt: TestConfig.now, ttlSeconds: 600, authorizationId: nil
+      currencyCode: "USD", outcome: .approved, issuedAt: issuedAt, ttlSeconds: 600, authorizationId: nil
     ).token
   }
 
@@ -37,6 +39,27 @@ struct StoreContractTests {
     let name = try #require(database.split(separator: "/").last.map(String.init))
     let applied = try TestPostgres.execute("SELECT identifier FROM payservice_migrations ORDER BY identifier", database: name)
     #expect(applied == StoreSchema.migrations)
+  }
+
+  @Test(
+    "expired unused tokens are purged as new ones are issued, never a used one, the newest, or more than 16 at once",
+    arguments: StoreBackend.available)
+  func expiredTokensArePurged(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    let old = try store.write { transaction in try (0..<20).map { try Self.issue(transaction, binding: "old\($0)") } }
+    // One of them used: it is an order's record and stays.
+    #expect(try store.write { try $0.markUsed(token: old[3], at: "2026-11-21T12:00:00Z", fingerprint: "f", result: nil) })
+    func kept() throws -> Int { try store.write { transaction in try old.filter { try transaction.chargeToken($0) != nil }.count } }
+    // Within the 600 s they are valid, nothing goes.
+    _ = try store.write { try Self.issue($0, binding: "valid", at: TestConfig.now + 599) }
+    #expect(try kept() == 20)
+    // Expired: 16 go with the next issue, then the other 3 unused ones; the used one stays.
+    let fresh = try store.write { try Self.issue($0, binding: "new", at: TestConfig.now + 600) }
+    #expect(try kept() == 4)
+    _ = try store.write { try Self.issue($0, binding: "newer", at: TestConfig.now + 601) }
+    #expect(try kept() == 1)
+    #expect(try store.write { try $0.chargeToken(old[3]) } != nil)
+    #expect(try store.write { try $0.chargeToken(fresh) } != nil)
   }
 
   @Test("seeding adds the catalog's new skus and keeps the counts of known ones", arguments: StoreBackend.available)

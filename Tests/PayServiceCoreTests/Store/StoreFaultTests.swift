@@ -10,11 +10,13 @@ struct StoreFaultTests {
   func diskFull() throws {
     let path = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
     let context = try TestConfig.context(storePath: path)
-    let handler = TestConfig.handler(context)
-    // A long address line makes the order document span overflow pages, so the insert must grow the file.
-    let street = String(repeating: "Long Street ", count: 2_000)
+    let handler = TestConfig.handler(context, backOffice: true)
+    // Long address lines (8 of 256 bytes, the most a contact may have) make the order document span
+    // overflow pages, so the insert must grow the file.
+    let street = String(repeating: "Long Street ", count: 21) + "Xxxx"
+    let lines = Array(repeating: "\"\(street)\"", count: 8).joined(separator: ",")
     let contact =
-      #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":["\#(street)"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
+      #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":[\#(lines)],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
     let authorized = handler.call(
       "authorizePayment",
       #"{"items":[{"sku":"clock"}],"shippingMethod":"free","payment":{"token":{"paymentData":"tok_visa","paymentMethod":{"displayName":"Visa","network":"visa","type":"credit"},"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#

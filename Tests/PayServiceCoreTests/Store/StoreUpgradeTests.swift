@@ -16,7 +16,7 @@ struct StoreUpgradeTests {
     let document = try #require(try JSONParser.parse(charged.result)["order"])
     do {
       let queue = try DatabaseQueue(path: path)
-      try SQLiteStore.migrator.migrate(queue, upTo: StoreSchema.migrations[2])
+      try SQLiteStore.migrator(newIdentifierKey: .random()).migrate(queue, upTo: StoreSchema.migrations[2])
       try queue.write { db in
         try db.execute(
           sql: """

@@ -1,0 +1,147 @@
+import Crypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The identifiers payservice makes: charge tokens, order, charge, authorization and refund ids.
+///
+/// Each is an HMAC-SHA256, under the store's own identifier key, of what it identifies (a token's
+/// sequence number, cart and time; an order's token), so that:
+/// - nobody without the key can derive or guess one from what they know about a purchase (the
+///   cart, the shipping contact, roughly when): 128 bits or more of each are keyed MAC output;
+/// - the same store state and clock still give the same identifiers (transcripts with `--now`
+///   repeat byte for byte when the store's key is pinned, see `IdentifierKey`);
+/// - every process sharing a store (a file, or a PostgreSQL server) makes the same ones.
+///
+/// The key is created from the system's CSPRNG when a store is first opened and stays in it
+/// (`StoreTransaction.identifierKey`): it protects what is guessable from outside, not the store's
+/// own contents, which it sits beside.
+///
+/// Stores written before identifiers were keyed hold tokens and orders with the shorter, unkeyed
+/// forms (`ctok_` + 32, `ord_` + 20 hex digits); what is derived from one of those (its order, its
+/// charge) keeps the unkeyed derivation, so that a pending payment of such a token is found again.
+public struct Identifiers: Sendable {
+  private let key: SymmetricKey
+
+  public init(key: IdentifierKey) {
+    self.key = SymmetricKey(data: key.bytes)
+  }
+
+  /// HMAC-SHA256 of the parts joined with U+001F, as lowercase hex.
+  func mac(_ parts: [String]) -> String {
+    let code = HMAC<SHA256>.authenticationCode(for: Array(parts.joined(separator: "\u{1F}").utf8), using: key)
+    return code.withUnsafeBytes { Hex.encode($0) }
+  }
+
+  public func chargeToken(merchant: String, sequence: Int64, binding: String, issuedAt: Int64) -> String {
+    "ctok_" + mac(["charge-token", merchant, String(sequence), binding, String(issuedAt)]).prefix(40)
+  }
+
+  public func chargeId(token: String) -> String {
+    if Legacy.isToken(token) { return Legacy.chargeId(token: token) }
+    return "ch_" + mac(["charge", token]).prefix(32)
+  }
+
+  /// An Apple Pay authorization hold's id: one per token (Apple's transaction id).
+  public func authorizationId(transactionId: String) -> String {
+    "auth_" + mac(["authorization", transactionId]).prefix(32)
+  }
+
+  public func orderId(token: String) -> String {
+    if Legacy.isToken(token) { return Legacy.orderId(token: token) }
+    return "ord_" + mac(["order", token]).prefix(32)
+  }
+
+  /// The gateway's id of a refund: one per order and refundId.
+  public func gatewayRefundId(orderId: String, refundId: String) -> String {
+    if Legacy.isOrderId(orderId) { return Legacy.gatewayRefundId(orderId: orderId, refundId: refundId) }
+    return "re_" + mac(["refund", orderId, refundId]).prefix(32)
+  }
+
+  /// A Wallet order authentication token derived from the charge token, for a pinned clock only
+  /// (see `AuthorizePayment.walletOrderToken`): 256 bits.
+  public func walletOrderToken(chargeToken: String) -> String {
+    mac(["wallet-order-token", chargeToken])
+  }
+
+  /// The idempotency key of an order's charge at a remote gateway: one per order, so the same
+  /// charge sent again (a replay, the sweep at start-up) is the same call to the gateway.
+  public static func chargeIdempotencyKey(orderId: String) -> String {
+    "payservice-charge-" + orderId
+  }
+
+  /// The idempotency key of a back-office call at a remote gateway: one per kind (capture, cancel,
+  /// refund), order and the client's key for it. Sent only to the gateway, and the same however the
+  /// store's key changes, so that a call in flight across an upgrade keeps its key.
+  public static func backOfficeIdempotencyKey(kind: String, orderId: String, key: String) -> String {
+    "payservice-\(kind)-" + Legacy.digest([kind, orderId, key]).prefix(32)
+  }
+
+  /// The unkeyed forms of stores written before identifiers were keyed.
+  enum Legacy {
+    static func digest(_ parts: [String]) -> String {
+      SHA256.hash(data: Array(parts.joined(separator: "\u{1F}").utf8)).withUnsafeBytes { Hex.encode($0) }
+    }
+
+    /// `ctok_` and 32 hex digits (keyed tokens have 40).
+    static func isToken(_ token: String) -> Bool { token.utf8.count == 37 && token.hasPrefix("ctok_") }
+    /// `ord_` and 20 hex digits (keyed order ids have 32).
+    static func isOrderId(_ orderId: String) -> Bool { orderId.utf8.count == 24 && orderId.hasPrefix("ord_") }
+
+    static func chargeId(token: String) -> String { "ch_" + digest(["charge", token]).prefix(24) }
+    static func orderId(token: String) -> String { "ord_" + digest(["order", token]).prefix(20) }
+    static func gatewayRefundId(orderId: String, refundId: String) -> String {
+      "re_" + digest(["refund", orderId, refundId]).prefix(24)
+    }
+  }
+}
+
+/// A store's identifier key: 32 bytes.
+public struct IdentifierKey: Equatable, Sendable {
+  public let bytes: [UInt8]
+
+  /// The environment variable that pins the key of a store created by this process (64 hex
+  /// digits), so that transcripts with `--now` repeat byte for byte on a new store. For tests and
+  /// examples only: a shop's store gets a random key. A store that has a key keeps it.
+  public static let pinVariable = "PAYSERVICE_ID_KEY"
+
+  /// The key of stores created with the clock pinned (`--now`) and no `PAYSERVICE_ID_KEY`: published
+  /// (the tests and protocol.md's examples use it), so that a transcript on a new store repeats.
+  /// Its ids are derivable by anyone: a store created with it is for transcripts, never a shop.
+  public static let transcript = IdentifierKey(
+    hex: "7061797365727669636520746573747320706179736572766963652074657374")!
+
+  public init?(hex: String) {
+    guard hex.utf8.count == 64, let bytes = Hex.decode(hex) else { return nil }
+    self.bytes = bytes
+  }
+
+  public init(bytes: [UInt8]) {
+    precondition(bytes.count == 32, "an identifier key has 32 bytes")
+    self.bytes = bytes
+  }
+
+  /// 32 bytes from the system's CSPRNG.
+  public static func random() -> IdentifierKey {
+    IdentifierKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+  }
+
+  /// The value of `PAYSERVICE_ID_KEY` in this process's environment (read with getenv: Foundation's
+  /// `ProcessInfo` costs a start more than it reads).
+  public static var pinInEnvironment: String? {
+    getenv(pinVariable).map { String(cString: $0) }
+  }
+
+  /// The key for a store created now: `pin` (a `PAYSERVICE_ID_KEY` value) when given, else a random
+  /// one. A pin that is not 64 hex digits is refused (the caller stops the start).
+  public static func forNewStore(pin: String? = pinInEnvironment) throws(StoreError) -> IdentifierKey {
+    guard let pinned = pin, !pinned.isEmpty else { return random() }
+    guard let key = IdentifierKey(hex: pinned) else {
+      throw StoreError.unavailable(reason: "\(pinVariable) must be 64 hex digits (32 bytes)")
+    }
+    return key
+  }
+
+  public var hex: String { Hex.encode(bytes) }
+}
