@@ -115,6 +115,39 @@ public final class StripeGateway: RemoteGateway {
     }
   }
 
+  /// The card a token (`tok_…`: `GET /v1/tokens/{id}`) or a PaymentMethod (`pm_…`:
+  /// `GET /v1/payment_methods/{id}`) was made from: its `card.brand` and `card.funding`.
+  public func card(of paymentData: String) async -> GatewayReply<GatewayCard> {
+    let path = paymentData.hasPrefix("pm_") ? "/v1/payment_methods/" : "/v1/tokens/"
+    return await get(path + Self.pathSegment(paymentData)).map(Self.card)
+  }
+
+  /// A token's or PaymentMethod's `card` as the card it is; nil when the object has none.
+  static func card(_ object: JSONValue) -> GatewayCard? {
+    guard case .string(let brand)? = object.member("card")?.member("brand") else { return nil }
+    var funding: CardType?
+    if case .string(let text)? = object.member("card")?.member("funding") { funding = CardType(rawValue: text) }
+    return GatewayCard(network: network(ofBrand: brand), type: funding, brand: brand)
+  }
+
+  /// Stripe's brand as Apple Pay's network (lower-cased): tokens spell brands for people ("Visa",
+  /// "American Express", "MasterCard"), PaymentMethods as codes ("visa", "amex", "mastercard").
+  /// Diners Club, Link and "unknown" have no Apple Pay network: nil.
+  static func network(ofBrand brand: String) -> String? {
+    switch brand.lowercased() {
+    case "visa": "visa"
+    case "mastercard": "mastercard"
+    case "amex", "american express": "amex"
+    case "discover": "discover"
+    case "jcb": "jcb"
+    case "unionpay": "chinaunionpay"
+    case "eftpos_au", "eftpos australia": "eftpos"
+    case "girocard": "girocard"
+    case "cartes_bancaires": "cartesbancaires"
+    default: nil
+    }
+  }
+
   /// A PaymentIntent object as the payment it is; nil when it is not one.
   static func payment(_ object: JSONValue) -> GatewayPayment? {
     guard case .string(let id)? = object.member("id"), case .string(let status)? = object.member("status") else { return nil }
@@ -158,17 +191,32 @@ public final class StripeGateway: RemoteGateway {
 
   /// POSTs the form under the idempotency key, retrying what may be retried (same key, same body).
   func post(_ path: String, _ form: [(String, String)], key: String) async -> Answer {
-    var request = HTTPClientRequest(url: settings.apiBase + path)
-    request.method = .POST
-    request.headers.add(name: "Authorization", value: authorization)
+    var request = self.request(.POST, path)
     request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-    request.headers.add(name: "Stripe-Version", value: Self.apiVersion)
     request.headers.add(name: "Idempotency-Key", value: key)
+    return await perform(request, body: Self.formEncoded(form))
+  }
+
+  /// GETs an object (a read: no key, no body), retrying what may be retried.
+  func get(_ path: String) async -> Answer {
+    await perform(request(.GET, path), body: nil)
+  }
+
+  private func request(_ method: HTTPMethod, _ path: String) -> HTTPClientRequest {
+    var request = HTTPClientRequest(url: settings.apiBase + path)
+    request.method = method
+    request.headers.add(name: "Authorization", value: authorization)
+    request.headers.add(name: "Stripe-Version", value: Self.apiVersion)
     request.headers.add(name: "User-Agent", value: "payservice/\(PayServiceVersion.current)")
-    let body = Self.formEncoded(form)
+    return request
+  }
+
+  /// Sends `request` (with `body`, when given) until it is answered or may not be retried.
+  private func perform(_ request: HTTPClientRequest, body: String?) async -> Answer {
+    var request = request
     var attempt = 0
     while true {
-      request.body = .bytes(NIOCore.ByteBuffer(string: body))
+      if let body { request.body = .bytes(NIOCore.ByteBuffer(string: body)) }
       let outcome = await send(request)
       guard case .retry(let reason, let after) = outcome else {
         if case .answer(let answer) = outcome { return answer }

@@ -104,7 +104,7 @@ struct ProcessTests {
 
   @Test("an interactive client gets each answer without closing stdin")
   func interactive() throws {
-    let running = try RunningPayservice(["--config", Self.config, "--database", ":memory:"])
+    let running = try RunningPayservice(["--config", Self.config, "--database", ":memory:", "--back-office"])
     running.send(Self.clockLine)
     #expect(running.readLine() == Self.clockAnswer)
     running.send(#"{"jsonrpc":"2.0","id":2,"method":"getOrder","params":{"orderId":"ord_x"}}"#)

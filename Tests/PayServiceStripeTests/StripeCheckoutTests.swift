@@ -18,10 +18,14 @@ struct StripeCheckoutTests {
     var processLine: String
   }
 
-  static func authorize(_ handler: RequestHandler, paymentData: String = "tok_visa", cart: String = cart) throws -> Checkout {
+  static let mastercard = #"{"displayName":"MasterCard 4444","network":"masterCard","type":"credit"}"#
+
+  static func authorize(
+    _ handler: RequestHandler, paymentData: String = "tok_visa", cart: String = cart, card: String = BackOfficeFixture.cards[0]
+  ) throws -> Checkout {
     let authorized = handler.call(
       "authorizePayment",
-      #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
+      #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
     )
     let result = try #require(authorized["result"], "\(authorized.compact)")
     #expect(result["status"] == .string("success"), "\(authorized.compact)")
@@ -99,6 +103,42 @@ struct StripeCheckoutTests {
     #expect(handler.respond(checkout.processLine) == answer)
     #expect(server.requests.filter { $0.path == "/v1/payment_intents" }.count == 1)
     #expect(try !fixture.secretLeaked(context))
+  }
+
+  @Test("Stripe's record of the token's card prices it: a claim its brand or funding contradicts is refused, naming both")
+  func cardClaims() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context)
+    func message(_ paymentData: String, _ card: String) -> String? {
+      let answer = handler.call(
+        "authorizePayment",
+        #"{"items":\#(Self.cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(Self.contact),"billingContact":\#(Self.contact)}}"#
+      )
+      return answer["result"]?["errors"]?[0]?["message"]?.stringValue
+    }
+    let visaCredit = BackOfficeFixture.cards[0]
+    #expect(
+      message("tok_mastercard_debit", Self.mastercard)
+        == "the card's network and type are mastercard debit (by Stripe's record of tok_mastercard_debit, brand MasterCard), but payment.token.paymentMethod says masterCard credit")
+    #expect(
+      message("pm_card_amex", visaCredit)
+        == "the card's network and type are amex credit (by Stripe's record of pm_card_amex, brand amex), but payment.token.paymentMethod says visa credit")
+    #expect(
+      message("tok_nosuchcard", visaCredit)
+        == "Stripe refused to show the payment's card (invalid_request_error): No such token: 'tok_nosuchcard'")
+    // Agreeing claims authorize: a GET of the token and of the PaymentMethod, and no PaymentIntent.
+    _ = try Self.authorize(handler, paymentData: "pm_card_visa")
+    _ = try Self.authorize(handler, paymentData: "tok_mastercard", card: Self.mastercard)
+    let reads = server.requests.filter { $0.method == "GET" }.map(\.path)
+    #expect(
+      reads == [
+        "/v1/tokens/tok_mastercard_debit", "/v1/payment_methods/pm_card_amex", "/v1/tokens/tok_nosuchcard",
+        "/v1/payment_methods/pm_card_visa", "/v1/tokens/tok_mastercard",
+      ])
+    #expect(server.paymentIntentCount == 0)
   }
 
   @Test("authorizePayment takes Stripe tokens and PaymentMethods only; anything else is -32602 naming both forms")
@@ -181,7 +221,8 @@ struct StripeCheckoutTests {
     server.inject(.serverErrorBeforeExecuting, on: .createPaymentIntent)
     #expect(handler.call("processOrder", Self.params(first.processLine))["result"]?["status"] == .string("succeeded"))
     // Stripe's tokens are single-use: the second order pays with another one.
-    let second = try Self.authorize(handler, paymentData: "tok_mastercard", cart: #"[{"sku":"lamp","quantity":1}]"#)
+    let second = try Self.authorize(
+      handler, paymentData: "tok_mastercard", cart: #"[{"sku":"lamp","quantity":1}]"#, card: Self.mastercard)
     server.inject(.rateLimited(retryAfterSeconds: 1), on: .createPaymentIntent)
     let started = Date()
     #expect(handler.call("processOrder", Self.params(second.processLine))["result"]?["status"] == .string("succeeded"))
@@ -289,13 +330,14 @@ struct StripeCheckoutTests {
     let wrongGateway = GatewayCalls(gateway: StripeGateway(settings: config.gateway.stripe!, secretKey: wrong), maxConcurrent: 4)
     let handler = TestConfig.handler(
       ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), gateway: wrongGateway))
-    let checkout = try Self.authorize(handler)
+    let good = TestConfig.handler(
+      ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), gateway: fixture.gateway(config)))
+    // Authorized with the right key (authorization reads the token's card at Stripe).
+    let checkout = try Self.authorize(good)
     let refused = try #require(handler.respond(checkout.processLine))
     #expect(refused.contains(#""failureCode":"gateway_error""#), "\(refused)")
     #expect(refused.contains("authentication_error"), "\(refused)")
     #expect(!refused.contains("1234") && !refused.contains(wrong), "\(refused)")
-    let good = TestConfig.handler(
-      ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), gateway: fixture.gateway(config)))
     let paid = try #require(good.respond(checkout.processLine))
     #expect(paid.contains(#""status":"succeeded""#), "\(paid)")
     // The search finds what the store does hold (its charge token), so its misses mean something.

@@ -19,6 +19,11 @@ public enum BackOfficeFixture {
     #"{"displayName":"Visa 7000","network":"visa","type":"debit"}"#,
   ]
 
+  /// The sandbox's test card for each of `cards` (the test card decides the card's price).
+  public static let sandboxCards = [
+    cards[0]: "tok_visa", cards[1]: "tok_privateLabel", cards[2]: "tok_amex", cards[3]: "tok_visa_debit",
+  ]
+
   /// A placed order: its id, amount and the tax it charged (the summary's Tax line).
   public struct Placed: Sendable {
     public var orderId: String
@@ -30,8 +35,9 @@ public enum BackOfficeFixture {
   /// the contact's region, a card the config does not take, short stock).
   public static func place(
     _ handler: RequestHandler, items cart: String, shippingMethod: String, contact: String = contacts[0],
-    card: String = cards[0], couponCode: String? = nil, paymentData: String = "tok_visa"
+    card: String = cards[0], couponCode: String? = nil, paymentData: String? = nil
   ) -> Placed? {
+    let paymentData = paymentData ?? sandboxCards[card] ?? "tok_visa"
     let coupon = couponCode.map { #","couponCode":"\#($0)""# } ?? ""
     let authorized = handler.call(
       "authorizePayment",

@@ -198,6 +198,11 @@ public enum AuthorizePayment: RPCMethod {
         return answer(.failure, [ApplePayError(.unknown, nil, problem)])
       }
     }
+    if case .string(let data) = params.paymentData, let calls = context.gatewayCalls {
+      if let problem = gatewayCardProblem(data, params: params, calls: calls, context: context, now: now) {
+        return answer(.failure, [ApplePayError(.unknown, nil, problem)])
+      }
+    }
     if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
     var hold: (authorization: PaymentAuthorization, declineReason: String?)?
     if case .object(let tokenData) = params.paymentData {
@@ -291,6 +296,25 @@ public enum AuthorizePayment: RPCMethod {
         """
     }
     return "the card's \(shown) (by \(evidence.source)), but payment.token.paymentMethod says \(said)"
+  }
+
+  /// Nil when the remote gateway's record of the payment's card (Stripe's `card.brand` and
+  /// `card.funding`) agrees with the claimed card; else why not, or why it could not be read. A
+  /// brand Apple Pay has no network for (Diners Club) leaves the claimed network as it is.
+  static func gatewayCardProblem(
+    _ paymentData: String, params: Params, calls: GatewayCalls, context: ServiceContext, now: Int64
+  ) -> String? {
+    let name = calls.gateway.name
+    switch calls.run({ await $0.card(of: paymentData) }) {
+    case .succeeded(let card):
+      let evidence = CardEvidence(
+        network: card.network ?? params.paymentMethod.network, type: card.type,
+        source: "\(name)'s record of \(paymentData), brand \(card.brand)")
+      return claimProblem(params, evidence: evidence, context: context, now: now)
+    case .declined(let decline): return "\(name) declined the payment data: \(decline.message)"
+    case .refused(let refusal): return "\(name) refused to show the payment's card (\(refusal.type)): \(refusal.message)"
+    case .unanswered(let reason): return "\(name) did not answer (\(reason)); authorize again"
+    }
   }
 
   /// The contacts' problems with the status they give (shipping address, shipping person, billing,

@@ -15,9 +15,11 @@ struct DiscountedOrderTests {
   }
 
   static func authorize(_ handler: RequestHandler, coupon: String, card: String) -> JSONValue {
-    handler.call(
+    // The sandbox's test card for the claimed one (it prices the card).
+    let paymentData = card == storeCard ? "tok_privateLabel" : card == visaDebit ? "tok_visa_debit" : "tok_visa"
+    return handler.call(
       "authorizePayment",
-      #"{"items":[{"sku":"clock"}],"shippingMethod":"standard","couponCode":"\#(coupon)","payment":{"token":{"paymentData":"tok_visa","paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(shipping),"billingContact":\#(billing)}}"#
+      #"{"items":[{"sku":"clock"}],"shippingMethod":"standard","couponCode":"\#(coupon)","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(shipping),"billingContact":\#(billing)}}"#
     )["result"]!
   }
 

@@ -113,11 +113,15 @@ struct PropertyTests {
     for index in 0..<60 {
       let cart = Self.smallCart(&generator)
       let coupon = Self.pick(Self.coupons, &generator)
-      let card = Self.pick([
+      var card = Self.pick([
         #"{"displayName":"V","network":"visa","type":"debit"}"#, #"{"displayName":"S","network":"privateLabel","type":"store"}"#,
         #"{"displayName":"A","network":"amex","type":"credit"}"#,
       ], &generator)
-      let data = Self.pick(["tok_visa", "tok_visa", "tok_visa_chargeDeclined"], &generator)
+      // The sandbox's test card for the claimed one (it prices the card); a third of the Visas
+      // are the declining test card, a Visa credit card.
+      let visa = Self.pick(["tok_visa_debit", "tok_visa_debit", "tok_visa_chargeDeclined"], &generator)
+      let data = card.contains("privateLabel") ? "tok_privateLabel" : card.contains("amex") ? "tok_amex" : visa
+      if data == "tok_visa_chargeDeclined" { card = #"{"displayName":"V","network":"visa","type":"credit"}"# }
       let authorized = handler.call(
         "authorizePayment",
         #"{"items":\#(cart.json),"shippingMethod":"standard"\#(coupon),"payment":{"token":{"paymentData":"\#(data)","paymentMethod":\#(card),"transactionIdentifier":"T\#(index)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
@@ -150,7 +154,7 @@ struct PropertyTests {
       outcomes[expected, default: 0] += 1
     }
     // The seed gives every outcome (the stock runs short as orders succeed).
-    #expect(outcomes == ["succeeded": 20, "out_of_stock": 32, "card_declined": 8])
+    #expect(outcomes == ["succeeded": 21, "out_of_stock": 36, "card_declined": 3])
     for (sku, level) in try context.store.stockLedger() {
       #expect(level.onHand == model[sku]!, "\(sku)")
       #expect(level.onHand + level.sold == config.productsBySKU[sku]!.quantityOnHand)

@@ -120,25 +120,31 @@ struct ApplePayEMVTests {
         .replacingOccurrences(of: #""network":"Visa""#, with: #""network":"chinaUnionPay""#))
   }
 
+  /// A UnionPay card (its number in UnionPay's range: the claimed network must be the number's).
+  static func unionPay(emv: Bool) -> TestTokenFactory.Payment {
+    var payment = TestTokenFactory.Payment()
+    payment.accountNumber = "6200000000000005"
+    payment.emv = emv
+    return payment
+  }
+
   @Test("with supportsEMV an EMV token authorizes and is charged once; its EMV data and PIN block are in no answer and no store file")
   func emv() throws {
     let factory = try TestTokenFactory()
     let (handler, store, path) = try Self.handler(factory, capabilities: "[supports3DS, supportsEMV]")
-    var payment = TestTokenFactory.Payment()
-    payment.emv = true
-    let token = try factory.token(payment, signingTime: ApplePayVector.signingTime)
+    let token = try factory.token(Self.unionPay(emv: true), signingTime: ApplePayVector.signingTime)
     let authorized = Self.authorize(handler, token)
     #expect(authorized["result"]?["status"] == .string("success"), "\(authorized.compact)")
     let chargeToken = try #require(authorized["result"]?["chargeToken"]?.stringValue)
     let order = handler.call("processOrder", #"{"chargeToken":"\#(chargeToken)",\#(ApplePayVector.processParams)}"#)
     #expect(order["result"]?["status"] == .string("succeeded"), "\(order.compact)")
-    #expect(order["result"]?["order"]?["payment"]?["lastFour"] == .string("4320"))
+    #expect(order["result"]?["order"]?["payment"]?["lastFour"] == .string("0005"))
     #expect(try store.authorizations().map(\.status) == [.captured])
     var texts = [authorized.compact, order.compact]
     for file in [path, path + "-wal"] {
       if let data = FileManager.default.contents(atPath: file) { texts.append(String(decoding: data, as: UTF8.self)) }
     }
-    for secret in [TestTokenFactory.Payment.emvData, TestTokenFactory.Payment.encryptedPINData, "4109370251004320"] {
+    for secret in [TestTokenFactory.Payment.emvData, TestTokenFactory.Payment.encryptedPINData, "6200000000000005"] {
       #expect(texts.allSatisfy { !$0.contains(secret) }, "\(secret)")
     }
   }
@@ -147,14 +153,14 @@ struct ApplePayEMVTests {
   func withoutEMV() throws {
     let factory = try TestTokenFactory()
     let (handler, store, _) = try Self.handler(factory, capabilities: "[supports3DS]")
-    var payment = TestTokenFactory.Payment()
-    payment.emv = true
-    let token = try factory.token(payment, signingTime: ApplePayVector.signingTime)
+    let token = try factory.token(Self.unionPay(emv: true), signingTime: ApplePayVector.signingTime)
     let refused = Self.authorize(handler, token)
     #expect(
       refused["result"]?["errors"]?[0]?["message"]
         == .string("this merchant does not take EMV payments (China UnionPay): its merchantCapabilities lack supportsEMV"))
     #expect(try store.authorizations().isEmpty)
-    #expect(Self.authorize(handler, try factory.token(signingTime: ApplePayVector.signingTime))["result"]?["status"] == .string("success"))
+    #expect(
+      Self.authorize(handler, try factory.token(Self.unionPay(emv: false), signingTime: ApplePayVector.signingTime))[
+        "result"]?["status"] == .string("success"))
   }
 }

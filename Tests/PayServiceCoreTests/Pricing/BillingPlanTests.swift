@@ -81,7 +81,7 @@ struct BillingPlanTests {
 
   @Test("an order keeps its schedule: getOrder reads back the lines processOrder recorded")
   func orderRoundTrip() throws {
-    let handler = TestConfig.handler(try TestConfig.context(config: Self.webShop))
+    let handler = TestConfig.handler(try TestConfig.context(config: Self.webShop), backOffice: true)
     let contact = #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
     for (index, sku) in ["beans-club", "cafe-card", "espresso-machine"].enumerated() {
       let authorized = handler.call(

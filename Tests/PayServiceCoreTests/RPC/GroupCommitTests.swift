@@ -95,9 +95,11 @@ struct GroupCommitTests {
 
   @Test("a group that cannot be committed keeps nothing, its writing orders are -32001, and they go through later")
   func failedCommit() throws {
-    // Long address lines make every order document span overflow pages, so each order must grow the file.
-    let street = String(repeating: "Long Street ", count: 500)
-    let contact = Self.contact.replacingOccurrences(of: "1 Infinite Loop", with: street)
+    // Long address lines (8 of 256 bytes, the most a contact may have) make every order document
+    // span overflow pages, so each order must grow the file.
+    let street = "\"" + String(repeating: "Long Street ", count: 21) + "Xxxx\""
+    let contact = Self.contact.replacingOccurrences(
+      of: "\"1 Infinite Loop\"", with: Array(repeating: street, count: 8).joined(separator: ","))
     let path = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
     let (context, lines) = try Self.orders(count: 30, storePath: path, contact: contact)
     let ledger = try context.store.stockLedger().mapValues { [$0.onHand, $0.sold] }

@@ -24,7 +24,7 @@ struct ServerTests {
     let logFD = logPath.map { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
     defer { logFD.map { _ = close($0) } }
     let log = logFD.map { RequestLog(fd: $0, level: .requests) } ?? RequestLog(level: .quiet)
-    let handler = RequestHandler(context: try TestConfig.context(), methods: .payservice(), log: log)
+    let handler = RequestHandler(context: try TestConfig.context(), methods: .payservice(backOffice: true), log: log)
     let server = Server(
       handler: handler, input: inFD, output: outFD, maxLineBytes: maxLineBytes, log: log, threads: threads)
     #expect(server.run() == .finished)

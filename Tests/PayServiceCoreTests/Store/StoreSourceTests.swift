@@ -35,7 +35,8 @@ struct StoreSourceTests {
     }
     #expect(throws: StoreError.self) { try source.get() }
     let handler = TestConfig.handler(
-      ServiceContext(config: TestConfig.load(), storeSource: source, clock: ServiceClock(pinned: TestConfig.now)))
+      ServiceContext(config: TestConfig.load(), storeSource: source, clock: ServiceClock(pinned: TestConfig.now)),
+      backOffice: true)
     #expect(handler.call("listProducts")["error"]?["code"] == .number("-32001"))
     #expect(handler.call("getOrder", #"{"orderId":"ord_x"}"#)["error"]?["code"] == .number("-32001"))
     #expect(handler.call("computeSummaryItems", #"{"items":[{"sku":"clock"}]}"#)["result"] != nil)

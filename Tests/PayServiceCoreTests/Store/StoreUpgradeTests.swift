@@ -13,7 +13,12 @@ struct StoreUpgradeTests {
     let directory = TestPaths.temporaryDirectory()
     let path = directory.appendingPathComponent("store.sqlite").path
     let charged = try #require(MethodExample.all.first { $0.name == "charged" })
-    let document = try #require(try JSONParser.parse(charged.result)["order"])
+    let result = try JSONParser.parse(charged.result)
+    let document = try #require(result["order"])
+    // A v3 store's order has the unkeyed ids of its time: the example's (keyed) ids are swapped for them.
+    let newIds = (try #require(document["orderId"]?.stringValue), try #require(result["chargeId"]?.stringValue))
+    let documentText = JSONWriter.string(document).replacingOccurrences(of: newIds.0, with: "ord_00cfebbc9f3385cd7a6e")
+      .replacingOccurrences(of: newIds.1, with: "ch_b8cf7a9fbb75a51b9c7e2404")
     do {
       let queue = try DatabaseQueue(path: path)
       try SQLiteStore.migrator(newIdentifierKey: .random()).migrate(queue, upTo: StoreSchema.migrations[2])
@@ -30,7 +35,7 @@ struct StoreUpgradeTests {
           sql: """
             INSERT INTO "order" (orderId, chargeId, createdAt, amountMinor, currencyCode, document)
             VALUES ('ord_00cfebbc9f3385cd7a6e', 'ch_b8cf7a9fbb75a51b9c7e2404', '2026-11-21T12:00:00Z', 6613, 'USD', ?)
-            """, arguments: [JSONWriter.string(document)])
+            """, arguments: [documentText])
         try db.execute(
           sql: """
             INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor)

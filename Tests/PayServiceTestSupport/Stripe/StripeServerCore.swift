@@ -37,6 +37,8 @@ enum StripeEndpoint: Sendable, Equatable {
   case retrievePaymentIntent(String)
   case retrieveRefund(String)
   case retrieveCharge(String)
+  case retrieveToken(String)
+  case retrievePaymentMethod(String)
 
   init?(method: String, path: String) {
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -55,6 +57,8 @@ enum StripeEndpoint: Sendable, Equatable {
       case "payment_intents": self = .retrievePaymentIntent(rest[1])
       case "refunds": self = .retrieveRefund(rest[1])
       case "charges": self = .retrieveCharge(rest[1])
+      case "tokens": self = .retrieveToken(rest[1])
+      case "payment_methods": self = .retrievePaymentMethod(rest[1])
       default: return nil
       }
     default: return nil
@@ -262,6 +266,8 @@ final class StripeServerCore: Sendable {
       case .retrievePaymentIntent(let id): result = state.ledger.retrievePaymentIntent(id)
       case .retrieveRefund(let id): result = state.ledger.retrieveRefund(id)
       case .retrieveCharge(let id): result = state.ledger.retrieveCharge(id)
+      case .retrieveToken(let id): result = StripeTestLedger.retrieveToken(id)
+      case .retrievePaymentMethod(let id): result = StripeTestLedger.retrievePaymentMethod(id)
       }
       let (status, body): (Int, String)
       switch result {
@@ -282,7 +288,7 @@ final class StripeServerCore: Sendable {
     case .capture: StripeTestLedger.validateCapture(form)
     case .cancel: StripeTestLedger.validateCancel(form)
     case .createRefund: StripeTestLedger.validateRefund(form)
-    case .retrievePaymentIntent, .retrieveRefund, .retrieveCharge: nil
+    case .retrievePaymentIntent, .retrieveRefund, .retrieveCharge, .retrieveToken, .retrievePaymentMethod: nil
     }
   }
 

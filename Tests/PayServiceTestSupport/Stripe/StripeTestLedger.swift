@@ -511,6 +511,45 @@ struct StripeTestLedger: Sendable {
     return .success(render(charge))
   }
 
+  /// `GET /v1/tokens/{id}`: a test token as Stripe shows it, its card's `brand` spelled for
+  /// people ("Visa", "American Express", "MasterCard"), as on Stripe's Card object.
+  static func retrieveToken(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    guard let card = StripeTestCard.token(id) else { return .failure(.resourceMissing("No such token: '\(id)'", param: "token")) }
+    let brands = [
+      "visa": "Visa", "mastercard": "MasterCard", "amex": "American Express", "discover": "Discover",
+      "diners": "Diners Club", "jcb": "JCB", "unionpay": "UnionPay",
+    ]
+    return .success(
+      .object([
+        ("id", .string(id)), ("object", .string("token")), ("type", .string("card")), ("livemode", .bool(false)),
+        ("used", .bool(false)),
+        (
+          "card",
+          .object([
+            ("object", .string("card")), ("brand", .string(brands[card.brand] ?? "Unknown")),
+            ("funding", .string(card.funding)), ("last4", .string(card.last4)),
+          ])
+        ),
+      ]))
+  }
+
+  /// `GET /v1/payment_methods/{id}`: a test PaymentMethod, its card's `brand` as a code ("visa",
+  /// "amex", "mastercard"), as on Stripe's PaymentMethod object.
+  static func retrievePaymentMethod(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    guard let card = StripeTestCard.paymentMethod(id) else {
+      return .failure(.resourceMissing("No such PaymentMethod: '\(id)'", param: "payment_method"))
+    }
+    return .success(
+      .object([
+        ("id", .string(id)), ("object", .string("payment_method")), ("type", .string("card")),
+        ("livemode", .bool(false)),
+        (
+          "card",
+          .object([("brand", .string(card.brand)), ("funding", .string(card.funding)), ("last4", .string(card.last4))])
+        ),
+      ]))
+  }
+
   static func merge(_ metadata: [(key: String, value: String)], _ update: [(key: String, value: String)]) -> [(
     key: String, value: String
   )] {

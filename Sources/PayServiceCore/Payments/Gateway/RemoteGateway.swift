@@ -15,6 +15,9 @@ public protocol RemoteGateway: Sendable {
   func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment>
   func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment>
   func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund>
+  /// The card `paymentData` (a form `paymentDataProblem` accepts) stands for, as the gateway
+  /// recorded it: what prices the card at authorization (`CardEvidence`). Reads only.
+  func card(of paymentData: String) async -> GatewayReply<GatewayCard>
   /// Closes connections; called once when the process is done with the gateway.
   func shutdown() async
 }
@@ -100,6 +103,23 @@ public struct GatewayRefund: Sendable, Equatable {
   public init(id: String, status: Status) {
     self.id = id
     self.status = status
+  }
+}
+
+/// A card as a gateway recorded it when the buyer's device tokenized it.
+public struct GatewayCard: Sendable, Equatable {
+  /// The network as Apple Pay names it, lower-cased; nil when the gateway does not know it or
+  /// Apple Pay has no such network.
+  public var network: String?
+  /// nil when the gateway does not know the funding.
+  public var type: CardType?
+  /// The gateway's own word for the brand, for messages.
+  public var brand: String
+
+  public init(network: String?, type: CardType?, brand: String) {
+    self.network = network
+    self.type = type
+    self.brand = brand
   }
 }
 
