@@ -9,24 +9,31 @@ keeps it running (it is started again on the next request if it dies) and serves
   POST /rpc       {"method": "...", "params": {...}}  ->  the JSON-RPC result (200) or {"error": ...}
 
 Only the methods a shopper's page may call are forwarded (ALLOWED_METHODS). Requests to payservice
-are written one at a time under a lock, each with the bridge's own increasing id, and the response
-line with that id is returned. Request and response bodies are never logged: they carry names,
-addresses and payment data.
+are written one at a time under a lock, each with the bridge's own increasing id; payservice answers
+one line per request line, in order, so the next line is the answer. Request and response bodies
+are never logged: they carry names, addresses and payment data.
+
+Every request must name an allowed host (--allowed-hosts) in its Host header, and a POST /rpc with
+an Origin header must come from one; each connection has deadlines for its idle time, headers and
+body, and at most --max-connections are served at once.
 
 Plain HTTP is for localhost development. Apple Pay on the web needs HTTPS on a domain verified with
 Apple: run the bridge behind the merchant's TLS-terminating web server, or give --tls-cert/--tls-key.
 
 Python 3 standard library only.
 
-  python3 examples/web/bridge.py --config examples/web/shop.yaml --database /tmp/shop.sqlite
+  python3 examples/web/bridge.py --config examples/web/shop.yaml --database shop.sqlite
   python3 examples/web/bridge.py --selftest --payservice .build/debug/payservice --config config.yaml
 """
 
 import argparse
 import http.server
+import io
 import json
+import math
 import os
 import queue
+import re
 import signal
 import socket
 import ssl
@@ -35,6 +42,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,6 +64,12 @@ ALLOWED_METHODS = frozenset(
 )
 
 MAX_BODY_BYTES = 64 * 1024
+# A body the bridge does not use (a 404, a 413) is read and dropped up to this size, so the
+# connection stays in step; a larger one closes the connection.
+MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
+# Arrays and objects in a body may nest this deep (the body object is level 1). The page sends at
+# most 6; payservice itself allows 512.
+MAX_DEPTH = 64
 
 STATIC_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -65,8 +79,8 @@ STATIC_FILES = {
 
 # JSON-RPC error code -> HTTP status. Anything not listed is 500.
 HTTP_STATUS_FOR_CODE = {
-    -32700: 400,  # parse error (cannot happen: the bridge writes the line)
-    -32600: 400,  # invalid request
+    -32700: 400,  # parse error (the bridge checks the body first; payservice may still refuse it)
+    -32600: 400,  # invalid request (for example a line over payservice's --max-line-bytes)
     -32601: 400,  # method not found (an allowed method this payservice does not have yet)
     -32602: 400,  # invalid params
     -32002: 409,  # charge token already used for a different order
@@ -76,10 +90,57 @@ HTTP_STATUS_FOR_CODE = {
     -32603: 500,  # internal error
 }
 
+_BUSY_BODY = b'{"error":{"code":-32000,"message":"Too many connections; try again"}}'
+# Sent, without reading the request, on a connection over --max-connections.
+BUSY_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+    b"Content-Length: %d\r\nRetry-After: 1\r\nConnection: close\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY)
+)
+
+
+def printable(text):
+    """text with backslashes doubled and every control or non-printable character escaped (\\x1b)."""
+    return "".join(c if c.isprintable() and c != "\\" else _escape(c) for c in text)
+
+
+def _escape(c):
+    if c == "\\":
+        return "\\\\"
+    n = ord(c)
+    return "\\x%02x" % n if n < 0x100 else "\\u%04x" % n if n < 0x10000 else "\\U%08x" % n
+
 
 def log(message):
-    sys.stderr.write("bridge: %s\n" % message)
+    # Request paths and method names are the client's text: no terminal escapes reach the log.
+    sys.stderr.write("bridge: %s\n" % printable(message))
     sys.stderr.flush()
+
+
+# ---- the database URL: its password goes to payservice in PGPASSWORD, never on a command line
+
+
+def split_password(database):
+    """(the URL without its password, the password or None), a PostgreSQL URL read as payservice
+    reads it (Sources/PayServiceCore/Store/PostgresURL.swift): the user info ends at the last @
+    before the first / or ?, the password follows the first : in it and is percent-encoded."""
+    if not database.startswith(("postgres://", "postgresql://")):
+        return database, None
+    scheme, rest = database.split("://", 1)
+    end = min([i for i in (rest.find("/"), rest.find("?")) if i >= 0] + [len(rest)])
+    authority, tail = rest[:end], rest[end:]
+    userinfo, at, hostport = authority.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if not at or not colon:
+        return database, None
+    if re.search(r"%(?![0-9A-Fa-f]{2})", password):
+        raise ValueError("the password in --database is not valid percent-encoding")
+    password = urllib.parse.unquote(password, errors="strict")  # UnicodeDecodeError is a ValueError
+    return "%s://%s%s%s" % (scheme, user + "@" if user else "", hostport, tail), password
+
+
+def without_userinfo(argument):
+    """argument with the user info (user:password@) of any URL in it removed, for the log."""
+    return re.sub(r"://[^/?]*@", "://", argument)
 
 
 class PayserviceDied(Exception):
@@ -93,11 +154,13 @@ class PayserviceTimeout(Exception):
 class Payservice:
     """One payservice child process, used by one request at a time."""
 
-    def __init__(self, argv, timeout):
+    def __init__(self, argv, timeout, env=None):
         self.argv = argv
         self.timeout = timeout
+        self.env = env
         self.lock = threading.Lock()
         self.next_id = 1
+        self.owed = 0  # answers still to come for requests that timed out
         self.proc = None
         self.lines = None
 
@@ -108,11 +171,13 @@ class Payservice:
             stdout=subprocess.PIPE,
             stderr=None,  # payservice's own log (never params or payment data) goes to ours
             bufsize=0,
+            env=self.env,
         )
         self.lines = queue.Queue()
+        self.owed = 0
         reader = threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True)
         reader.start()
-        log("started payservice (pid %d): %s" % (self.proc.pid, " ".join(self.argv)))
+        log("started payservice (pid %d): %s" % (self.proc.pid, " ".join(map(without_userinfo, self.argv))))
 
     @staticmethod
     def _read(proc, lines):
@@ -132,18 +197,19 @@ class Payservice:
             raise PayserviceDied("cannot start payservice: %s" % error)
 
     def call(self, method, params):
-        """Send one request and return the response object (with "result" or "error")."""
+        """Send one request and return the response object (with "result" or "error").
+
+        UnicodeEncodeError (before anything is sent) when params hold a lone surrogate."""
+        params_json = json.dumps(params, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        params_bytes = params_json.encode("utf-8")
         with self.lock:
             self._ensure_running()
             request_id = self.next_id
             self.next_id += 1
-            line = json.dumps(
-                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
-                ensure_ascii=False,
-                separators=(",", ":"),
-            )
+            line = b'{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}\n' % (
+                request_id, json.dumps(method).encode("ascii"), params_bytes)
             try:
-                self.proc.stdin.write(line.encode("utf-8") + b"\n")
+                self.proc.stdin.write(line)
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError):
                 raise PayserviceDied("payservice is not running")
@@ -151,7 +217,7 @@ class Payservice:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    # Its answer may still come: it is skipped by id on the next call.
+                    self.owed += 1  # its answer may still come; it is skipped then
                     raise PayserviceTimeout("payservice did not answer within %g s" % self.timeout)
                 try:
                     raw = self.lines.get(timeout=remaining)
@@ -160,13 +226,19 @@ class Payservice:
                 if raw is None:
                     self.lines.put(None)  # keep reporting EOF until restarted
                     raise PayserviceDied("payservice exited")
+                if self.owed:
+                    self.owed -= 1
+                    continue
+                # The next line is the answer to this request: with its id, or with id null when
+                # payservice could not read the line (-32700, or -32600 for a line too long).
                 try:
                     response = json.loads(raw)
                 except ValueError:
-                    continue
-                if isinstance(response, dict) and response.get("id") == request_id:
+                    response = None
+                if isinstance(response, dict) and response.get("id") in (request_id, None):
                     return response
-                # A late answer to a request that timed out, or an id-less error: not ours.
+                self.stop()  # out of step: a fresh process is started on the next request
+                raise PayserviceDied("payservice answered out of order; it is started again")
 
     def stop(self):
         proc = self.proc
@@ -183,6 +255,94 @@ class Payservice:
                 proc.kill()
 
 
+# ---- request bodies
+
+
+class BadBody(ValueError):
+    """The body cannot be forwarded: answered with 400 and this JSON-RPC code and message."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+_NON_FINITE = "The body has a number that is not finite (like 1e999, NaN or Infinity)"
+_JSON_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)  # strings (skipped) and brackets
+
+
+def json_depth(text):
+    """How deep arrays and objects nest in text, counted without recursion."""
+    depth = deepest = 0
+    for token in _JSON_NESTING.finditer(text):
+        c = token.group()[0]
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _finite_float(text):
+    number = float(text)
+    if not math.isfinite(number):
+        raise BadBody(-32700, _NON_FINITE)
+    return number
+
+
+def _reject_constant(name):
+    raise BadBody(-32700, _NON_FINITE)  # NaN, Infinity, -Infinity
+
+
+def parse_body(body):
+    """The JSON value of body; BadBody when it is not UTF-8, nests too deep or is not JSON."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadBody(-32700, "The body is not UTF-8")
+    if json_depth(text) > MAX_DEPTH:
+        raise BadBody(-32700, "The body nests arrays and objects deeper than %d levels" % MAX_DEPTH)
+    try:
+        return json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
+    except BadBody:
+        raise
+    except (ValueError, RecursionError):
+        raise BadBody(-32700, "The body is not JSON")
+
+
+# ---- HTTP
+
+
+class DeadlineReader(io.RawIOBase):
+    """A socket's reading side; every read fails with TimeoutError once `deadline` has passed."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.deadline = time.monotonic()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline passed")
+        self.sock.settimeout(remaining)
+        return self.sock.recv_into(buffer)
+
+
+class SocketWriter(io.RawIOBase):
+    def __init__(self, sock):
+        self.sock = sock
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self.sock.sendall(data)
+        return len(data)
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "payservice-bridge"
     sys_version = ""
@@ -190,12 +350,69 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # ---- plumbing
 
-    def log_message(self, format, *args):
-        pass  # the default logs client addresses; log_rpc below logs method and status only
+    def setup(self):
+        self.connection = self.request
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+        self.wfile = SocketWriter(self.connection)
 
-    def _send(self, status, body, content_type="application/json; charset=utf-8"):
+    def log_message(self, format, *args):
+        pass  # the default logs client addresses; handle_one_request logs path, method and status
+
+    def handle_one_request(self):
+        """One request, each phase within its deadline: the first byte within --idle-timeout (on a
+        new or kept-alive connection), the request line and headers within --header-timeout, the
+        body and the answer within --body-timeout."""
+        options = self.server.options
+        self.close_connection = True
+        self.command, self.requestline, self.request_version = None, "", "HTTP/1.1"
+        self.body_left = 0
+        phase = "headers"
+        self.reader.deadline = time.monotonic() + options.idle_timeout
+        try:
+            if not self.rfile.peek(1):
+                return  # the client closed the connection
+        except OSError:
+            return  # idle for too long (or reset): closed without an answer
+        self.reader.deadline = time.monotonic() + options.header_timeout
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+            if len(self.raw_requestline) > 65536:
+                self._error(414, -32600, "The request line is too long")
+                return
+            if not self.parse_request():
+                return  # parse_request has answered (send_error)
+            phase = "body"
+            self.reader.deadline = time.monotonic() + options.body_timeout
+            started = time.monotonic()
+            status, method = self._route()
+            log("%s %s%s status=%d ms=%d" % (
+                self.command, self.path.split("?", 1)[0][:200], " method=" + method if self.command == "POST" else "",
+                status, (time.monotonic() - started) * 1000))
+        except TimeoutError:
+            self.close_connection = True
+            self.body_left = 0
+            log("closed a connection: its %s did not arrive in time" % phase)
+            try:
+                self._error(408, -32600, "The request's %s did not arrive in time" % phase)
+            except OSError:
+                pass
+        except OSError:
+            self.close_connection = True  # the client went away (reset, TLS error)
+
+    def send_error(self, code, message=None, explain=None):
+        # parse_request's refusals (a bad request line, too many headers), as JSON.
+        self.close_connection = True
+        self._error(code, -32600, message or self.responses.get(code, ("Error",))[0])
+
+    def _send(self, status, body, content_type="application/json; charset=utf-8", headers=()):
         if isinstance(body, (dict, list)):
-            body = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            body = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        if self.body_left and not self.close_connection:
+            if self.body_left <= MAX_DRAIN_BYTES:
+                self._read_body()  # dropped: the next request starts after it
+            else:
+                self.close_connection = True
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -203,66 +420,90 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "same-origin")
         self.send_header("X-Frame-Options", "DENY")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        for name, value in headers:
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.connection.settimeout(self.server.options.body_timeout)
+        try:
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+        except TimeoutError:  # the client does not read: no 408 after half an answer
+            raise ConnectionAbortedError("the answer was not taken within --body-timeout")
 
     def _error(self, status, code, message):
         self._send(status, {"error": {"code": code, "message": message}})
 
-    # ---- GET: the page
+    def _refuse(self, status, message):
+        """An answer after which the connection is closed: what follows cannot be delimited."""
+        self.close_connection = True
+        self._error(status, -32600, message)
+        return status, "-"
 
-    def do_GET(self):
+    def _read_body(self):
+        length, self.body_left = self.body_left, 0
+        body = self.rfile.read(length)
+        if len(body) < length:
+            raise ConnectionResetError("the body ended early")
+        return body
+
+    # ---- every request: framing, Host, then the route
+
+    def _route(self):
+        # A body the bridge cannot delimit exactly would be read as the next request.
+        lengths = self.headers.get_all("Content-Length") or []
+        if len(lengths) > 1 or (lengths and not re.fullmatch(r"[0-9]{1,12}", lengths[0].strip())):
+            return self._refuse(400, "Send one Content-Length with a decimal number")
+        chunked = self.headers.get("Transfer-Encoding") is not None
+        self.body_left = int(lengths[0]) if lengths else 0
+        if self.command in ("GET", "HEAD") and (self.body_left or chunked):
+            return self._refuse(400, "A %s request has no body" % self.command)
+        if chunked:
+            return self._refuse(411, "Send the body with a Content-Length")
+        # DNS rebinding: a page on another name that resolves to this address is not served.
+        if not self.server.host_allowed(self.headers.get_all("Host") or []):
+            self._error(421, -32600, "The Host header does not name this bridge (--allowed-hosts)")
+            return 421, "-"
         path = self.path.split("?", 1)[0]
+        if self.command in ("GET", "HEAD"):
+            return self._static(path), "-"
+        if self.command != "POST":
+            self._send(405, {"error": {"code": -32601, "message": "Method not allowed"}},
+                       headers=[("Allow", "GET, HEAD, POST")])
+            return 405, "-"
+        if path != "/rpc":
+            self._error(404, -32601, "Not found")
+            return 404, "-"
+        return self._rpc()
+
+    def _static(self, path):
         entry = STATIC_FILES.get(path)
         if entry is None:
             self._error(404, -32601, "Not found")
-            return
+            return 404
         name, content_type = entry
         try:
             with open(os.path.join(HERE, name), "rb") as f:
                 body = f.read()
         except OSError:
             self._error(404, -32601, "Not found")
-            return
+            return 404
         self._send(200, body, content_type)
-
-    do_HEAD = do_GET
+        return 200
 
     # ---- POST /rpc
 
-    def do_POST(self):
-        started = time.monotonic()
-        method = "-"
-        status = 500
-        try:
-            status, method = self._rpc()
-        finally:
-            log("POST %s method=%s status=%d ms=%d"
-                % (self.path.split("?", 1)[0], method, status, (time.monotonic() - started) * 1000))
-
     def _rpc(self):
-        if self.path.split("?", 1)[0] != "/rpc":
-            self._error(404, -32601, "Not found")
-            return 404, "-"
-        if self.headers.get("Transfer-Encoding"):
-            self.close_connection = True
-            self._error(411, -32600, "Send the body with a Content-Length")
-            return 411, "-"
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            self.close_connection = True
-            self._error(411, -32600, "Content-Length is required")
-            return 411, "-"
-        if length < 0 or length > MAX_BODY_BYTES:
-            if 0 < length <= 16 * MAX_BODY_BYTES:
-                self.rfile.read(length)  # read and dropped, so the client sees the answer
-            else:
-                self.close_connection = True
+        if not self.headers.get("Content-Length"):
+            return self._refuse(411, "Content-Length is required")
+        if self.body_left > MAX_BODY_BYTES:
             self._error(413, -32600, "The body is larger than %d bytes" % MAX_BODY_BYTES)
             return 413, "-"
-        body = self.rfile.read(length)
+        origins = self.headers.get_all("Origin")
+        if origins is not None and not self.server.origin_allowed(origins):
+            self._error(403, -32600, "The Origin header is not an allowed host (--allowed-hosts)")
+            return 403, "-"
         # A JSON content type makes a cross-site request a preflighted one, which this bridge never
         # approves (it sends no CORS headers): another site's page cannot drive the checkout.
         content_type = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
@@ -270,9 +511,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._error(415, -32600, "Content-Type must be application/json")
             return 415, "-"
         try:
-            request = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError):
-            self._error(400, -32700, "The body is not JSON")
+            request = parse_body(self._read_body())
+        except BadBody as error:
+            self._error(400, error.code, str(error))
             return 400, "-"
         if not isinstance(request, dict):
             self._error(400, -32600, 'The body must be an object {"method": ..., "params": {...}}')
@@ -294,6 +535,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return 400, method
         try:
             response = self.server.payservice.call(method, params)
+        except UnicodeEncodeError:
+            self._error(400, -32700, "The body has a \\u escape of a lone UTF-16 surrogate, which is not text")
+            return 400, method
         except PayserviceDied as error:
             self._error(502, -32000, str(error))
             return 502, method
@@ -312,16 +556,114 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return status, method
 
 
-def _reject_constant(name):
-    raise ValueError("%s is not JSON" % name)
-
-
 def _short(text):
     return text if len(text) <= 64 else text[:61] + "..."
 
 
+# ---- hosts: --allowed-hosts entries, Host and Origin headers
+
+_AUTHORITY = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^\[\]:/@\s]+)(?::([0-9]{1,5}))?")
+
+
+def split_authority(text):
+    """(host, port or None) of "host", "host:port", "[v6]" or "[v6]:port"; None when malformed."""
+    match = _AUTHORITY.fullmatch(text.strip())
+    if not match:
+        return None
+    return match.group(1).lower(), int(match.group(2)) if match.group(2) else None
+
+
+def parse_allowed_hosts(text):
+    entries = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        entry = split_authority(item)
+        if entry is None:
+            raise argparse.ArgumentTypeError("expected HOST[:PORT],...; %r is not one" % item)
+        entries.append(entry)
+    return entries
+
+
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False  # stopping does not wait for idle keep-alive connections
+    request_queue_size = 128  # the listen backlog: socketserver's 5 drops a burst of new connections
+
+    def configure(self, options, payservice, tls_context):
+        self.options = options
+        self.payservice = payservice
+        self.tls_context = tls_context
+        self.connections = 0
+        self.connections_lock = threading.Lock()
+        port = self.server_address[1]
+        if options.allowed_hosts:
+            self.allowed_hosts = options.allowed_hosts
+        else:
+            listen = self.server_address[0]
+            names = [listen if ":" not in listen else "[%s]" % listen, "localhost", "127.0.0.1", "[::1]"]
+            self.allowed_hosts = [(name.lower(), port) for name in dict.fromkeys(names)]
+
+    def _allowed(self, host, port):
+        return any(h == host and p in (None, port) for h, p in self.allowed_hosts)
+
+    def host_allowed(self, values):
+        entry = split_authority(values[0]) if len(values) == 1 else None
+        if entry is None:
+            return False
+        host, port = entry
+        return self._allowed(host, port or (443 if self.tls_context else 80))
+
+    def origin_allowed(self, values):
+        """One Origin, scheme://host[:port], of an allowed host; https only when the bridge is."""
+        match = re.fullmatch(r"(https?)://(.+)", values[0].strip()) if len(values) == 1 else None
+        if not match or (self.tls_context and match.group(1) != "https"):
+            return False
+        entry = split_authority(match.group(2))
+        if entry is None:
+            return False
+        host, port = entry
+        return self._allowed(host, port or (443 if match.group(1) == "https" else 80))
+
+    # ---- connections: at most --max-connections threads; TLS handshakes in them, not in accept
+
+    def verify_request(self, request, client_address):
+        with self.connections_lock:
+            if self.connections < self.options.max_connections:
+                self.connections += 1
+                return True
+        if not self.tls_context:
+            try:
+                request.setblocking(False)
+                request.send(BUSY_RESPONSE)
+            except OSError:
+                pass
+        log("refused a connection: %d are open (--max-connections)" % self.options.max_connections)
+        return False  # closed by the caller
+
+    def process_request_thread(self, request, client_address):
+        try:
+            if self.tls_context:
+                request.settimeout(self.options.header_timeout)
+                try:
+                    request = self.tls_context.wrap_socket(request, server_side=True)
+                except OSError as error:  # ssl.SSLError, TimeoutError: wrap_socket has closed it
+                    log("closed a connection: TLS handshake failed: %s" % error)
+                    return
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.connections_lock:
+                self.connections -= 1
+
+    def process_request(self, request, client_address):
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            with self.connections_lock:
+                self.connections -= 1  # no thread started
+            raise
+
+    def handle_error(self, request, client_address):
+        error = sys.exc_info()[1]
+        log("error on a connection: %s: %s" % (type(error).__name__, error))
 
 
 class Server6(Server):
@@ -329,15 +671,20 @@ class Server6(Server):
 
 
 def payservice_argv(args):
+    """payservice's command line, and its environment when the database URL has a password."""
     argv = [args.payservice]
     if args.config:
         argv += ["--config", args.config]
     database = args.database
     if database is None and args.selftest:
         database = ":memory:"  # the self-test leaves no store behind unless asked to
+    env = None
     if database:
+        database, password = split_password(database)
+        if password is not None:
+            env = dict(os.environ, PGPASSWORD=password)
         argv += ["--database", database]
-    return argv + list(args.payservice_args)
+    return argv + list(args.payservice_args), env
 
 
 def parse_listen(text):
@@ -349,12 +696,13 @@ def parse_listen(text):
 
 def make_server(args, address):
     server = (Server6 if ":" in address[0] else Server)(address, Handler)
-    server.payservice = Payservice(payservice_argv(args), args.timeout)
+    tls_context = None
     if args.tls_cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(args.tls_cert, args.tls_key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        tls_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls_context.minimum_version = ssl.TLSVersion.TLSv1_2
+        tls_context.load_cert_chain(args.tls_cert, args.tls_key)
+    argv, env = payservice_argv(args)
+    server.configure(args, Payservice(argv, args.timeout, env), tls_context)
     server.payservice.start()
     try:
         # Fails at once when payservice cannot start (a bad config or store exits 2 with the reason).
@@ -462,10 +810,24 @@ def main(argv=None):
     )
     parser.add_argument("--payservice", default=".build/release/payservice", help="the payservice binary")
     parser.add_argument("--config", help="passed to payservice as --config")
-    parser.add_argument("--database", help="passed to payservice as --database (self-test default: :memory:)")
+    parser.add_argument("--database", help="passed to payservice as --database (self-test default: :memory:); "
+                        "a PostgreSQL URL's password is passed in PGPASSWORD instead")
     parser.add_argument("--listen", type=parse_listen, default=("127.0.0.1", 8080), metavar="HOST:PORT",
                         help="address to serve HTTP on (default 127.0.0.1:8080)")
+    parser.add_argument("--allowed-hosts", type=parse_allowed_hosts, metavar="HOST[:PORT],...",
+                        help="the names the Host header (and a POST's Origin) may give; a name without a "
+                        "port allows any port (default: the --listen host, localhost, 127.0.0.1 and [::1], "
+                        "each with the listening port)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for an answer (504 after)")
+    parser.add_argument("--idle-timeout", type=float, default=15.0, metavar="SECONDS",
+                        help="close a connection that sends no request for this long (default 15)")
+    parser.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="the TLS handshake, and the request line and headers once begun, within this "
+                        "(408 after; default 10)")
+    parser.add_argument("--body-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="the body within this after the headers, and the answer sent (408 after; default 10)")
+    parser.add_argument("--max-connections", type=int, default=64, metavar="N",
+                        help="connections served at once; more get 503 and are closed (default 64)")
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate chain")
     parser.add_argument("--tls-key", help="the PEM private key of --tls-cert")
     parser.add_argument("--selftest", "--check", action="store_true",
@@ -483,8 +845,14 @@ def main(argv=None):
         parser.error("--back-office is for the back office's own process, never the shopper's page")
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
+    if min(args.idle_timeout, args.header_timeout, args.body_timeout) <= 0 or args.max_connections < 1:
+        parser.error("the timeouts must be positive and --max-connections at least 1")
     if not os.path.exists(args.payservice):
         parser.error("no payservice binary at %s (swift build -c release, or give --payservice)" % args.payservice)
+    try:
+        split_password(args.database or "")
+    except ValueError as error:
+        parser.error(str(error))
 
     if args.selftest:
         return selftest(args)
@@ -496,7 +864,9 @@ def main(argv=None):
         return 1
     host, port = server.server_address[:2]
     scheme = "https" if args.tls_cert else "http"
-    log("serving %s://%s:%d/ (Ctrl-C stops)" % (scheme, host if ":" not in host else "[%s]" % host, port))
+    log("serving %s://%s:%d/ for %s (Ctrl-C stops)" % (
+        scheme, host if ":" not in host else "[%s]" % host, port,
+        ", ".join(h if p is None else "%s:%d" % (h, p) for h, p in server.allowed_hosts)))
     if scheme == "http" and host not in ("127.0.0.1", "localhost", "::1"):
         log("warning: plain HTTP on %s; put the bridge behind a TLS-terminating server" % host)
     def stop(signum, frame):
