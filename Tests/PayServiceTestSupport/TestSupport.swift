@@ -17,20 +17,21 @@ public enum TestPaths {
     if let binary = ProcessInfo.processInfo.environment["PAYSERVICE_TEST_BINARY"], !binary.isEmpty {
       return binary.hasPrefix("/") ? binary : packageRoot.appendingPathComponent(binary).path
     }
+    return executable("payservice")
+  }
+
+  /// An executable of this package built with the tests (a test server, say; PAYSERVICE_TEST_BINARY
+  /// names only payservice itself).
+  public static func executable(_ name: String) -> String {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     var directory = executable.deletingLastPathComponent()
     // On Linux the test binary sits in .build/<triple>/debug/; on macOS inside an .xctest bundle.
     while directory.path != "/" {
-      let candidate = directory.appendingPathComponent("payservice").path
+      let candidate = directory.appendingPathComponent(name).path
       if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
       directory = directory.deletingLastPathComponent()
     }
-    return packageRoot.appendingPathComponent(".build/debug/payservice").path
-  }
-
-  /// Another executable of this package, built beside `payservice` (a test server, say).
-  public static func executable(_ name: String) -> String {
-    URL(fileURLWithPath: payserviceBinary).deletingLastPathComponent().appendingPathComponent(name).path
+    return packageRoot.appendingPathComponent(".build/debug/\(name)").path
   }
 
   /// A fresh temporary directory.
