@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 swift build -c release --product payservice >&2
 swift build -c release --product stripe-test-server >&2
+swift build -c release --product apple-session-test-server >&2
 examples=$(mktemp)
 trap 'rm -f "$examples"' EXIT
 python3 docs/protocol/examples.py .build/release/payservice "$examples"

@@ -254,7 +254,7 @@ run(P, "v2_ssm_ok", rq(10, "selectShippingMethod", {"items": [{"sku": "clock", "
 run(P, "v2_ssm_bad", rq(11, "selectShippingMethod", {"items": [{"sku": "clock", "quantity": 2}], "shippingMethod": "express", "shippingContact": TORONTO, "couponCode": "WELCOME5"}))
 run(P, "v2_ssc_coupon", rq(12, "selectShippingContact", {"items": [{"sku": "clock", "quantity": 2}], "shippingContact": TORONTO, "couponCode": "NOPE"}))
 def auth2(coupon, card, items=[{"sku": "clock"}], method="free"):
-    p = auth_params(items=items, method=method)
+    p = auth_params(items=items, method=method, pd=sandbox_card(card["network"], card["type"]))
     p["payment"]["token"]["paymentMethod"] = card
     p["couponCode"] = coupon
     return p
