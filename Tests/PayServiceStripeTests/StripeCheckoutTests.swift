@@ -275,6 +275,31 @@ struct StripeCheckoutTests {
     #expect(try !fixture.secretLeaked(context))
   }
 
+  @Test("a key in an upstream error, in any punctuation and in any field, reaches no answer, log or store row")
+  func upstreamKeyScrubbed() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context)
+    let checkout = try Self.authorize(handler)
+    let key = server.secretKey
+    let other = "rk_" + "live_" + "51Hq0therKey"
+    let body = #"{"error":{"type":"invalid_request_error","code":"key=\#(key)","message":"Rejected key=\#(key) (\#(other)), \"whsec_abc\""}}"#
+    server.inject(
+      .answerWithoutExecuting(status: 400, headers: [("Content-Type", "application/json")], body: body),
+      on: .createPaymentIntent)
+    let answer = try #require(handler.respond(checkout.processLine))
+    let result = try JSONParser.parse(answer)["result"]
+    #expect(result?["failureCode"] == .string("gateway_error"), "\(answer)")
+    #expect(
+      result?["message"]?.stringValue
+        == #"Stripe refused the request (invalid_request_error): Rejected key=[a key] ([a key]), "[a key]""#)
+    #expect(!answer.contains(key) && !answer.contains("51Hq0therKey"), "\(answer)")
+    #expect(try !fixture.secretLeaked(context))
+    #expect(try !context.store.mentions("51Hq0therKey"))
+  }
+
   @Test("the secret key appears in no answer, and no store row")
   func noSecret() throws {
     let server = try StripeTestServer()
