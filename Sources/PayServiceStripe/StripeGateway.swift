@@ -19,7 +19,8 @@ import PayServiceCore
 ///
 /// The key never leaves this type: not in an error, a message or a log line. Every string of
 /// Stripe's answers is scrubbed of the key and of anything shaped like a key before it is read
-/// (`KeyScrubber`).
+/// (`KeyScrubber`). Redirects are never followed: the form (and the key in its header) goes to
+/// `apiBase` and nowhere else, and a 3xx answer is a refusal.
 public final class StripeGateway: RemoteGateway {
   /// The API version every request pins: its objects and errors are what this type reads.
   public static let apiVersion = "2024-06-20"
@@ -42,6 +43,8 @@ public final class StripeGateway: RemoteGateway {
       timeout: .init(connect: Self.amount(settings.connectTimeoutSeconds), read: Self.amount(settings.requestTimeoutSeconds)))
     configuration.connectionPool = .init(
       idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.maxConcurrentCalls)
+    // A redirect would send the form, and the key, elsewhere (https to http included).
+    configuration.redirectConfiguration = .disallow
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }
 
@@ -202,6 +205,17 @@ public final class StripeGateway: RemoteGateway {
       return .retry(Self.describe(error), after: nil)
     }
     let status = Int(response.status.code)
+    if (300..<400).contains(status) {
+      // Not Stripe's answer (its API never redirects): a proxy or a wrong apiBase. Nothing reached
+      // Stripe, so the same call may succeed once the origin is fixed. Its Location is not quoted.
+      return .answer(
+        .reply(
+          .refused(
+            GatewayRefusal(
+              type: "api_error", code: nil,
+              message: "HTTP \(status) from Stripe, a redirect, which payservice never follows: gateway.apiBase must be the API origin itself.",
+              final: false))))
+    }
     let shouldRetry = response.headers.first(name: "Stripe-Should-Retry")
     let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
     let json = (try? JSONParser.parse(String(buffer: bytes))).map(scrubber.scrubbed)
