@@ -30,8 +30,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       if path == ":memory:" {
         dbQueue = try DatabaseQueue(configuration: configuration)
       } else {
+        // The files hold contacts: refused when someone else could have written them, created
+        // 0600 (SQLiteFiles).
+        try SQLiteFiles.check(path)
         configuration.journalMode = .wal
-        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+        dbQueue = try SQLiteFiles.creatingPrivately { try DatabaseQueue(path: path, configuration: configuration) }
         // Every commit is fsync'ed before it is answered. This must come after opening: GRDB's
         // WAL setup sets synchronous = NORMAL (commits not synced), which would override a
         // prepareDatabase step.
@@ -44,6 +47,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
       if superseded { throw StoreError.newerSchema(location: path) }
       try migrator.migrate(dbQueue)
+      // Again now that SQLite has opened the -wal and -shm: one someone else made meanwhile is refused.
+      if path != ":memory:" { try SQLiteFiles.check(path) }
     } catch let error as StoreError {
       throw error
     } catch let error as DatabaseError {
