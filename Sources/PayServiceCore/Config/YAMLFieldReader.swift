@@ -107,6 +107,7 @@ final class YAMLFieldReader {
       return nil
     }
     var values: [String] = []
+    var seen = NameSet()
     var ok = true
     for (index, element) in nodes.enumerated() {
       func elementPath() -> String { "\(path())[\(index)]" }
@@ -117,7 +118,7 @@ final class YAMLFieldReader {
       if let problem = validate(text) {
         report(element, elementPath(), problem)
         ok = false
-      } else if unique && values.contains(text) {
+      } else if unique && !seen.insert(text) {
         report(element, elementPath(), "\"\(text)\" is listed twice")
         ok = false
       } else {
@@ -215,8 +216,9 @@ struct YAMLFields {
   }
 }
 
-/// The names a config list has used so far (skus, shipping method identifiers, coupon codes), to
-/// report a repeated one.
+/// The names a config list or mapping has used so far (skus, shipping method identifiers, coupon
+/// codes, list entries, keys), to report a repeated one in constant time: a config may hold tens of
+/// thousands of entries, which compared pairwise would take seconds.
 ///
 /// Its element is its own type, not `String`, so that the set's code is this module's own
 /// specialization (built with direct metadata access, Package.swift's `leanCodegen`), not a
@@ -232,5 +234,14 @@ struct NameSet {
   /// Adds `text`; false when it was already there.
   mutating func insert(_ text: String) -> Bool {
     names.insert(Name(text: text)).inserted
+  }
+
+  func contains(_ text: String) -> Bool {
+    names.contains(Name(text: text))
+  }
+
+  /// Forgets every name, keeping the storage for the next use.
+  mutating func removeAll() {
+    names.removeAll(keepingCapacity: true)
   }
 }
