@@ -231,7 +231,8 @@ struct ConfigDecoder {
         reader.string($0, "\(path).description", nonEmpty: false)
       }
       let price = reader.require(fields, "price", in: entry, path).flatMap {
-        reader.amount($0, "\(path).price", digits: merchant.currency.minorDigits, allowZero: false)
+        reader.amount(
+          $0, "\(path).price", digits: merchant.currency.minorDigits, allowZero: false, cap: Config.maxPriceMinor)
       }
       let quantity = reader.require(fields, "quantityOnHand", in: entry, path).flatMap {
         reader.int($0, "\(path).quantityOnHand", range: 0...1_000_000_000)
@@ -306,7 +307,8 @@ struct ConfigDecoder {
       reader.int($0, "\(path).transitDays", range: 0...365)
     }
     let amount = reader.require(f, "amount", in: entry, path).flatMap {
-      reader.amount($0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true)
+      reader.amount(
+        $0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true, cap: Config.maxPriceMinor)
     }
     var transitDaysMax: Int?
     var transitDaysMaxOK = true

@@ -128,10 +128,21 @@ final class YAMLFieldReader {
     return ok ? values : nil
   }
 
-  /// An amount in minor units: a decimal string or unquoted number read from its text.
-  func amount(_ node: YAMLNode, _ path: @autoclosure () -> String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
+  /// An amount in minor units: a decimal string or unquoted number read from its text. `cap`, when
+  /// given, is the most it may be (`Config.maxPriceMinor`).
+  func amount(
+    _ node: YAMLNode, _ path: @autoclosure () -> String, digits: Int, allowZero: Bool, allowNegative: Bool = false,
+    cap: Int64? = nil
+  ) -> Int64? {
     func expected() -> String { "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\"" }
     guard let scalar = scalar(node, path(), expected: expected()) else { return nil }
+    func overCap(_ cap: Int64) -> Int64? {
+      report(
+        node, path(),
+        "must be at most \(MoneyText.format(cap, digits: digits)) (so that the largest cart, 100 lines of 9999 units "
+          + "with a card surcharge, shipping and tax, stays within 10^15 minor units), got \"\(scalar.string)\"")
+      return nil
+    }
     switch MoneyText.minorUnits(scalar.string, digits: digits) {
     case .failure(.notADecimal):
       report(node, path(), "must be \(expected()), got \"\(scalar.string)\"")
@@ -140,6 +151,7 @@ final class YAMLFieldReader {
       report(node, path(), "\"\(scalar.string)\" has more than the currency's \(allowed) decimal digits")
       return nil
     case .failure(.tooLarge):
+      if let cap { return overCap(cap) }
       report(node, path(), "\"\(scalar.string)\" is too large")
       return nil
     case .success(let minor):
@@ -151,6 +163,7 @@ final class YAMLFieldReader {
         report(node, path(), "must be greater than zero")
         return nil
       }
+      if let cap, minor > cap { return overCap(cap) }
       return minor
     }
   }
