@@ -17,8 +17,10 @@ import PayServiceCore
 /// failures are retried with the same key, at most `maxRetries` times, after `Retry-After` or a
 /// short backoff.
 ///
-/// The key never leaves this type: not in an error, a message or a log line (Stripe's own error
-/// messages are scrubbed of anything shaped like a key).
+/// The key never leaves this type: not in an error, a message or a log line. Every string of
+/// Stripe's answers is scrubbed of the key and of anything shaped like a key before it is read
+/// (`KeyScrubber`). Redirects are never followed: the form (and the key in its header) goes to
+/// `apiBase` and nowhere else, and a 3xx answer is a refusal.
 public final class StripeGateway: RemoteGateway {
   /// The API version every request pins: its objects and errors are what this type reads.
   public static let apiVersion = "2024-06-20"
@@ -27,11 +29,13 @@ public final class StripeGateway: RemoteGateway {
   private let client: HTTPClient
   private let settings: Gateway.Stripe
   private let authorization: String
+  private let scrubber: KeyScrubber
 
   /// - Parameter secretKey: from the environment (`Gateway.Stripe.secretKey(environment:)`).
   public init(settings: Gateway.Stripe, secretKey: String) {
     self.settings = settings
     self.authorization = "Bearer " + secretKey
+    self.scrubber = KeyScrubber(key: secretKey)
     var tls = TLSConfiguration.makeClientConfiguration()
     if let roots = settings.trustRoots { tls.trustRoots = .file(roots) }
     var configuration = HTTPClient.Configuration(
@@ -39,6 +43,8 @@ public final class StripeGateway: RemoteGateway {
       timeout: .init(connect: Self.amount(settings.connectTimeoutSeconds), read: Self.amount(settings.requestTimeoutSeconds)))
     configuration.connectionPool = .init(
       idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.maxConcurrentCalls)
+    // A redirect would send the form, and the key, elsewhere (https to http included).
+    configuration.redirectConfiguration = .disallow
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }
 
@@ -247,9 +253,20 @@ public final class StripeGateway: RemoteGateway {
       return .retry(Self.describe(error), after: nil)
     }
     let status = Int(response.status.code)
+    if (300..<400).contains(status) {
+      // Not Stripe's answer (its API never redirects): a proxy or a wrong apiBase. Nothing reached
+      // Stripe, so the same call may succeed once the origin is fixed. Its Location is not quoted.
+      return .answer(
+        .reply(
+          .refused(
+            GatewayRefusal(
+              type: "api_error", code: nil,
+              message: "HTTP \(status) from Stripe, a redirect, which payservice never follows: gateway.apiBase must be the API origin itself.",
+              final: false))))
+    }
     let shouldRetry = response.headers.first(name: "Stripe-Should-Retry")
     let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
-    let json = try? JSONParser.parse(String(buffer: bytes))
+    let json = (try? JSONParser.parse(String(buffer: bytes))).map(scrubber.scrubbed)
     if (200..<300).contains(status) {
       guard let json, case .object = json else { return .answer(.reply(.unanswered(reason: "an answer payservice cannot read"))) }
       return .answer(.object(json))
@@ -260,7 +277,7 @@ public final class StripeGateway: RemoteGateway {
       return nil
     }
     let type = text("type") ?? "api_error"
-    let message = Self.scrubbed(text("message") ?? "HTTP \(status)")
+    let message = text("message") ?? "HTTP \(status)"
     if status == 429 || status == 409 || status >= 500 {
       if shouldRetry == "false" && status >= 500 {
         return .answer(.reply(.unanswered(reason: "HTTP \(status) from Stripe: \(message)")))
@@ -302,28 +319,6 @@ public final class StripeGateway: RemoteGateway {
     if error is NIOSSLError || error is BoringSSLError { return "TLS failed: \(String(describing: type(of: error)))" }
     if error is ChannelError || error is IOError { return "the connection failed" }
     return "the request failed (\(String(describing: type(of: error))))"
-  }
-
-  /// Stripe's message with anything shaped like an API key replaced (Stripe names a wrong key in
-  /// its authentication errors, partly masked).
-  static func scrubbed(_ message: String) -> String {
-    var result = ""
-    var word = ""
-    func flush() {
-      let isKey = ["sk_", "rk_", "pk_"].contains(where: { word.hasPrefix($0) })
-      result += isKey ? "[a key]" : word
-      word = ""
-    }
-    for character in message {
-      if character.isWhitespace || character == "'" || character == "\"" || character == "," || character == ";" {
-        flush()
-        result.append(character)
-      } else {
-        word.append(character)
-      }
-    }
-    flush()
-    return result
   }
 
   /// `application/x-www-form-urlencoded`: unreserved characters kept, everything else %XX.

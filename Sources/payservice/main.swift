@@ -176,8 +176,10 @@ struct ServeSettings: Equatable {
         name = String(name[..<equals])
       }
       index += 1
+      // Arguments are quoted without a URL's user info: a misplaced --database URL keeps its password.
       guard let option = options.first(where: { $0.name == name }) else {
-        return .failure(Problem(message: "unknown argument '\(arguments[index - 1])'; serve --help lists the options"))
+        let argument = URLText.withoutUserInfo(arguments[index - 1])
+        return .failure(Problem(message: "unknown argument '\(argument)'; serve --help lists the options"))
       }
       var value = ""
       if option.value != nil {
@@ -194,7 +196,7 @@ struct ServeSettings: Equatable {
         return .failure(Problem(message: "\(name) takes no value"))
       }
       guard option.set(&settings, value) else {
-        return .failure(Problem(message: "\(name) takes <\(option.value!)>, got '\(value)'"))
+        return .failure(Problem(message: "\(name) takes <\(option.value!)>, got '\(URLText.withoutUserInfo(value))'"))
       }
     }
     if let problem = settings.problem { return .failure(Problem(message: problem)) }
@@ -472,10 +474,33 @@ struct Call: ParsableCommand {
   }
 }
 
+extension PayService {
+  /// `main()`, except that an error message quotes every argument that holds a URL's user info
+  /// without it: an argument ArgumentParser did not expect may be a --database URL with its
+  /// password. Help, version and completion scripts print as they are.
+  static func mainQuotingNoUserInfo(_ arguments: [String]) -> Never {
+    do {
+      var command = try parseAsRoot(arguments)
+      try command.run()
+      Foundation.exit(0)
+    } catch {
+      let code = exitCode(for: error)
+      guard code != .success else { exit(withError: error) }
+      var message = fullMessage(for: error)
+      for argument in arguments where argument.contains("@") {
+        message = message.replacingOccurrences(of: argument, with: URLText.withoutUserInfo(argument))
+      }
+      FileHandle.standardError.write(Data((message + "\n").utf8))
+      Foundation.exit(code.rawValue)
+    }
+  }
+}
+
 // The common start (`payservice --config … --database …`) is read without ArgumentParser;
 // anything else, and any invalid value, goes through ArgumentParser.
-if let settings = ServeSettings.parse(Array(CommandLine.arguments.dropFirst())) {
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let settings = ServeSettings.parse(arguments) {
   settings.run()
 } else {
-  PayService.main()
+  PayService.mainQuotingNoUserInfo(arguments)
 }

@@ -66,6 +66,16 @@ struct CommandLineTests {
     #expect(ServeSettings.parse(arguments) == nil)
   }
 
+  @Test("an argument is quoted without a URL's user info")
+  func userInfoNotQuoted() {
+    #expect(
+      ServeSettings.read(["serve", "postgres://app:se/cr3t@db/orders"])
+        == .failure(ServeSettings.Problem(message: "unknown argument 'postgres://***@db/orders'; serve --help lists the options")))
+    #expect(
+      ServeSettings.read(["--threads", "https://u:p@ss@x"])
+        == .failure(ServeSettings.Problem(message: "--threads takes <1|2>, got 'https://***@x'")))
+  }
+
   @Test("help, version and the other commands are left to ArgumentParser")
   func leftToArgumentParser() {
     for arguments in [["--help"], ["-h"], ["--version"], ["check-config"], ["call", "listProducts"]] {

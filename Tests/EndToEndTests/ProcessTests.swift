@@ -68,6 +68,32 @@ struct ProcessTests {
     #expect(refused.stderr.contains("was written by a newer payservice"))
   }
 
+  @Test("a PostgreSQL URL is never quoted with its password: not when malformed, not when misplaced")
+  func postgresPasswordNotQuoted() throws {
+    let unencoded =
+      "the part before the last '@' (user name and password) holds a '/', '?' or '#': percent-encode them there "
+      + "(%2F, %3F, %23), and any '@' after the host (%40); expected postgres://user:password@host:port/dbname"
+    for password in ["se/cr3t", "se?cr3t", "se#cr3t"] {
+      let result = try PayserviceProcess.run(
+        ["--config", Self.config, "--database", "postgres://app:\(password)@127.0.0.1:1/shop"],
+        stdin: Data((Self.clockLine + "\n").utf8))
+      #expect(result.status == 2)
+      #expect(result.stdout.isEmpty)
+      #expect(result.stderr == "payservice: invalid PostgreSQL URL for --database: \(unencoded)\n", "\(password)")
+    }
+    // The URL given where an option was expected: quoted without its user info.
+    let misplaced = try PayserviceProcess.run(["--config", Self.config, "postgres://app:se/cr3t@127.0.0.1/shop"])
+    #expect(misplaced.status != 0)
+    #expect(misplaced.stderr.contains("unknown argument 'postgres://***@127.0.0.1/shop'"), "\(misplaced.stderr)")
+    #expect(!misplaced.stderr.contains("cr3t"))
+    for command in [["call", "listProducts", "{}"], ["check-config"]] {
+      let extra = try PayserviceProcess.run(command + ["postgres://app:se/cr3t@127.0.0.1/shop", "--config", Self.config])
+      #expect(extra.status == 64)
+      #expect(extra.stderr.hasPrefix("Error: Unexpected argument 'postgres://***@127.0.0.1/shop'\n"), "\(extra.stderr)")
+      #expect(!extra.stderr.contains("cr3t"))
+    }
+  }
+
   @Test("a throwaway store is opened and seeded at the first request that needs it")
   func throwawayStore() throws {
     let input = Self.clockLine + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"listProducts"}"# + "\n"

@@ -316,6 +316,69 @@ struct StripeCheckoutTests {
     #expect(try !fixture.secretLeaked(context))
   }
 
+  @Test(
+    "a redirect is never followed: nothing reaches its Location, the order stays pending, and the same call completes it once the origin answers",
+    arguments: [(302, "http"), (307, "http"), (307, "https")])
+  func redirectNotFollowed(status: Int, scheme: String) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context, backOffice: true)
+    let checkout = try Self.authorize(handler)
+    // To the test server itself: plain http there is a new connection, https the same one again.
+    let location = "\(scheme)://127.0.0.1:\(server.port)/v1/payment_intents"
+    server.inject(
+      .answerWithoutExecuting(status: status, headers: [("Location", location), ("Content-Type", "text/html")], body: "moved"),
+      on: .createPaymentIntent)
+    let first = try JSONParser.parse(try #require(handler.respond(checkout.processLine)))
+    #expect(first["result"]?["status"] == .string("failed"), "\(first.compact)")
+    #expect(first["result"]?["failureCode"] == .string("gateway_error"))
+    #expect(
+      first["result"]?["message"]?.stringValue
+        == "Stripe refused the request (api_error): HTTP \(status) from Stripe, a redirect, which payservice never follows: gateway.apiBase must be the API origin itself. The order is pending: once the cause is fixed, send the same processOrder again."
+    )
+    #expect(server.requests.count == 1)
+    #expect(server.connectionsAccepted == 1)
+    #expect(server.paymentIntentCount == 0)
+    #expect(try Self.stock(context) == 98)
+    let pending = handler.call("listOrders", #"{"status":"pending"}"#)["result"]?["orders"]?.arrayValue
+    #expect(pending?.count == 1)
+
+    // The origin answers again: the same call, under the same key, completes the order once.
+    let replay = try JSONParser.parse(try #require(handler.respond(checkout.processLine)))
+    #expect(replay["result"]?["status"] == .string("succeeded"), "\(replay.compact)")
+    #expect(server.paymentIntentCount == 1)
+    #expect(server.requests.map(\.idempotencyKey).allSatisfy { $0 == server.requests[0].idempotencyKey })
+    #expect(try Self.stock(context) == 98)
+    #expect(try !fixture.secretLeaked(context))
+  }
+
+  @Test("a key in an upstream error, in any punctuation and in any field, reaches no answer, log or store row")
+  func upstreamKeyScrubbed() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    let context = try fixture.context(backend: .sqlite)
+    let handler = fixture.handler(context)
+    let checkout = try Self.authorize(handler)
+    let key = server.secretKey
+    let other = "rk_" + "live_" + "51Hq0therKey"
+    let body = #"{"error":{"type":"invalid_request_error","code":"key=\#(key)","message":"Rejected key=\#(key) (\#(other)), \"whsec_abc\""}}"#
+    server.inject(
+      .answerWithoutExecuting(status: 400, headers: [("Content-Type", "application/json")], body: body),
+      on: .createPaymentIntent)
+    let answer = try #require(handler.respond(checkout.processLine))
+    let result = try JSONParser.parse(answer)["result"]
+    #expect(result?["failureCode"] == .string("gateway_error"), "\(answer)")
+    #expect(
+      result?["message"]?.stringValue
+        == #"Stripe refused the request (invalid_request_error): Rejected key=[a key] ([a key]), "[a key]""#)
+    #expect(!answer.contains(key) && !answer.contains("51Hq0therKey"), "\(answer)")
+    #expect(try !fixture.secretLeaked(context))
+    #expect(try !context.store.mentions("51Hq0therKey"))
+  }
+
   @Test("the secret key appears in no answer, and no store row")
   func noSecret() throws {
     let server = try StripeTestServer()

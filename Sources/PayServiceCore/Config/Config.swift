@@ -54,6 +54,15 @@ public struct Config: Sendable {
 
   public var currency: Currency { merchant.currency }
 
+  /// The most a catalog price or a shipping amount may be, in minor units. The largest cart is
+  /// `CartItem.maxItems` lines of 9999 units; a card surcharge at most doubles it (100%), and tax
+  /// at a rate of at most 1 at most doubles the lines and the shipping again. So a total is at most
+  /// 4 × 999,900 × cap + 2 × cap = 999,900,500,000,000 minor units: within the documented
+  /// `MoneyText.maxMinorUnits` (10^15), and every sum and product pricing makes in `Int64` is
+  /// smaller still (rates and allocations multiply in `Int128`). Bounds, not overflow checks, keep
+  /// pricing from trapping.
+  public static let maxPriceMinor: Int64 = 250_000_000
+
   /// Formats minor units in the merchant currency.
   public func format(_ minor: Int64) -> String {
     MoneyText.format(minor, digits: merchant.currency.minorDigits)

@@ -113,13 +113,11 @@ extension ConfigDecoder {
   ) -> Bool {
     let billed = catalog.enumerated().filter { $0.element.billing != nil }
     guard let first = billed.first else { return true }
+    var nodes: [YAMLNode] = []
+    if case .sequence(let entries)? = catalogNode { nodes = entries.nodes }
     /// The catalog entry at `index` (its place in the file).
     func entry(_ index: Int) -> YAMLNode? {
-      if case .sequence(let entries)? = catalogNode {
-        let nodes = Array(entries)
-        if nodes.indices.contains(index) { return nodes[index] }
-      }
-      return catalogNode
+      nodes.indices.contains(index) ? nodes[index] : catalogNode
     }
     var valid = true
     if applePay?.paymentRequest.managementURL == nil {

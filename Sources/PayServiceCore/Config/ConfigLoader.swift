@@ -231,7 +231,8 @@ struct ConfigDecoder {
         reader.string($0, "\(path).description", nonEmpty: false)
       }
       let price = reader.require(fields, "price", in: entry, path).flatMap {
-        reader.amount($0, "\(path).price", digits: merchant.currency.minorDigits, allowZero: false)
+        reader.amount(
+          $0, "\(path).price", digits: merchant.currency.minorDigits, allowZero: false, cap: Config.maxPriceMinor)
       }
       let quantity = reader.require(fields, "quantityOnHand", in: entry, path).flatMap {
         reader.int($0, "\(path).quantityOnHand", range: 0...1_000_000_000)
@@ -277,17 +278,20 @@ struct ConfigDecoder {
       return nil
     }
     var seen = NameSet()
+    let countries = shipsTo.map { list in list.reduce(into: NameSet()) { _ = $0.insert($1) } }
     // Every entry is decoded (each reports its own problems) before any failure counts.
     let methods = entries.enumerated().map { index, entry in
-      decodeShippingMethod(entry, "shipping.methods[\(index)]", merchant: merchant, shipsTo: shipsTo, seen: &seen)
+      decodeShippingMethod(
+        entry, "shipping.methods[\(index)]", merchant: merchant, shipsTo: shipsTo, countries: countries, seen: &seen)
     }
     guard let shipsTo, methods.allSatisfy({ $0 != nil }) else { return nil }
     return Shipping(shipsTo: shipsTo, methods: methods.compactMap { $0 })
   }
 
   /// One entry of `shipping.methods`; its identifier must not be in `seen` (and is added to it).
+  /// `countries` holds the codes of `shipsTo`.
   func decodeShippingMethod(
-    _ entry: YAMLNode, _ path: String, merchant: Merchant, shipsTo: [String]?, seen: inout NameSet
+    _ entry: YAMLNode, _ path: String, merchant: Merchant, shipsTo: [String]?, countries: NameSet?, seen: inout NameSet
   ) -> ShippingMethod? {
     let keys = [
       "identifier", "label", "detail", "transitDays", "transitDaysMax", "amount", "freeOver", "regions",
@@ -303,7 +307,8 @@ struct ConfigDecoder {
       reader.int($0, "\(path).transitDays", range: 0...365)
     }
     let amount = reader.require(f, "amount", in: entry, path).flatMap {
-      reader.amount($0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true)
+      reader.amount(
+        $0, "\(path).amount", digits: merchant.currency.minorDigits, allowZero: true, cap: Config.maxPriceMinor)
     }
     var transitDaysMax: Int?
     var transitDaysMaxOK = true
@@ -321,8 +326,9 @@ struct ConfigDecoder {
       freeOver = reader.amount(n, "\(path).freeOver", digits: merchant.currency.minorDigits, allowZero: false)
       freeOverOK = freeOver != nil
     }
-    let (regions, regionsOK) = regionList(f["regions"], "\(path).regions", shipsTo: shipsTo)
-    let (exceptRegions, exceptOK) = regionList(f["exceptRegions"], "\(path).exceptRegions", shipsTo: shipsTo)
+    let (regions, regionsOK) = regionList(f["regions"], "\(path).regions", shipsTo: shipsTo, countries: countries)
+    let (exceptRegions, exceptOK) = regionList(
+      f["exceptRegions"], "\(path).exceptRegions", shipsTo: shipsTo, countries: countries)
     guard let identifier, let label, let detail, let transitDays, let amount, regionsOK, exceptOK,
       transitDaysMaxOK, freeOverOK
     else { return nil }
@@ -331,16 +337,16 @@ struct ConfigDecoder {
       amountMinor: amount, freeOverMinor: freeOver, regions: regions, exceptRegions: exceptRegions)
   }
 
-  /// A list of region codes ("US", "US-CA") within `shipsTo`; (nil, true) when absent, (nil, false)
-  /// when invalid.
-  func regionList(_ node: YAMLNode?, _ path: String, shipsTo: [String]?) -> ([String]?, Bool) {
+  /// A list of region codes ("US", "US-CA") within `shipsTo` (whose codes `countries` holds); (nil,
+  /// true) when absent, (nil, false) when invalid.
+  func regionList(_ node: YAMLNode?, _ path: String, shipsTo: [String]?, countries: NameSet?) -> ([String]?, Bool) {
     guard let node else { return (nil, true) }
     let list = reader.stringList(node, path) { code in
       guard Self.isRegionCode(code) else {
         return "must be a region code like \"US\" or \"US-CA\", got \"\(code)\""
       }
       let country = String(code.prefix(2))
-      if let shipsTo, !shipsTo.contains(country) {
+      if let shipsTo, let countries, !countries.contains(country) {
         return "\"\(code)\" is outside shipping.shipsTo (\(shipsTo.joined(separator: ", ")))"
       }
       return nil
@@ -446,15 +452,18 @@ struct ConfigDecoder {
       reader.report(fields["inclusiveLabel"], "tax.inclusiveLabel", "applies only with pricesIncludeTax: true")
       return nil
     }
-    // Every class in use has a rate wherever a checkout can be taxed.
+    // Every class in use has a rate wherever a checkout can be taxed. Each class is checked once,
+    // named by its first user: rules × classes, not rules × products.
     var used: [(taxClass: String, user: String)] = [(shippingTaxClass, "tax.shippingTaxClass")]
-    for (index, product) in (catalog ?? []).enumerated() where product.taxClass != TaxClass.standard {
+    var usedClasses = NameSet()
+    _ = usedClasses.insert(shippingTaxClass)
+    for (index, product) in (catalog ?? []).enumerated()
+    where product.taxClass != TaxClass.standard && usedClasses.insert(product.taxClass) {
       used.append((product.taxClass, "catalog[\(index)] \(product.sku)"))
     }
     var covered = true
-    var reported = NameSet()
     func check(_ rates: (String) -> Rate?, _ where: String, _ at: YAMLNode?) {
-      for (taxClass, user) in used where rates(taxClass) == nil && reported.insert("\(`where`) \(taxClass)") {
+      for (taxClass, user) in used where rates(taxClass) == nil {
         reader.report(at, `where`, "has no rate for tax class \(taxClass) (used by \(user)); add it to its rates")
         covered = false
       }

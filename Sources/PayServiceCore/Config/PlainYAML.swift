@@ -30,7 +30,7 @@ struct PlainYAML {
   /// The first mapping's repeated keys, as `YAMLNode.checkDuplicates` names them.
   private var repeated: YAMLSyntaxError?
   /// The keys of the mapping being checked (kept to spare an allocation per mapping).
-  private var keys: [String] = []
+  private var keys = NameSet()
   /// How many collections are open; deeper nesting than configs use is left to libyaml, which
   /// refuses more than 1,000 levels (so no text can exhaust the stack here).
   private var depth = 0
@@ -56,14 +56,13 @@ struct PlainYAML {
   /// Notes the first mapping (as mappings end) that repeats a key.
   private mutating func checkRepeats(_ pairs: [(key: YAMLNode, value: YAMLNode)]) {
     guard repeated == nil else { return }
-    keys.removeAll(keepingCapacity: true)
+    keys.removeAll()
     for pair in pairs {
       guard case .scalar(let key) = pair.key else { continue }
-      if keys.contains(key.string) {
+      if !keys.insert(key.string) {
         do throws(YAMLSyntaxError) { try YAMLNode.checkDuplicates(pairs) } catch { repeated = error }
         return
       }
-      keys.append(key.string)
     }
   }
 

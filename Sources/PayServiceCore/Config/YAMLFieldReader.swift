@@ -107,6 +107,7 @@ final class YAMLFieldReader {
       return nil
     }
     var values: [String] = []
+    var seen = NameSet()
     var ok = true
     for (index, element) in nodes.enumerated() {
       func elementPath() -> String { "\(path())[\(index)]" }
@@ -117,7 +118,7 @@ final class YAMLFieldReader {
       if let problem = validate(text) {
         report(element, elementPath(), problem)
         ok = false
-      } else if unique && values.contains(text) {
+      } else if unique && !seen.insert(text) {
         report(element, elementPath(), "\"\(text)\" is listed twice")
         ok = false
       } else {
@@ -127,10 +128,21 @@ final class YAMLFieldReader {
     return ok ? values : nil
   }
 
-  /// An amount in minor units: a decimal string or unquoted number read from its text.
-  func amount(_ node: YAMLNode, _ path: @autoclosure () -> String, digits: Int, allowZero: Bool, allowNegative: Bool = false) -> Int64? {
+  /// An amount in minor units: a decimal string or unquoted number read from its text. `cap`, when
+  /// given, is the most it may be (`Config.maxPriceMinor`).
+  func amount(
+    _ node: YAMLNode, _ path: @autoclosure () -> String, digits: Int, allowZero: Bool, allowNegative: Bool = false,
+    cap: Int64? = nil
+  ) -> Int64? {
     func expected() -> String { "a decimal amount like \"\(MoneyText.format(5000, digits: digits))\"" }
     guard let scalar = scalar(node, path(), expected: expected()) else { return nil }
+    func overCap(_ cap: Int64) -> Int64? {
+      report(
+        node, path(),
+        "must be at most \(MoneyText.format(cap, digits: digits)) (so that the largest cart, 100 lines of 9999 units "
+          + "with a card surcharge, shipping and tax, stays within 10^15 minor units), got \"\(scalar.string)\"")
+      return nil
+    }
     switch MoneyText.minorUnits(scalar.string, digits: digits) {
     case .failure(.notADecimal):
       report(node, path(), "must be \(expected()), got \"\(scalar.string)\"")
@@ -139,6 +151,7 @@ final class YAMLFieldReader {
       report(node, path(), "\"\(scalar.string)\" has more than the currency's \(allowed) decimal digits")
       return nil
     case .failure(.tooLarge):
+      if let cap { return overCap(cap) }
       report(node, path(), "\"\(scalar.string)\" is too large")
       return nil
     case .success(let minor):
@@ -150,6 +163,7 @@ final class YAMLFieldReader {
         report(node, path(), "must be greater than zero")
         return nil
       }
+      if let cap, minor > cap { return overCap(cap) }
       return minor
     }
   }
@@ -215,8 +229,9 @@ struct YAMLFields {
   }
 }
 
-/// The names a config list has used so far (skus, shipping method identifiers, coupon codes), to
-/// report a repeated one.
+/// The names a config list or mapping has used so far (skus, shipping method identifiers, coupon
+/// codes, list entries, keys), to report a repeated one in constant time: a config may hold tens of
+/// thousands of entries, which compared pairwise would take seconds.
 ///
 /// Its element is its own type, not `String`, so that the set's code is this module's own
 /// specialization (built with direct metadata access, Package.swift's `leanCodegen`), not a
@@ -232,5 +247,14 @@ struct NameSet {
   /// Adds `text`; false when it was already there.
   mutating func insert(_ text: String) -> Bool {
     names.insert(Name(text: text)).inserted
+  }
+
+  func contains(_ text: String) -> Bool {
+    names.contains(Name(text: text))
+  }
+
+  /// Forgets every name, keeping the storage for the next use.
+  mutating func removeAll() {
+    names.removeAll(keepingCapacity: true)
   }
 }

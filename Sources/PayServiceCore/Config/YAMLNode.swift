@@ -100,15 +100,20 @@ extension YAMLNode {
     return try result.get()
   }
 
-  /// Scalar keys repeated in one mapping. Config mappings are small, so pairs are compared
-  /// directly rather than hashed.
+  /// Scalar keys repeated in one mapping, each named by its first occurrence. Hashed: a generated
+  /// mapping may hold tens of thousands of keys.
   static func checkDuplicates(_ pairs: [(key: YAMLNode, value: YAMLNode)]) throws(YAMLSyntaxError) {
+    var seen = NameSet()
+    var repeated = NameSet()
+    for pair in pairs {
+      if case .scalar(let key) = pair.key, !seen.insert(key.string) { _ = repeated.insert(key.string) }
+    }
     var duplicated: [YAMLNode.Scalar] = []
-    for (index, pair) in pairs.enumerated() {
-      guard case .scalar(let key) = pair.key else { continue }
-      let earlier = pairs[..<index].contains { $0.key.string == key.string }
-      if earlier || duplicated.contains(where: { $0.string == key.string }) { continue }
-      if pairs[(index + 1)...].contains(where: { $0.key.string == key.string }) { duplicated.append(key) }
+    var named = NameSet()
+    for pair in pairs {
+      if case .scalar(let key) = pair.key, repeated.contains(key.string), named.insert(key.string) {
+        duplicated.append(key)
+      }
     }
     guard !duplicated.isEmpty else { return }
     duplicated.sort { $0.string < $1.string }

@@ -133,9 +133,11 @@ struct PricingTable: @unchecked Sendable {
     }
 
     var classes: [String] = [TaxClass.standard]
+    var classIndices = [TaxClass.standard: 0]
     func classIndex(_ name: String) -> Int {
-      if let index = classes.firstIndex(of: name) { return index }
+      if let index = classIndices[name] { return index }
       classes.append(name)
+      classIndices[name] = classes.count - 1
       return classes.count - 1
     }
     let products = config.catalog.map { product in

@@ -11,19 +11,24 @@ struct RuleIndex: Sendable {
 
   init(config: Config) {
     let methods = config.shipping.methods
+    // Each method's lists as sets: what a region is offered costs a lookup or two per method,
+    // however many regions the lists name (a generated config may name tens of thousands).
+    func names(_ list: [String]) -> NameSet { list.reduce(into: NameSet()) { _ = $0.insert($1) } }
+    let countries = names(config.shipping.shipsTo)
+    let lists = methods.map { (regions: $0.regions.map(names), except: $0.exceptRegions.map(names)) }
     func offered(country: String, code: String) -> [ShippingMethod] {
-      guard config.shipping.shipsTo.contains(country) else { return [] }
-      let isIn = { (list: [String]) in list.contains { $0 == country || $0 == code } }
-      return methods.filter { method in
-        (method.regions.map(isIn) ?? true) && !(method.exceptRegions.map(isIn) ?? false)
-      }
+      guard countries.contains(country) else { return [] }
+      let isIn = { (names: NameSet) in names.contains(country) || names.contains(code) }
+      return methods.indices.filter { index in
+        (lists[index].regions.map(isIn) ?? true) && !(lists[index].except.map(isIn) ?? false)
+      }.map { methods[$0] }
     }
     // A region whose code no method names is offered what its country is offered.
     var byCountry: [String: [ShippingMethod]] = [:]
     for country in config.shipping.shipsTo { byCountry[country] = offered(country: country, code: country) }
     var byCode: [String: [ShippingMethod]] = [:]
     for method in methods {
-      for name in (method.regions ?? []) + (method.exceptRegions ?? []) {
+      for name in (method.regions ?? []) + (method.exceptRegions ?? []) where byCode[name] == nil {
         let parts = name.split(separator: "-", maxSplits: 1)
         if parts.count == 2 { byCode[name] = offered(country: String(parts[0]), code: name) }
       }

@@ -41,10 +41,28 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
   /// Parses `argument`. Missing parts default as in libpq: user `PGUSER` or `USER`, host
   /// `localhost`, port 5432, database the user's name; the password is `PGPASSWORD` when the URL
   /// has none. The one query parameter understood is `sslmode` (`disable` or `require`).
+  ///
+  /// The user info (user name and password) is everything before the last `@`: no host, port,
+  /// database name or parameter holds one, so a password with an unencoded `@` still splits
+  /// right. It is split off before anything else is read, and no message quotes any of it. A
+  /// `/`, `?` or `#` in it is refused: a URL must percent-encode them, and reading on would
+  /// misplace the password into the host, port or parameters.
   public init(_ argument: String, environment: [String: String]) throws(Problem) {
     let shape = "expected postgres://user:password@host:port/dbname"
     guard let schemeEnd = argument.range(of: "://") else { throw Problem(description: shape) }
     var rest = Substring(argument[schemeEnd.upperBound...])
+    var userInfo: Substring?
+    if let at = rest.lastIndex(of: "@") {
+      userInfo = rest[..<at]
+      rest = rest[rest.index(after: at)...]
+    }
+    if let userInfo, userInfo.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
+      throw Problem(
+        description: """
+          the part before the last '@' (user name and password) holds a '/', '?' or '#': percent-encode them \
+          there (%2F, %3F, %23), and any '@' after the host (%40); \(shape)
+          """)
+    }
     var query: Substring = ""
     if let mark = rest.firstIndex(of: "?") {
       query = rest[rest.index(after: mark)...]
@@ -54,11 +72,6 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
     if let slash = rest.firstIndex(of: "/") {
       path = rest[rest.index(after: slash)...]
       rest = rest[..<slash]
-    }
-    var userInfo: Substring?
-    if let at = rest.lastIndex(of: "@") {
-      userInfo = rest[..<at]
-      rest = rest[rest.index(after: at)...]
     }
     var user = environment["PGUSER"] ?? environment["USER"] ?? "postgres"
     var password = environment["PGPASSWORD"]
@@ -95,8 +108,9 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
     }
     var port = 5432
     if let portText {
+      // Not quoted: in a URL that lacks its "@host", the port is where the password went.
       guard let number = Int(portText), (1...65535).contains(number) else {
-        throw Problem(description: "the port \"\(portText)\" is not a number from 1 to 65535; \(shape)")
+        throw Problem(description: "the port is not a number from 1 to 65535; \(shape)")
       }
       port = number
     }

@@ -16,12 +16,13 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   /// The database itself, for tests and maintenance tools; the service goes through the `Store` methods.
   public let dbQueue: DatabaseQueue
 
+  public let identifiers: Identifiers
+
   /// Opens (creating if needed) the store at `path`; `:memory:` is a private throwaway store.
   ///
   /// Several processes may open the same fresh file at once (plugins each start their own
   /// payservice): opening — the switch to WAL and the migrations — is serialized by `OpeningLock`.
-  public let identifiers: Identifiers
-
+  ///
   /// - Parameter newIdentifierKey: the identifier key if this opening creates the store; by
   ///   default a random one, or the one `PAYSERVICE_ID_KEY` pins (`IdentifierKey.forNewStore`).
   public init(
@@ -42,8 +43,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       if path == ":memory:" {
         dbQueue = try DatabaseQueue(configuration: configuration)
       } else {
+        // The files hold contacts: refused when someone else could have written them, created
+        // 0600 (SQLiteFiles).
+        try SQLiteFiles.check(path)
         configuration.journalMode = .wal
-        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+        dbQueue = try SQLiteFiles.creatingPrivately { try DatabaseQueue(path: path, configuration: configuration) }
         // Every commit is fsync'ed before it is answered. This must come after opening: GRDB's
         // WAL setup sets synchronous = NORMAL (commits not synced), which would override a
         // prepareDatabase step.
@@ -56,6 +60,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
       if superseded { throw StoreError.newerSchema(location: path) }
       try migrator.migrate(dbQueue)
+      // Again now that SQLite has opened the -wal and -shm: one someone else made meanwhile is refused.
+      if path != ":memory:" { try SQLiteFiles.check(path) }
       let keyHex = try dbQueue.read { db in
         try String.fetchOne(
           db, sql: "SELECT keyHex FROM storeKey WHERE purpose = ?", arguments: [StoreSchema.identifierKeyPurpose])

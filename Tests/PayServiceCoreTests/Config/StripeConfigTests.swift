@@ -74,6 +74,25 @@ struct StripeConfigTests {
       ])
   }
 
+  @Test("an apiBase with credentials is quoted without them, whatever its password holds")
+  func apiBaseCredentials() {
+    let valid = "must be an https origin like https://api.stripe.com (no path, query or credentials)"
+    let cases = [
+      ("https://user:s3cr3t@stripe.internal", "https://***@stripe.internal"),
+      ("https://user:s3/cr3t@stripe.internal:8443", "https://***@stripe.internal:8443"),
+      ("https://user:s3?cr#3t@stripe.internal", "https://***@stripe.internal"),
+      ("https://user:s3@cr3t@stripe.internal", "https://***@stripe.internal"),
+      ("https://user:s3%zzcr3t@stripe.internal", "https://***@stripe.internal"),
+      ("http://:s3:cr3t@stripe.internal", "http://***@stripe.internal"),
+    ]
+    for (apiBase, quoted) in cases {
+      #expect(
+        problems(Self.yaml(gateway: "gateway:\n  kind: stripe\n  apiBase: \"\(apiBase)\"")) == [
+          #"c.yaml:17:12: gateway.apiBase: \#(valid), got "\#(quoted)""#
+        ], "\(apiBase)")
+    }
+  }
+
   @Test("the key from the environment: set, a secret key, and live only in live mode; never in a message")
   func key() throws {
     var test = Gateway.Stripe()

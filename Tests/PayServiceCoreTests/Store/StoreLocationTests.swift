@@ -40,8 +40,8 @@ struct StoreLocationTests {
   @Test("a malformed URL says what is wrong and what would be valid, never quoting the password")
   func problems() {
     let cases = [
-      ("postgres://a:secret@h:0/db", #"the port "0" is not a number from 1 to 65535; expected postgres://user:password@host:port/dbname"#),
-      ("postgres://a:secret@h:x/db", #"the port "x" is not a number from 1 to 65535; expected postgres://user:password@host:port/dbname"#),
+      ("postgres://a:secret@h:0/db", "the port is not a number from 1 to 65535; expected postgres://user:password@host:port/dbname"),
+      ("postgres://a:secret@h:x/db", "the port is not a number from 1 to 65535; expected postgres://user:password@host:port/dbname"),
       ("postgres://a:secret@[::1/db", "an IPv6 host needs its closing ']'; expected postgres://user:password@host:port/dbname"),
       ("postgres://a:secret@h/db?sslmode=verify-full", #"sslmode must be disable or require, got "verify-full""#),
       ("postgres://a:secret@h/db?timeout=3", #"unknown URL parameter "timeout"; the one parameter understood is sslmode"#),
@@ -52,5 +52,47 @@ struct StoreLocationTests {
         try StoreLocation.parse(argument, environment: [:])
       }
     }
+  }
+
+  static let unencoded =
+    "the part before the last '@' (user name and password) holds a '/', '?' or '#': percent-encode them there "
+    + "(%2F, %3F, %23), and any '@' after the host (%40); expected postgres://user:password@host:port/dbname"
+
+  @Test("a password holding '/', '?', '#', '@', a bad %-escape or ':' never reaches a message")
+  func passwordNeverQuoted() {
+    let cases = [
+      ("postgres://app:se/cr3t@db.internal:6543/orders", Self.unencoded),
+      ("postgres://app:se?cr3t@db.internal:6543/orders", Self.unencoded),
+      ("postgres://app:se#cr3t@db.internal:6543/orders", Self.unencoded),
+      ("postgres://app:se/cr3t@db.internal/orders?sslmode=bogus", Self.unencoded),
+      ("postgres://app:s?e/c#r3t@@db.internal:x/orders", Self.unencoded),
+      ("postgres://app:se%zzcr3t@db.internal/orders",
+       "the password is not valid percent-encoding; expected postgres://user:password@host:port/dbname"),
+      ("postgres://app:se@cr3t@db.internal:99999/orders",
+       "the port is not a number from 1 to 65535; expected postgres://user:password@host:port/dbname"),
+      ("postgres://app:se:cr3t@db.internal/orders?sslmode=bogus", #"sslmode must be disable or require, got "bogus""#),
+      // No "@host": what reads as the port is the password.
+      ("postgres://app:secr3t/orders", "the port is not a number from 1 to 65535; expected postgres://user:password@host:port/dbname"),
+    ]
+    for (argument, message) in cases {
+      #expect(throws: PostgresURL.Problem(description: message), "\(argument)") {
+        try StoreLocation.parse(argument, environment: [:])
+      }
+    }
+  }
+
+  @Test("an unencoded '@' or ':' in the password still reads: the user info ends at the last '@'")
+  func unencodedAtAndColon() throws {
+    let at = try PostgresURL("postgres://app:se@cr3t@db.internal/orders", environment: [:])
+    #expect(at == PostgresURL(user: "app", password: "se@cr3t", host: "db.internal", database: "orders"))
+    let colon = try PostgresURL("postgres://app:se:cr3t@db.internal/orders", environment: [:])
+    #expect(colon.password == "se:cr3t")
+    #expect(at.description == "postgres://app@db.internal:5432/orders")
+    #expect(colon.description == "postgres://app@db.internal:5432/orders")
+    // An '@' in the database name must be encoded: unencoded, the text before it is user info.
+    #expect(throws: PostgresURL.Problem(description: Self.unencoded)) {
+      try PostgresURL("postgres://app@db.internal/my@orders", environment: [:])
+    }
+    #expect(try PostgresURL("postgres://app@db.internal/my%40orders", environment: [:]).database == "my@orders")
   }
 }

@@ -364,6 +364,8 @@ final class StripeExchange: Sendable {
       answer(
         StripeAPIError(status: 500, type: "api_error", message: "An unknown error occurred"),
         extra: [("Stripe-Should-Retry", "true")])
+    case .answerWithoutExecuting(let status, let headers, let body):
+      finish(.respond(StripeHTTPResponse(status: status, headers: headers, body: body)), status: status, replayed: false)
     case .holdBeforeExecuting(let gate):
       if endpoint.isPost, let key = request.idempotencyKey, core.reserve(key, owner: index) {
         reservation.withLock { $0 = key }

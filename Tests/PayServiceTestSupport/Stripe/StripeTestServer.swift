@@ -119,6 +119,10 @@ public final class StripeTestServer: Sendable {
     /// (`idempotency_error`, not saved). If the client's connection closes while held, the
     /// request is dropped unexecuted (nothing charged, nothing saved).
     case holdBeforeExecuting(Gate)
+    /// Answers exactly `status`, `headers` and `body` without executing or saving anything: what a
+    /// proxy or a misconfigured origin in front of Stripe might send (a 302 or 307 with a
+    /// `Location`, an error body of its own).
+    case answerWithoutExecuting(status: Int, headers: [(String, String)], body: String)
   }
 
   /// A gate a test waits on: `reached` becomes true (and `waitUntilReached(timeout:)` returns

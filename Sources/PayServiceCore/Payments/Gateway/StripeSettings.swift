@@ -15,13 +15,14 @@ public enum StripeKeyKind: String, Equatable, Sendable {
 }
 
 extension Gateway.Stripe {
-  /// Why `text` cannot be the API origin (https, a host, an optional port, nothing else); nil when it can.
+  /// Why `text` cannot be the API origin (https, a host, an optional port, nothing else); nil when
+  /// it can. The message quotes `text` without its user info: a password never reaches a message.
   static func apiBaseProblem(_ text: String) -> String? {
     let valid = "must be an https origin like https://api.stripe.com (no path, query or credentials)"
-    guard let url = URL(string: text), url.scheme == "https", let host = url.host, !host.isEmpty,
+    guard !text.contains("@"), let url = URL(string: text), url.scheme == "https", let host = url.host, !host.isEmpty,
       url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
       url.path.isEmpty || url.path == "/"
-    else { return "\(valid), got \"\(text)\"" }
+    else { return "\(valid), got \"\(URLText.withoutUserInfo(text))\"" }
     return nil
   }
 
