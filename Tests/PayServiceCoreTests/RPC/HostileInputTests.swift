@@ -17,14 +17,15 @@ struct HostileInputTests {
 
   /// Counted exactly, so a corpus that loses files fails here; update the count when adding inputs
   /// to Fuzz/corpus on purpose (Fuzz/run.sh keeps what it finds in a scratch directory).
-  @Test("the fuzz corpus holds its 96 inputs") func corpusExists() {
-    #expect(Self.fuzzFiles("corpus").count == 96)
+  @Test("the fuzz corpus holds its 121 inputs") func corpusExists() {
+    #expect(Self.fuzzFiles("corpus").count == 121)
   }
 
-  @Test("every fuzz corpus and crasher file satisfies the oracle", arguments: fuzzFiles("corpus") + fuzzFiles("crashers"))
+  @Test("every fuzz corpus and crasher file satisfies both targets' oracles", arguments: fuzzFiles("corpus") + fuzzFiles("crashers"))
   func replay(file: String) throws {
     let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent(file)))
     #expect(FuzzOracle().check(bytes) == nil)
+    #expect(try RequestFuzzOracle().check(bytes) == nil)
   }
 
   @Test("the oracle rejects broken answers (it can fail)")
