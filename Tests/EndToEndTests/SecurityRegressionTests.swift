@@ -76,23 +76,29 @@ struct SecurityRegressionTests {
     #expect(call.stdoutText == #"{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"items[0].quantity","message":"must be an integer from 1 to 9999, got 1e-9223372036854775808"}]}}"# + "\n")
   }
 
+  /// One line: a batch of `count` copies of `request`.
+  static func batch(_ request: String, _ count: Int) -> String {
+    "[" + Array(repeating: request, count: count).joined(separator: ",") + "]"
+  }
+
+  static let discover = #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"#
+
   @Test("a batch holds at most 100 requests; a longer one is one -32600 and none of it runs")
   func batchCap() throws {
-    let discover = #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"#
-    let result = try Self.serve(["[" + Array(repeating: discover, count: 15_000).joined(separator: ",") + "]"])
+    let result = try Self.serve([Self.batch(Self.discover, 15_000)])
     #expect(result.status == 0)
     #expect(
       result.stdoutText
         == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a batch holds at most 100 requests, this one 15000; none was run"}}"#
         + "\n")
-    let hundred = try Self.serve(["[" + Array(repeating: #"{"jsonrpc":"2.0","id":1,"method":"listShippingMethods"}"#, count: 100).joined(separator: ",") + "]"])
+    let hundred = try Self.serve([Self.batch(#"{"jsonrpc":"2.0","id":1,"method":"listShippingMethods"}"#, 100)])
     #expect(hundred.stdoutText.hasPrefix(#"[{"jsonrpc":"2.0","id":1,"result":"#))
+    #expect(hundred.stdoutText.components(separatedBy: #"{"jsonrpc":"2.0","id":1,"result":"#).count - 1 == 100)
   }
 
   @Test("a response line over 8 MiB is replaced by a -32603 that names the limit")
   func responseCap() throws {
-    let discover = #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"#
-    let result = try Self.serve(["[" + Array(repeating: discover, count: 100).joined(separator: ",") + "]"])
+    let result = try Self.serve([Self.batch(Self.discover, 100)])
     #expect(result.status == 0)
     #expect(
       result.stdoutText
