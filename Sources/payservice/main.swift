@@ -233,16 +233,27 @@ struct ServeSettings: Equatable {
     // store file is only created once the config is known to be valid. A throwaway store is only
     // waited for when a request first needs it.
     let location = ServeSettings.location(database)
-    let key = ServeSettings.newIdentifierKey(now: now)
+    // The key of a store this start creates, made only when a store is opened (a start that never
+    // opens its throwaway store makes none).
+    let now = self.now
     let opening: StoreOpening?
     switch location {
     case .postgres(let url):
-      opening = StoreOpening { () throws(StoreError) -> any Store in try PostgresStore(url: url, newIdentifierKey: key) }
+      opening = StoreOpening { () throws(StoreError) -> any Store in
+        try PostgresStore(url: url, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
+      }
     // A throwaway store is opened only once the server first waits for input (or a request needs
     // it): a start that answers what is already on stdin and ends never pays for its migrations.
     case .sqlite(let path) where path == ":memory:":
-      opening = StoreOpening(path: path, deferred: true, newIdentifierKey: key)
-    case .sqlite(let path): opening = access(path, F_OK) == 0 ? StoreOpening(path: path, newIdentifierKey: key) : nil
+      opening = StoreOpening(deferred: true) { () throws(StoreError) -> any Store in
+        try SQLiteStore(path: path, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
+      }
+    case .sqlite(let path):
+      opening =
+        access(path, F_OK) == 0
+        ? StoreOpening { () throws(StoreError) -> any Store in
+          try SQLiteStore(path: path, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
+        } : nil
     }
     let loaded: Config
     do {
@@ -255,7 +266,7 @@ struct ServeSettings: Equatable {
       storeSource = StoreSource(opening: opening) { store in try store.seedStock(loaded.catalog) }
     } else {
       do {
-        let store = try opening?.wait() ?? SQLiteStore(path: database, newIdentifierKey: key)
+        let store = try opening?.wait() ?? SQLiteStore(path: database, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
         try store.seedStock(loaded.catalog)
         storeSource = StoreSource(store)
       } catch {

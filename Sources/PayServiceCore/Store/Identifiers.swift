@@ -122,9 +122,13 @@ public struct IdentifierKey: Equatable, Sendable {
     self.bytes = bytes
   }
 
-  /// 32 bytes from the system's CSPRNG.
+  /// 32 bytes from the system's CSPRNG (`SystemRandomNumberGenerator`: getrandom(2) on Linux).
   public static func random() -> IdentifierKey {
-    IdentifierKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+    var generator = SystemRandomNumberGenerator()
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(32)
+    for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+    return IdentifierKey(bytes: bytes)
   }
 
   /// The value of `PAYSERVICE_ID_KEY` in this process's environment (read with getenv: Foundation's

@@ -24,15 +24,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   /// payservice): opening — the switch to WAL and the migrations — is serialized by `OpeningLock`.
   ///
   /// - Parameter newIdentifierKey: the identifier key if this opening creates the store; by
-  ///   default a random one, or the one `PAYSERVICE_ID_KEY` pins (`IdentifierKey.forNewStore`).
+  ///   default a random one, or the one `PAYSERVICE_ID_KEY` pins (`IdentifierKey.forNewStore`),
+  ///   made only when the store is created.
   public init(
     path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout, newIdentifierKey: IdentifierKey? = nil
   ) throws(StoreError) {
-    let candidateKey: IdentifierKey
-    if let newIdentifierKey {
-      candidateKey = newIdentifierKey
-    } else {
-      candidateKey = try IdentifierKey.forNewStore()
+    let candidateKey = { @Sendable () throws -> IdentifierKey in
+      if let newIdentifierKey { return newIdentifierKey }
+      return try IdentifierKey.forNewStore()
     }
     var configuration = Configuration()
     configuration.busyMode = .timeout(busyTimeout)
@@ -106,8 +105,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   }
 
   /// `StoreSchema.migrations` in SQLite's SQL. Never edit one that has shipped: add a new one.
-  /// `newIdentifierKey` is the key migration v8 gives a store that has none.
-  static func migrator(newIdentifierKey: IdentifierKey) -> DatabaseMigrator {
+  /// `newIdentifierKey` makes the key migration v8 gives a store that has none.
+  static func migrator(newIdentifierKey: @escaping @Sendable () throws -> IdentifierKey) -> DatabaseMigrator {
     var migrator = DatabaseMigrator()
     // The migrations only create tables and add columns, so foreign keys are checked as each
     // statement runs (`.immediate`) instead of by a whole-database check after each migration:
@@ -206,7 +205,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       try db.execute(sql: StoreSchema.unusedChargeTokenIndex)
       try db.execute(
         sql: "INSERT INTO storeKey (purpose, keyHex) VALUES (?, ?)",
-        arguments: [StoreSchema.identifierKeyPurpose, newIdentifierKey.hex])
+        arguments: [StoreSchema.identifierKeyPurpose, try newIdentifierKey().hex])
     }
     return migrator
   }

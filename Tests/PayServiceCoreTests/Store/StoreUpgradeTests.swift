@@ -21,7 +21,7 @@ struct StoreUpgradeTests {
       .replacingOccurrences(of: newIds.1, with: "ch_b8cf7a9fbb75a51b9c7e2404")
     do {
       let queue = try DatabaseQueue(path: path)
-      try SQLiteStore.migrator(newIdentifierKey: .random()).migrate(queue, upTo: StoreSchema.migrations[2])
+      try SQLiteStore.migrator(newIdentifierKey: { .random() }).migrate(queue, upTo: StoreSchema.migrations[2])
       try queue.write { db in
         try db.execute(
           sql: """
