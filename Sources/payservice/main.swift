@@ -233,27 +233,15 @@ struct ServeSettings: Equatable {
     // store file is only created once the config is known to be valid. A throwaway store is only
     // waited for when a request first needs it.
     let location = ServeSettings.location(database)
-    // The key of a store this start creates, made only when a store is opened (a start that never
-    // opens its throwaway store makes none).
     let now = self.now
+    let open = { @Sendable () throws(StoreError) -> any Store in try ServeSettings.open(location, now: now) }
     let opening: StoreOpening?
     switch location {
-    case .postgres(let url):
-      opening = StoreOpening { () throws(StoreError) -> any Store in
-        try PostgresStore(url: url, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
-      }
+    case .postgres: opening = StoreOpening(open)
     // A throwaway store is opened only once the server first waits for input (or a request needs
     // it): a start that answers what is already on stdin and ends never pays for its migrations.
-    case .sqlite(let path) where path == ":memory:":
-      opening = StoreOpening(deferred: true) { () throws(StoreError) -> any Store in
-        try SQLiteStore(path: path, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
-      }
-    case .sqlite(let path):
-      opening =
-        access(path, F_OK) == 0
-        ? StoreOpening { () throws(StoreError) -> any Store in
-          try SQLiteStore(path: path, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
-        } : nil
+    case .sqlite(let path) where path == ":memory:": opening = StoreOpening(deferred: true, open)
+    case .sqlite(let path): opening = access(path, F_OK) == 0 ? StoreOpening(open) : nil
     }
     let loaded: Config
     do {
@@ -266,7 +254,7 @@ struct ServeSettings: Equatable {
       storeSource = StoreSource(opening: opening) { store in try store.seedStock(loaded.catalog) }
     } else {
       do {
-        let store = try opening?.wait() ?? SQLiteStore(path: database, newIdentifierKey: ServeSettings.newIdentifierKey(now: now))
+        let store = try opening?.wait() ?? open()
         try store.seedStock(loaded.catalog)
         storeSource = StoreSource(store)
       } catch {
@@ -346,17 +334,16 @@ struct ServeSettings: Equatable {
     }
   }
 
-  /// The identifier key a store created by this process gets: the one `PAYSERVICE_ID_KEY` pins;
-  /// else, with the clock pinned (`--now`: transcripts and tests, never a shop), the published
-  /// transcript key, so that a session on a new store repeats byte for byte; else a random one.
-  /// A pin that is not 64 hex digits stops the start (exit 2).
-  static func newIdentifierKey(now: String?) -> IdentifierKey {
-    var pin = IdentifierKey.pinInEnvironment
-    if now != nil, (pin ?? "").isEmpty { pin = IdentifierKey.transcript.hex }
-    do {
-      return try IdentifierKey.forNewStore(pin: pin)
-    } catch {
-      fail("\(error)")
+  /// Opens the store at `location`. A store this creates gets the identifier key
+  /// `PAYSERVICE_ID_KEY` pins, else with the clock pinned (`--now`: transcripts and tests, never a
+  /// shop) the published transcript key, so that a session on a new store repeats byte for byte,
+  /// else a random one (the store's default, made only when it creates the store).
+  static func open(_ location: StoreLocation, now: String?) throws(StoreError) -> any Store {
+    let transcript = now != nil && (IdentifierKey.pinInEnvironment ?? "").isEmpty
+    let key: IdentifierKey? = transcript ? .transcript : nil
+    switch location {
+    case .sqlite(let path): return try SQLiteStore(path: path, newIdentifierKey: key)
+    case .postgres(let url): return try PostgresStore(url: url, newIdentifierKey: key)
     }
   }
 
@@ -371,12 +358,8 @@ struct ServeSettings: Equatable {
 
   /// Opens the store `--database` names, or stops the start (exit 2) with the reason.
   static func openStore(_ database: String, now: String?) -> any Store {
-    let key = newIdentifierKey(now: now)
     do throws(StoreError) {
-      switch location(database) {
-      case .sqlite(let path): return try SQLiteStore(path: path, newIdentifierKey: key)
-      case .postgres(let url): return try PostgresStore(url: url, newIdentifierKey: key)
-      }
+      return try open(location(database), now: now)
     } catch {
       fail("\(error)")
     }

@@ -18,15 +18,17 @@ struct StripeCheckoutTests {
     var processLine: String
   }
 
+  /// authorizePayment's params for `cart` paid with `paymentData` (its JSON) and claiming `card`.
+  static func authorizeParams(_ paymentData: String, card: String = BackOfficeFixture.cards[0], cart: String = cart) -> String {
+    #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":\#(paymentData),"paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
+  }
+
   static let mastercard = #"{"displayName":"MasterCard 4444","network":"masterCard","type":"credit"}"#
 
   static func authorize(
     _ handler: RequestHandler, paymentData: String = "tok_visa", cart: String = cart, card: String = BackOfficeFixture.cards[0]
   ) throws -> Checkout {
-    let authorized = handler.call(
-      "authorizePayment",
-      #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
-    )
+    let authorized = handler.call("authorizePayment", authorizeParams(#""\#(paymentData)""#, card: card, cart: cart))
     let result = try #require(authorized["result"], "\(authorized.compact)")
     #expect(result["status"] == .string("success"), "\(authorized.compact)")
     let token = try #require(result["chargeToken"]?.stringValue)
@@ -113,10 +115,7 @@ struct StripeCheckoutTests {
     let context = try fixture.context(backend: .sqlite)
     let handler = fixture.handler(context)
     func message(_ paymentData: String, _ card: String) -> String? {
-      let answer = handler.call(
-        "authorizePayment",
-        #"{"items":\#(Self.cart),"shippingMethod":"free","payment":{"token":{"paymentData":"\#(paymentData)","paymentMethod":\#(card),"transactionIdentifier":"T"},"shippingContact":\#(Self.contact),"billingContact":\#(Self.contact)}}"#
-      )
+      let answer = handler.call("authorizePayment", Self.authorizeParams(#""\#(paymentData)""#, card: card))
       return answer["result"]?["errors"]?[0]?["message"]?.stringValue
     }
     let visaCredit = BackOfficeFixture.cards[0]
@@ -150,10 +149,7 @@ struct StripeCheckoutTests {
     let handler = fixture.handler(context)
     _ = try Self.authorize(handler, paymentData: "pm_card_visa")
     for bad in [#""visa""#, #""tok_visa extra""#, #"{"version":"EC_v1","data":"x","signature":"y","header":{}}"#] {
-      let answer = handler.call(
-        "authorizePayment",
-        #"{"items":\#(Self.cart),"shippingMethod":"free","payment":{"token":{"paymentData":\#(bad),"paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"T"},"shippingContact":\#(Self.contact),"billingContact":\#(Self.contact)}}"#
-      )
+      let answer = handler.call("authorizePayment", Self.authorizeParams(bad))
       #expect(answer["error"]?["code"] == .number("-32602"), "\(answer.compact)")
       #expect(answer["error"]?["data"]?["errors"]?[0]?["path"] == .string("payment.token.paymentData"))
       #expect(

@@ -260,11 +260,7 @@ public enum AuthorizePayment: RPCMethod {
   /// charge token instead, so that transcripts repeat byte for byte.
   static func walletOrderToken(chargeToken: String, clock: ServiceClock, identifiers: Identifiers) -> String {
     if clock.pinned != nil { return identifiers.walletOrderToken(chargeToken: chargeToken) }
-    var generator = SystemRandomNumberGenerator()
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(32)
-    for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-    return Hex.encode(bytes)
+    return Hex.encode(IdentifierKey.randomBytes(32))
   }
 
   /// Nil when the card the request claims (`payment.token.paymentMethod`) is the card the payment

@@ -265,10 +265,13 @@ public enum ProcessOrder: RPCMethod {
       if token.usedAt != nil {
         guard let storedText = token.requestFingerprint else { throw ServiceError.chargeTokenConflict }
         let stored = try StoredJSON.read(storedText, as: Fingerprint.self, "request fingerprint")
-        let resolved = Fingerprint(
-          binding: binding, billingContact: billing, paymentMethod: card, amount: amount,
-          currencyCode: params.currencyCode)
-        guard stored == (stored.asSent == true ? fingerprint : resolved) else { throw ServiceError.chargeTokenConflict }
+        let expected =
+          stored.asSent == true
+          ? fingerprint
+          : Fingerprint(
+            binding: binding, billingContact: billing, paymentMethod: card, amount: amount,
+            currencyCode: params.currencyCode)
+        guard stored == expected else { throw ServiceError.chargeTokenConflict }
         if let result = token.result { return .answered(try StoredJSON.read(result, as: Result.self, "processOrder result")) }
         // Pending: its answer never came (or is coming to another request now). Send it again.
         guard let attempt = try transaction.lockPaymentAttempt(orderId: identifiers.orderId(token: token.token)) else {

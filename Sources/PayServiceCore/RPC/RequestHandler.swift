@@ -160,15 +160,22 @@ public final class RequestHandler {
     case .single(let call):
       let start = writer.mark
       answered = answer(call, into: &writer)
-      if answered && writer.count - start.count > Self.maxResponseBytes {
-        writer.rewind(to: start)
-        Self.writeError(id: call.id, Self.responseTooLarge, into: &writer)
-      }
+      capResponse(from: start, id: call.id, into: &writer)
     case .batch(let calls):
+      let start = writer.mark
       answered = answer(batch: calls, into: &writer)
+      capResponse(from: start, id: .null, into: &writer)
     }
     if answered { writer.newline() }
     return answered
+  }
+
+  /// Replaces what was written since `start` by a -32603 when it is longer than `maxResponseBytes`.
+  private func capResponse(from start: JSONWriter.Mark, id: JSONValue, into writer: inout JSONWriter) {
+    guard writer.count - start.count > Self.maxResponseBytes else { return }
+    writer.rewind(to: start)
+    log.warning("a response exceeded \(Self.maxResponseBytes) bytes and was replaced by -32603")
+    Self.writeError(id: id, Self.responseTooLarge, into: &writer)
   }
 
   static let responseTooLarge = RPCError(
@@ -200,11 +207,6 @@ public final class RequestHandler {
       return false
     }
     writer.endArray()
-    if writer.count - start.count > Self.maxResponseBytes {
-      writer.rewind(to: start)
-      log.warning("a batch's response exceeded \(Self.maxResponseBytes) bytes and was replaced by -32603")
-      Self.writeError(id: .null, Self.responseTooLarge, into: &writer)
-    }
     return true
   }
 

@@ -15,7 +15,7 @@ import Glibc
 /// - every process sharing a store (a file, or a PostgreSQL server) makes the same ones.
 ///
 /// The key is created from the system's CSPRNG when a store is first opened and stays in it
-/// (`StoreTransaction.identifierKey`): it protects what is guessable from outside, not the store's
+/// (`Store.identifiers`, table `storeKey`): it protects what is guessable from outside, not the store's
 /// own contents, which it sits beside.
 ///
 /// Stores written before identifiers were keyed hold tokens and orders with the shorter, unkeyed
@@ -122,13 +122,18 @@ public struct IdentifierKey: Equatable, Sendable {
     self.bytes = bytes
   }
 
-  /// 32 bytes from the system's CSPRNG (`SystemRandomNumberGenerator`: getrandom(2) on Linux).
+  /// 32 bytes from the system's CSPRNG.
   public static func random() -> IdentifierKey {
+    IdentifierKey(bytes: randomBytes(32))
+  }
+
+  /// `count` bytes (a multiple of 8) from `SystemRandomNumberGenerator`: getrandom(2) on Linux.
+  static func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(32)
-    for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-    return IdentifierKey(bytes: bytes)
+    bytes.reserveCapacity(count)
+    for _ in 0..<count / 8 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+    return bytes
   }
 
   /// The value of `PAYSERVICE_ID_KEY` in this process's environment (read with getenv: Foundation's

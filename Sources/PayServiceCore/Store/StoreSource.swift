@@ -37,12 +37,9 @@ public final class StoreOpening: Sendable {
   }
 
   /// Opens the SQLite store at `path` on a new thread (with `deferred`, once started).
-  public convenience init(
-    path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout, deferred: Bool = false,
-    newIdentifierKey: IdentifierKey? = nil
-  ) {
+  public convenience init(path: String, busyTimeout: TimeInterval = SQLiteStore.busyTimeout, deferred: Bool = false) {
     self.init(deferred: deferred) { () throws(StoreError) -> any Store in
-      try SQLiteStore(path: path, busyTimeout: busyTimeout, newIdentifierKey: newIdentifierKey)
+      try SQLiteStore(path: path, busyTimeout: busyTimeout)
     }
   }
 
