@@ -168,7 +168,21 @@ enum PostgresMigrations {
     ["ALTER TABLE chargeToken ADD COLUMN walletOrderToken TEXT"],
     // The identifier key's row is inserted by `migrate`, with the key it is given.
     [StoreSchema.storeKeyTable, StoreSchema.unusedChargeTokenIndex],
+    [
+      StoreSchema.operationTable, StoreSchema.pendingOperationIndex,
+      StoreSchema.usedChargeTokensToOperations(attemptObject: attemptObject),
+      StoreSchema.backOfficeRequestsToOperations,
+    ] + StoreSchema.supersededByOperations,
   ]
+
+  /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for
+  /// migration v9.
+  static let attemptObject = """
+    json_build_object('orderId', a.orderId, 'token', a.token, 'idempotencyKey', a.idempotencyKey,
+      'paymentData', a.paymentData, 'amountMinor', a.amountMinor, 'currencyCode', a.currencyCode,
+      'captureManually', a.captureManually, 'createdAt', a.createdAt, 'itemCount', a.itemCount,
+      'prepared', a.prepared)::text
+    """
 
   /// Applies the missing migrations; false (and nothing changed) when the database has a migration
   /// this release does not know, i.e. it was written by a newer payservice.

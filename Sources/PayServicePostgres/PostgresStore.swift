@@ -364,11 +364,14 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
-  public func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow] {
+  public func pendingOperations() throws(StoreError) -> [OperationRow] {
     try snapshot { session in
       try session.run(
-        #"SELECT \#(PostgresTransaction.attemptColumns) FROM paymentAttempt ORDER BY createdAt COLLATE "C", orderId COLLATE "C""#
-      ).rows.map(PostgresTransaction.attempt)
+        """
+        SELECT \(PostgresTransaction.operationColumns) FROM operation WHERE state = 'pending'
+        ORDER BY created COLLATE "C", kind COLLATE "C", key COLLATE "C"
+        """
+      ).rows.map(PostgresTransaction.operation)
     }
   }
 }

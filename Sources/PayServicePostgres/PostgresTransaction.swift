@@ -21,20 +21,18 @@ struct PostgresTransaction: StoreTransaction {
     let rows = try session.run(
       """
       SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
-        expiresAt, usedAt, requestFingerprint, result, authorizationId, gatewayPaymentData
+        expiresAt, usedAt, authorizationId, gatewayPaymentData
       FROM chargeToken WHERE token = $1 FOR UPDATE
       """, binds { $0.append(token) }
     ).rows
     guard let row = rows.first else { return nil }
-    let (token, binding, billing, card, issuedAt, amount, currency, outcome, expiresAt, usedAt, fingerprint, result,
-      authorizationId, gatewayPaymentData) = try row.columns(
-        (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?, String?,
-          String?).self)
+    let (token, binding, billing, card, issuedAt, amount, currency, outcome, expiresAt, usedAt, authorizationId,
+      gatewayPaymentData) = try row.columns(
+        (String, String, String?, String?, String, Int64, String, String, Int64, String?, String?, String?).self)
     return try ChargeTokenRecord(
       token: token, binding: binding, billingContact: billing, paymentMethod: card, issuedAt: issuedAt,
       amountMinor: amount, currencyCode: currency, sandboxOutcome: outcome, expiresAt: expiresAt, usedAt: usedAt,
-      requestFingerprint: fingerprint, result: result, authorizationId: authorizationId,
-      gatewayPaymentData: gatewayPaymentData)
+      authorizationId: authorizationId, gatewayPaymentData: gatewayPaymentData)
   }
 
   func nextChargeTokenSequence() throws -> Int64 {
@@ -84,25 +82,13 @@ struct PostgresTransaction: StoreTransaction {
       })
   }
 
-  func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool {
+  func markUsed(token: String, at now: String) throws -> Bool {
     try session.changes(
-      "UPDATE chargeToken SET usedAt = $1, requestFingerprint = $2, result = $3 WHERE token = $4 AND usedAt IS NULL",
+      "UPDATE chargeToken SET usedAt = $1 WHERE token = $2 AND usedAt IS NULL",
       binds {
         $0.append(now)
-        $0.append(fingerprint)
-        $0.append(result)
         $0.append(token)
       }) == 1
-  }
-
-  func setResult(token: String, result: String) throws {
-    let changed = try session.changes(
-      "UPDATE chargeToken SET result = $1 WHERE token = $2 AND usedAt IS NOT NULL AND result IS NULL",
-      binds {
-        $0.append(result)
-        $0.append(token)
-      })
-    guard changed == 1 else { throw StoreError.unavailable(reason: "charge token changed concurrently") }
   }
 
   func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
@@ -377,82 +363,78 @@ struct PostgresTransaction: StoreTransaction {
       })
   }
 
-  func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow? {
-    let rows = try session.run(
-      "SELECT orderId, fingerprint, result, createdAt FROM backOfficeRequest WHERE kind = $1 AND key = $2",
+  static let operationColumns = "kind, key, fingerprint, state, subject, request, result, created, settled"
+
+  /// A row selected with `operationColumns`.
+  static func operation(_ row: PostgresRow) throws -> OperationRow {
+    let (kind, key, fingerprint, state, subject, request, result, created, settled) = try row.columns(
+      (String, String, String, String, String?, String?, String?, String, String?).self)
+    return OperationRow(
+      kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state), subject: subject,
+      request: request, result: result, created: created, settled: settled)
+  }
+
+  func operation(kind: String, key: String) throws -> OperationRow? {
+    // FOR UPDATE: a second transaction on this key waits for the first to end, then reads what it left.
+    try session.run(
+      "SELECT \(Self.operationColumns) FROM operation WHERE kind = $1 AND key = $2 FOR UPDATE",
       binds {
         $0.append(kind)
         $0.append(key)
       }
-    ).rows
-    guard let row = rows.first else { return nil }
-    let (orderId, fingerprint, result, createdAt) = try row.columns((String, String, String, String).self)
-    return BackOfficeRequestRow(
-      kind: kind, key: key, orderId: orderId, fingerprint: fingerprint, result: result, createdAt: createdAt)
+    ).rows.first.map(Self.operation)
   }
 
-  func insert(_ request: BackOfficeRequestRow) throws -> Bool {
+  func insert(_ operation: OperationRow) throws -> Bool {
     // A concurrent insert of the same key waits here for the other transaction, then does nothing.
     try session.changes(
       """
-      INSERT INTO backOfficeRequest (kind, key, orderId, fingerprint, result, createdAt) VALUES ($1, $2, $3, $4, $5, $6)
+      INSERT INTO operation (\(Self.operationColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
       ON CONFLICT (kind, key) DO NOTHING
       """,
       binds {
-        $0.append(request.kind)
-        $0.append(request.key)
-        $0.append(request.orderId)
-        $0.append(request.fingerprint)
-        $0.append(request.result)
-        $0.append(request.createdAt)
+        $0.append(operation.kind)
+        $0.append(operation.key)
+        $0.append(operation.fingerprint)
+        $0.append(operation.state.rawValue)
+        $0.append(operation.subject)
+        $0.append(operation.request)
+        $0.append(operation.result)
+        $0.append(operation.created)
+        $0.append(operation.settled)
       }) == 1
   }
 
-  func insert(_ attempt: PaymentAttemptRow) throws {
-    try session.run(
+  func settleOperation(kind: String, key: String, result: String, at now: String) throws {
+    let changed = try session.changes(
       """
-      INSERT INTO paymentAttempt
-        (orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt,
-         itemCount, prepared)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      UPDATE operation SET state = 'settled', result = $1, settled = $2 WHERE kind = $3 AND key = $4 AND state = 'pending'
       """,
       binds {
-        $0.append(attempt.orderId)
-        $0.append(attempt.token)
-        $0.append(attempt.idempotencyKey)
-        $0.append(attempt.paymentData)
-        $0.append(attempt.amountMinor)
-        $0.append(attempt.currencyCode)
-        $0.append(attempt.captureManually)
-        $0.append(attempt.createdAt)
-        $0.append(Int64(attempt.itemCount))
-        $0.append(attempt.prepared)
+        $0.append(result)
+        $0.append(now)
+        $0.append(kind)
+        $0.append(key)
       })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "operation \(kind) \(key) is not pending") }
   }
 
-  static let attemptColumns = """
-    orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt, itemCount,
-    prepared
-    """
-
-  /// A row selected with `attemptColumns`.
-  static func attempt(_ row: PostgresRow) throws -> PaymentAttemptRow {
-    let (orderId, token, key, paymentData, amount, currency, manual, createdAt, itemCount, prepared) = try row.columns(
-      (String, String, String, String, Int64, String, Bool, String, Int, String).self)
-    return PaymentAttemptRow(
-      orderId: orderId, token: token, idempotencyKey: key, paymentData: paymentData, amountMinor: amount,
-      currencyCode: currency, captureManually: manual, createdAt: createdAt, itemCount: itemCount, prepared: prepared)
+  func removeOperation(kind: String, key: String) throws {
+    let changed = try session.changes(
+      "DELETE FROM operation WHERE kind = $1 AND key = $2 AND state = 'pending'",
+      binds {
+        $0.append(kind)
+        $0.append(key)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "operation \(kind) \(key) is not pending") }
   }
 
-  func lockPaymentAttempt(orderId: String) throws -> PaymentAttemptRow? {
-    // FOR UPDATE: two processes resolving one attempt take turns; the second finds it gone.
+  func pendingOperations(subject: String) throws -> [OperationRow] {
     try session.run(
-      "SELECT \(Self.attemptColumns) FROM paymentAttempt WHERE orderId = $1 FOR UPDATE", binds { $0.append(orderId) }
-    ).rows.first.map(Self.attempt)
-  }
-
-  func deletePaymentAttempt(orderId: String) throws {
-    let changed = try session.changes("DELETE FROM paymentAttempt WHERE orderId = $1", binds { $0.append(orderId) })
-    guard changed == 1 else { throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished") }
+      """
+      SELECT \(Self.operationColumns) FROM operation WHERE subject = $1 AND state = 'pending'
+      ORDER BY created COLLATE "C", kind COLLATE "C", key COLLATE "C"
+      """, binds { $0.append(subject) }
+    ).rows.map(Self.operation)
   }
 }

@@ -268,15 +268,15 @@ struct ServeSettings: Equatable {
     let context = ServiceContext(
       config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions)
     if gateway != nil {
-      // Payments a previous process left pending (its gateway's answer lost to a crash or a
-      // timeout) are resolved before the first request: sent again under the same keys.
+      // Work a previous process left pending (its gateway's answer lost to a crash or a timeout)
+      // is resolved before the first request: sent again under the same keys.
       do {
-        let sweep = try PaymentRecovery.sweep(context: context)
+        let sweep = try OperationRunner.sweep(context: context)
         if sweep.resolved + sweep.pending > 0 {
-          log.warning("pending payments at start: \(sweep.resolved) resolved, \(sweep.pending) still pending")
+          log.warning("pending operations at start: \(sweep.resolved) resolved, \(sweep.pending) still pending")
         }
       } catch {
-        log.warning("pending payments at start could not be resolved: \(error)")
+        log.warning("pending operations at start could not be resolved: \(error)")
       }
       log.flush()
     }

@@ -121,7 +121,7 @@ struct StripeCrashTests {
       shop.arguments, stdin: Data((line + "\n").utf8), environment: shop.fixture.environment)
     shop.transcripts += [result.stdoutText, result.stderr]
     if point != .afterCommit {
-      #expect(result.stderr.contains("pending payments at start: 1 resolved, 0 still pending"), "\(result.stderr)")
+      #expect(result.stderr.contains("pending operations at start: 1 resolved, 0 still pending"), "\(result.stderr)")
     }
     let answer = try JSONParser.parse(result.stdoutText)
     #expect(answer["result"]?["status"] == .string("succeeded"), "\(result.stdoutText)")

@@ -46,9 +46,14 @@ extension Store {
       .map { $0[0] }
   }
 
-  /// Payment attempts still pending.
+  /// Charges still pending at a remote gateway (the journal's pending `order` entries).
   public func pendingAttemptCount() throws -> Int {
-    Int(try auditRows("SELECT COUNT(*) FROM paymentAttempt")[0][0])!
+    Int(try auditRows("SELECT COUNT(*) FROM operation WHERE kind = 'order' AND state = 'pending'")[0][0])!
+  }
+
+  /// The journal's entries still pending, of every kind.
+  public func pendingOperationCount() throws -> Int {
+    Int(try auditRows("SELECT COUNT(*) FROM operation WHERE state = 'pending'")[0][0])!
   }
 
   /// Whether `needle` (letters, digits and _) appears anywhere in the store: in its files' bytes
@@ -73,7 +78,7 @@ extension Store {
       return false
     default:
       let tables = try auditRows("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").map { $0[0] }
-      precondition(tables.contains("paymentattempt"))
+      precondition(tables.contains("operation"))
       for table in tables {
         let count = try auditRows(#"SELECT COUNT(*) FROM "\#(table)" t WHERE t::text LIKE '%\#(needle)%'"#)[0][0]
         if count != "0" { return true }

@@ -1,5 +1,6 @@
 /// What the back-office methods (captureOrder, cancelOrder, refundOrder) share: the client's
-/// idempotency key, failure results, and the one transaction each call runs in.
+/// idempotency key, failure results, and how their operations (`Operation`, one per method) lock
+/// the order, reach its gateway and read its replies.
 public enum BackOffice {
   /// Why a back-office call did not go through. Apart from `refund_declined` (the gateway's answer,
   /// kept under the key), a failure leaves the key unused: fix the request and send it again.
@@ -18,8 +19,8 @@ public enum BackOffice {
     case amountExceedsComputed = "amount_exceeds_computed"
     /// The gateway refused the refund: nothing changed, and the key keeps this answer.
     case refundDeclined = "refund_declined"
-    /// The order's remote gateway did not answer: nothing was recorded; the same request (same
-    /// key) again finds out what the gateway did, and never does it twice.
+    /// The order's remote gateway did not answer: the request is pending under its key; the same
+    /// request again (or the sweep at start-up) finds out what the gateway did, and never does it twice.
     case gatewayUnavailable = "gateway_unavailable"
     /// The order's remote gateway refused the request (its error type and message say why).
     case gatewayError = "gateway_error"
@@ -95,36 +96,125 @@ public enum BackOffice {
     }
   }
 
-  /// Runs one back-office call on one order in one transaction: the order is locked, a key used
-  /// before answers with its stored result (the same params) or error -32004 (other params), and
-  /// otherwise `body` decides. A success (or a gateway's refusal) is stored under the key in the
-  /// same transaction as everything `body` wrote, so it is durable before it is answered, and a
-  /// replay after a crash finds it.
-  ///
-  /// - Parameters:
-  ///   - kind: the key space ("capture", "cancel", "refund").
-  ///   - keyName: the params member holding the key, for the conflict error.
-  ///   - fingerprint: the params as canonical JSON text.
-  static func run<Succeeded>(
-    kind: String, keyName: String, key: String, orderId: String, fingerprint: String, context: ServiceContext,
-    _ body: (OrderState, any StoreTransaction, _ now: String) throws -> Result<Succeeded>
-  ) throws -> Result<Succeeded> {
-    let now = RFC3339.format(context.clock.now())
-    return try context.store.write { transaction in
-      guard let order = try transaction.lockOrder(orderId) else { throw ServiceError.orderNotFound(orderId) }
-      if let stored = try transaction.backOfficeRequest(kind: kind, key: key) {
-        guard stored.fingerprint == fingerprint else { throw ServiceError.idempotencyKeyConflict(keyName) }
-        return try StoredJSON.read(stored.result, as: Result<Succeeded>.self, "\(kind) result")
+  /// The order a back-office operation is about, locked for the transaction (so that calls on one
+  /// order take turns deciding); -32003 when unknown.
+  static func lockOrder(_ orderId: String?, _ transaction: any StoreTransaction) throws -> OrderState {
+    guard let orderId, let order = try transaction.lockOrder(orderId) else {
+      throw ServiceError.orderNotFound(orderId ?? "")
+    }
+    return order
+  }
+
+  /// Where an order's back-office call goes.
+  enum Route {
+    /// The order was charged by the sandbox: the store alone decides, in one transaction.
+    case sandbox
+    /// The order's remote gateway: its payment, and the idempotency key derived from the client's
+    /// key (the same request after a lost answer or a crash is the same call, which the gateway
+    /// does once).
+    case remote(paymentId: String, idempotencyKey: String)
+    /// The order was charged through a remote gateway this process does not have.
+    case unavailable(Failed)
+  }
+
+  static func route(_ order: OrderState, kind: String, key: String, context: ServiceContext) -> Route {
+    guard let paymentId = order.gatewayPaymentId else { return .sandbox }
+    guard context.gatewayCalls != nil else {
+      return .unavailable(
+        Failed(
+          failureCode: .gatewayUnavailable,
+          message: "This order was charged through a remote gateway, and this payservice has none (gateway.kind is sandbox)."))
+    }
+    return .remote(
+      paymentId: paymentId, idempotencyKey: Identifiers.backOfficeIdempotencyKey(kind: kind, orderId: order.orderId, key: key))
+  }
+
+  /// The work pending at the order's gateway on `order` of the given kinds, with their calls.
+  static func pending<Call: WireObject>(
+    _ kind: String, as _: Call.Type, on order: OrderState, _ transaction: any StoreTransaction
+  ) throws -> [(key: String, call: Call)] {
+    guard order.gatewayPaymentId != nil else { return [] }
+    return try transaction.pendingOperations(subject: order.orderId).filter { $0.kind == kind }.map { entry in
+      guard let request = entry.request else {
+        throw StoreError.unavailable(reason: "operation \(kind) \(entry.key) is pending without its call")
       }
-      let result = try body(order, transaction, now)
-      guard result.isFinal else { return result }
-      let stored = BackOfficeRequestRow(
-        kind: kind, key: key, orderId: orderId, fingerprint: fingerprint, result: JSONWriter.string(result),
-        createdAt: now)
-      // Another process stored the key meanwhile (for another order: the same order's calls take
-      // turns on its lock). Throwing undoes everything `body` wrote.
-      guard try transaction.insert(stored) else { throw ServiceError.idempotencyKeyConflict(keyName) }
-      return result
+      return (entry.key, try StoredJSON.read(request, as: Call.self, "\(kind) call"))
+    }
+  }
+
+  /// A capture or cancel of `order` waiting for its gateway's answer, as the failure of another
+  /// capture or cancel (the hold has one fate); nil when there is none.
+  static func holdChangePending(on order: OrderState, _ transaction: any StoreTransaction) throws -> Failed? {
+    let waiting = { (what: String, keyName: String, key: String) in
+      Failed(
+        failureCode: .notAuthorized,
+        message: "A \(what) of this order (\(keyName) \(key)) is waiting for its gateway's answer; send it again to complete it.")
+    }
+    if let key = try pending(CaptureOrder.Capture.kind, as: CaptureOrder.Capture.Call.self, on: order, transaction).first?.key {
+      return waiting("capture", "captureId", key)
+    }
+    if let key = try pending(CancelOrder.Cancellation.kind, as: CancelOrder.Cancellation.Call.self, on: order, transaction)
+      .first?.key
+    {
+      return waiting("cancel", "cancelId", key)
+    }
+    return nil
+  }
+
+  /// Makes a back-office call through the remote gateway, under the call's idempotency key.
+  static func sender<Call: GatewayKeyed, Value: Sendable>(
+    _ context: ServiceContext, _ call: @escaping @Sendable (any RemoteGateway, Call) async -> GatewayReply<Value>
+  ) -> (@Sendable (Call) -> PendingCall<GatewayReply<Value>>)? {
+    guard let calls = context.gatewayCalls else { return nil }
+    return { request in calls.start(key: request.idempotencyKey) { await call($0, request) } }
+  }
+
+  /// What a reply that did not go through comes to (nil when it succeeded: the operation records
+  /// that): a refusal that changed nothing releases the key, no answer (or a refusal whose cause
+  /// may pass) leaves the call pending, the gateway holding the key for other params is -32004.
+  static func settlement<Value, Succeeded>(
+    of reply: GatewayReply<Value>, context: ServiceContext, declined: (GatewayDecline) -> Settlement<Result<Succeeded>>
+  ) -> Settlement<Result<Succeeded>>? {
+    let name = context.gatewayCalls?.gateway.name ?? "The gateway"
+    switch reply {
+    case .succeeded: return nil
+    case .declined(let decline): return declined(decline)
+    case .refused(let refusal) where refusal.type == "idempotency_error":
+      // The gateway holds this key for a call with other params: the client reused its key.
+      return .releasedAsConflict
+    case .refused(let refusal) where refusal.final:
+      return .released(.failed(.gatewayError, "\(name) refused the request (\(refusal.type)): \(refusal.message)"))
+    case .refused(let refusal):
+      return .pending(
+        .failed(
+          .gatewayError,
+          """
+          \(name) refused the request (\(refusal.type)): \(refusal.message) The request is pending: once the cause \
+          is fixed, send the same request again.
+          """))
+    case .unanswered(let reason):
+      return .pending(
+        .failed(
+          .gatewayUnavailable,
+          "\(name) did not answer (\(reason)). The request is pending: send the same request again to complete it; it is never done twice."
+        ))
+    }
+  }
+
+  /// The answer for a pending back-office call that is not sent again.
+  static func unsent<Succeeded>(_ reason: UnsentReason, orderId: String) -> Result<Succeeded> {
+    switch reason {
+    case .tooOld:
+      return .failed(
+        .gatewayError,
+        """
+        This request has been pending for more than 23 hours: its gateway may have forgotten the idempotency key, \
+        so payservice will not send it again (that could do it twice). Look order \(orderId)'s payment up at the gateway.
+        """)
+    case .noSender:
+      return .failed(
+        .gatewayUnavailable,
+        "This order was charged through a remote gateway, and this payservice has none (gateway.kind is sandbox).")
     }
   }
 
@@ -146,50 +236,11 @@ public enum BackOffice {
       return "The order is pending: its payment's answer is not recorded yet. Send its processOrder again first."
     }
   }
+}
 
-  /// What the order's gateway did with a back-office call.
-  enum GatewayStep<Value: Sendable> {
-    /// The order was charged by the sandbox: the store alone decides.
-    case sandbox
-    case done(Value)
-    /// The gateway declined it (a refund the card's issuer refused).
-    case declined(String)
-    case failed(Failed)
-  }
-
-  /// Asks the remote gateway an order was charged through to move its money, under an
-  /// idempotency key derived from the client's key: the same request after a lost answer or a
-  /// crash (whose transaction was rolled back) is the same call, which the gateway does once.
-  /// The order stays locked meanwhile, so calls on one order take turns.
-  static func callGateway<Value: Sendable>(
-    _ order: OrderState, kind: String, keyName: String, key: String, context: ServiceContext,
-    _ call: @escaping @Sendable (any RemoteGateway, _ paymentId: String, _ idempotencyKey: String) async -> GatewayReply<Value>
-  ) throws -> GatewayStep<Value> {
-    guard let paymentId = order.gatewayPaymentId else { return .sandbox }
-    guard let calls = context.gatewayCalls else {
-      return .failed(
-        Failed(
-          failureCode: .gatewayUnavailable,
-          message: "This order was charged through a remote gateway, and this payservice has none (gateway.kind is sandbox)."))
-    }
-    let idempotencyKey = Identifiers.backOfficeIdempotencyKey(kind: kind, orderId: order.orderId, key: key)
-    let name = calls.gateway.name
-    switch calls.run({ gateway in await call(gateway, paymentId, idempotencyKey) }) {
-    case .succeeded(let value): return .done(value)
-    case .declined(let decline): return .declined(decline.message)
-    case .refused(let refusal) where refusal.type == "idempotency_error":
-      // The gateway holds this key for a call with other params: the client reused its key.
-      throw ServiceError.idempotencyKeyConflict(keyName)
-    case .refused(let refusal):
-      return .failed(
-        Failed(failureCode: .gatewayError, message: "\(name) refused the request (\(refusal.type)): \(refusal.message)"))
-    case .unanswered(let reason):
-      return .failed(
-        Failed(
-          failureCode: .gatewayUnavailable,
-          message: "\(name) did not answer (\(reason)). Nothing was recorded: send the same request again; it is never done twice."))
-    }
-  }
+/// A call to a remote gateway made under an idempotency key.
+protocol GatewayKeyed: Sendable {
+  var idempotencyKey: String { get }
 }
 
 extension Outcome where Failed == BackOffice.Failed {

@@ -69,24 +69,92 @@ public enum CancelOrder: RPCMethod {
   public typealias Result = BackOffice.Result<Succeeded>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    let config = context.config
-    return try BackOffice.run(
-      kind: "cancel", keyName: "cancelId", key: params.cancelId, orderId: params.orderId,
-      fingerprint: BackOffice.fingerprint(params, Self.params), context: context
-    ) { order, transaction, now in
+    try OperationRunner.run(
+      Cancellation(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  }
+
+  /// cancelOrder as an operation of the journal (kind `cancel`, keyed by the cancelId).
+  public struct Cancellation: Operation {
+    public static let kind = "cancel"
+
+    let params: Params
+    public let fingerprint: String
+    public var key: String { params.cancelId }
+    public var subject: String? { params.orderId }
+    public var conflict: ServiceError { .idempotencyKeyConflict("cancelId") }
+
+    /// What is sent to the order's gateway, and recorded when it is done.
+    public struct Call: Sendable, WireObject, GatewayKeyed {
+      var orderId = ""
+      var cancelId = ""
+      var reason: String?
+      var paymentId = ""
+      var idempotencyKey = ""
+
+      public static let shape = ObjectShape<Call>(
+        blank: { Call() },
+        [
+          .member("orderId", \.orderId), .member("cancelId", \.cancelId),
+          .member("reason", \.reason, .optional, read: ParamReader.anyString), .member("paymentId", \.paymentId),
+          .member("idempotencyKey", \.idempotencyKey),
+        ])
+    }
+
+    public static func lock(
+      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+    ) throws -> OrderState {
+      try BackOffice.lockOrder(subject, transaction)
+    }
+
+    public func prepare(
+      _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Preparation<Result, Call> {
       guard order.status == .authorized else {
-        return .failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "canceled"))
+        return .done(.failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "canceled")), final: false)
       }
-      switch try BackOffice.callGateway(order, kind: "cancel", keyName: "cancelId", key: params.cancelId, context: context, {
-        gateway, paymentId, idempotencyKey in
-        await gateway.cancel(paymentId: paymentId, idempotencyKey: idempotencyKey)
-      }) {
-      case .sandbox, .done: break
-      case .declined(let message): return .failed(.gatewayError, message)
-      case .failed(let failure): return .failed(failure)
+      if let busy = try BackOffice.holdChangePending(on: order, transaction) { return .done(.failed(busy), final: false) }
+      var call = Call(orderId: order.orderId, cancelId: params.cancelId, reason: params.reason)
+      switch BackOffice.route(order, kind: Self.kind, key: params.cancelId, context: context) {
+      case .sandbox:
+        return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
+      case .unavailable(let failure): return .done(.failed(failure), final: false)
+      case .remote(let paymentId, let idempotencyKey):
+        call.paymentId = paymentId
+        call.idempotencyKey = idempotencyKey
+        return .send(call)
       }
+    }
+
+    public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
+      BackOffice.sender(context) { gateway, call in
+        await gateway.cancel(paymentId: call.paymentId, idempotencyKey: call.idempotencyKey)
+      }
+    }
+
+    public static func settle(
+      _ call: Call, reply: GatewayReply<GatewayPayment>, _ order: OrderState, _ transaction: any StoreTransaction,
+      context: ServiceContext, now: Int64
+    ) throws -> Settlement<Result> {
+      if let settlement = BackOffice.settlement(of: reply, context: context, declined: { decline -> Settlement<Result> in .released(.failed(.gatewayError, decline.message)) }) {
+        return settlement
+      }
+      return .settled(try record(call, order, transaction, context: context, now: now))
+    }
+
+    public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
+      BackOffice.unsent(reason, orderId: call.orderId)
+    }
+
+    /// Records the cancel: the hold released, every line restocked, the order canceled.
+    static func record(
+      _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Result {
+      guard order.status == .authorized else {
+        throw StoreError.unavailable(reason: "order \(order.orderId) changed while its cancel was pending")
+      }
+      let at = RFC3339.format(now)
       if let authorizationId = order.authorizationId {
-        guard try transaction.markReleased(authorizationId, at: now) else {
+        guard try transaction.markReleased(authorizationId, at: at) else {
           throw StoreError.unavailable(reason: "authorization \(authorizationId) is not held")
         }
       }
@@ -99,11 +167,11 @@ public enum CancelOrder: RPCMethod {
         order.orderId, status: .canceled, capturedMinor: nil, refundedMinor: 0, shippingRefunded: false)
       try transaction.insert(
         OrderEventRow(
-          orderId: order.orderId, position: order.nextEventPosition, kind: .canceled, at: now,
-          amountMinor: order.amountMinor, reference: params.cancelId, reason: params.reason))
+          orderId: order.orderId, position: order.nextEventPosition, kind: .canceled, at: at,
+          amountMinor: order.amountMinor, reference: call.cancelId, reason: call.reason))
       return .succeeded(
         Succeeded(
-          orderId: order.orderId, cancelId: params.cancelId, amountReleased: config.format(order.amountMinor),
+          orderId: order.orderId, cancelId: call.cancelId, amountReleased: context.config.format(order.amountMinor),
           restocked: order.lines.map { Restocked(sku: $0.sku, quantity: $0.quantity) }))
     }
   }

@@ -60,41 +60,109 @@ public enum CaptureOrder: RPCMethod {
   public typealias Result = BackOffice.Result<Succeeded>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    let config = context.config
-    return try BackOffice.run(
-      kind: "capture", keyName: "captureId", key: params.captureId, orderId: params.orderId,
-      fingerprint: BackOffice.fingerprint(params, Self.params), context: context
-    ) { order, transaction, now in
+    try OperationRunner.run(Capture(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  }
+
+  /// captureOrder as an operation of the journal (kind `capture`, keyed by the captureId).
+  public struct Capture: Operation {
+    public static let kind = "capture"
+
+    let params: Params
+    public let fingerprint: String
+    public var key: String { params.captureId }
+    public var subject: String? { params.orderId }
+    public var conflict: ServiceError { .idempotencyKeyConflict("captureId") }
+
+    /// What is sent to the order's gateway, and recorded when it is done.
+    public struct Call: Sendable, WireObject, GatewayKeyed {
+      var orderId = ""
+      var captureId = ""
+      var amountMinor = 0
+      var paymentId = ""
+      var idempotencyKey = ""
+
+      public static let shape = ObjectShape<Call>(
+        blank: { Call() },
+        [
+          .member("orderId", \.orderId), .member("captureId", \.captureId), .member("amountMinor", \.amountMinor),
+          .member("paymentId", \.paymentId), .member("idempotencyKey", \.idempotencyKey),
+        ])
+    }
+
+    public static func lock(
+      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+    ) throws -> OrderState {
+      try BackOffice.lockOrder(subject, transaction)
+    }
+
+    public func prepare(
+      _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Preparation<Result, Call> {
+      let config = context.config
       guard order.status == .authorized else {
-        return .failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "captured"))
+        return .done(.failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "captured")), final: false)
       }
+      if let busy = try BackOffice.holdChangePending(on: order, transaction) { return .done(.failed(busy), final: false) }
       let amount = params.amount?.minor ?? order.amountMinor
       guard amount <= order.amountMinor else {
-        return .failed(
-          .captureExceedsAuthorized,
-          "\(config.format(amount)) is more than the \(config.format(order.amountMinor)) \(order.currencyCode) "
-            + "authorized; capture at most \(config.format(order.amountMinor)).")
+        return .done(
+          .failed(
+            .captureExceedsAuthorized,
+            "\(config.format(amount)) is more than the \(config.format(order.amountMinor)) \(order.currencyCode) "
+              + "authorized; capture at most \(config.format(order.amountMinor))."), final: false)
       }
-      switch try BackOffice.callGateway(order, kind: "capture", keyName: "captureId", key: params.captureId, context: context, {
-        gateway, paymentId, idempotencyKey in
-        await gateway.capture(paymentId: paymentId, amountMinor: amount, idempotencyKey: idempotencyKey)
-      }) {
-      case .sandbox, .done: break
-      case .declined(let message): return .failed(.gatewayError, message)
-      case .failed(let failure): return .failed(failure)
+      var call = Call(orderId: order.orderId, captureId: params.captureId, amountMinor: Int(amount))
+      switch BackOffice.route(order, kind: Self.kind, key: params.captureId, context: context) {
+      case .sandbox:
+        return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
+      case .unavailable(let failure): return .done(.failed(failure), final: false)
+      case .remote(let paymentId, let idempotencyKey):
+        call.paymentId = paymentId
+        call.idempotencyKey = idempotencyKey
+        return .send(call)
       }
+    }
+
+    public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
+      BackOffice.sender(context) { gateway, call in
+        await gateway.capture(paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), idempotencyKey: call.idempotencyKey)
+      }
+    }
+
+    public static func settle(
+      _ call: Call, reply: GatewayReply<GatewayPayment>, _ order: OrderState, _ transaction: any StoreTransaction,
+      context: ServiceContext, now: Int64
+    ) throws -> Settlement<Result> {
+      if let settlement = BackOffice.settlement(of: reply, context: context, declined: { decline -> Settlement<Result> in .released(.failed(.gatewayError, decline.message)) }) {
+        return settlement
+      }
+      return .settled(try record(call, order, transaction, context: context, now: now))
+    }
+
+    public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
+      BackOffice.unsent(reason, orderId: call.orderId)
+    }
+
+    /// Records the capture: the hold settled, the order paid.
+    static func record(
+      _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Result {
+      guard order.status == .authorized else {
+        throw StoreError.unavailable(reason: "order \(order.orderId) changed while its capture was pending")
+      }
+      let (config, at, amount) = (context.config, RFC3339.format(now), Int64(call.amountMinor))
       if let authorizationId = order.authorizationId {
-        try transaction.capture(authorizationId, chargeId: order.chargeId, at: now)
+        try transaction.capture(authorizationId, chargeId: order.chargeId, at: at)
       }
       try transaction.updateOrder(
         order.orderId, status: .paid, capturedMinor: amount, refundedMinor: 0, shippingRefunded: false)
       try transaction.insert(
         OrderEventRow(
-          orderId: order.orderId, position: order.nextEventPosition, kind: .captured, at: now, amountMinor: amount,
-          reference: params.captureId))
+          orderId: order.orderId, position: order.nextEventPosition, kind: .captured, at: at, amountMinor: amount,
+          reference: call.captureId))
       return .succeeded(
         Succeeded(
-          orderId: order.orderId, captureId: params.captureId, amountCaptured: config.format(amount),
+          orderId: order.orderId, captureId: call.captureId, amountCaptured: config.format(amount),
           amountReleased: config.format(order.amountMinor - amount)))
     }
   }

@@ -30,10 +30,9 @@ public enum GetOrder: RPCMethod {
     let config = context.config
     guard let stored = try context.store.order(id: params.orderId) else {
       // Not recorded yet: it may be pending at a remote gateway.
-      guard let attempt = try context.store.paymentAttempts().first(where: { $0.orderId == params.orderId }) else {
-        throw ServiceError.orderNotFound(params.orderId)
-      }
-      var order = try StoredJSON.read(attempt.prepared, as: ProcessOrder.PreparedOrder.self, "prepared order").document
+      guard let charge = try ProcessOrder.pendingCharges(context.store).first(where: { $0.orderId == params.orderId })
+      else { throw ServiceError.orderNotFound(params.orderId) }
+      var order = charge.prepared.document
       order.amountCaptured = config.format(0)
       order.amountRefunded = config.format(0)
       order.refunds = []

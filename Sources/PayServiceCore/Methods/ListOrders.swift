@@ -125,9 +125,9 @@ public enum ListOrders: RPCMethod {
       after: params.cursor.map { ($0.createdAt, $0.orderId) }, limit: params.limit + 1)
     var rows = params.status == .pending ? [] : try context.store.orders(query)
     if params.status == nil || params.status == .pending {
-      // Pending attempts are few (each resolves with its gateway's answer): read whole, filtered
+      // Pending charges are few (each resolves with its gateway's answer): read whole, filtered
       // and merged here in the listing's order (RFC 3339 and ids are ASCII: String order is byte order).
-      let pending = try context.store.paymentAttempts().filter(query.includes).map(\.summary)
+      let pending = try ProcessOrder.pendingCharges(context.store).map(\.summary).filter(query.includes)
       if !pending.isEmpty {
         rows = Array(
           (rows + pending).sorted { ($0.createdAt, $0.orderId) > ($1.createdAt, $1.orderId) }.prefix(query.limit))
@@ -146,19 +146,11 @@ public enum ListOrders: RPCMethod {
 }
 
 extension OrderQuery {
-  /// Whether a pending attempt falls within the query's time bounds and after its cursor.
-  func includes(_ attempt: PaymentAttemptRow) -> Bool {
-    if let createdFrom, attempt.createdAt < createdFrom { return false }
-    if let createdTo, attempt.createdAt >= createdTo { return false }
-    if let after, (attempt.createdAt, attempt.orderId) >= (after.createdAt, after.orderId) { return false }
+  /// Whether a pending order falls within the query's time bounds and after its cursor.
+  func includes(_ pending: OrderSummaryRow) -> Bool {
+    if let createdFrom, pending.createdAt < createdFrom { return false }
+    if let createdTo, pending.createdAt >= createdTo { return false }
+    if let after, (pending.createdAt, pending.orderId) >= (after.createdAt, after.orderId) { return false }
     return true
-  }
-}
-
-extension PaymentAttemptRow {
-  var summary: OrderSummaryRow {
-    OrderSummaryRow(
-      orderId: orderId, createdAt: createdAt, status: .pending, amountMinor: amountMinor, refundedMinor: 0,
-      currencyCode: currencyCode, itemCount: itemCount)
   }
 }

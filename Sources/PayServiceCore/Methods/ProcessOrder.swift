@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Charges an authorized payment, decrements stock and records the order, all in one store
 /// transaction; the answer is written only after the commit. A charge token is used at most once:
 /// the identical request again gets the stored answer, a different one gets -32002.
@@ -173,271 +171,269 @@ public enum ProcessOrder: RPCMethod {
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    switch try begin(params, context: context) {
-    case .answered(let result): return result
-    case .charging(let charging): return try charging.finish(context: context)
-    }
+    try OperationRunner.run(Placement(params, context: context), context: context)
   }
 
   public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
     -> Continuation?
   {
-    switch try begin(readParams(params, context: context), context: context) {
-    case .answered(let result):
-      result.write(to: &writer)
-      return nil
-    case .charging(let charging):
-      return Continuation(
-        send: charging.send, wait: { _ = charging.reply() },
-        finish: { writer in
-          let result = try charging.finish(context: context)
-          result.write(to: &writer)
-          return result.failure
-        })
-    }
+    let placement = try Placement(readParams(params, context: context), context: context)
+    return continuation(try OperationRunner.start(placement, context: context), into: &writer)
   }
 
-  /// How far `begin` took a request: answered, or recorded as pending with its gateway call under way.
-  enum Begun {
-    case answered(Result)
-    case charging(Charging)
-  }
+  /// processOrder as an operation of the journal (kind `order`, keyed by the charge token). With
+  /// the sandbox it is done in one transaction (the charge happens there). With a remote gateway
+  /// the first transaction takes the stock, uses the token and records the charge as pending
+  /// before the gateway is called, so that no answer lost to a timeout or a crash can become a
+  /// second charge: the same request again (or the sweep at start-up) sends the same charge
+  /// under the same idempotency key; the second transaction records the order, or the failure
+  /// with the stock put back.
+  public struct Placement: Operation {
+    public static let kind = "order"
 
-  /// A charge sent to a remote gateway, its attempt committed as pending; `finish` waits for the
-  /// answer and records it.
-  /// A charge whose attempt is recorded as pending: `send` starts the gateway call once that record
-  /// is durable (a group's commit may come after `begin` returns); `finish` waits for the answer
-  /// and records it.
-  final class Charging: Sendable {
-    let attempt: PaymentAttemptRow
-    private let calls: GatewayCalls
-    private let call = Mutex<PendingCall?>(nil)
+    let params: Params
+    public let key: String
+    public let subject: String?
+    public let fingerprint: String
+    let sent: Fingerprint
 
-    init(attempt: PaymentAttemptRow, calls: GatewayCalls) {
-      self.attempt = attempt
-      self.calls = calls
+    init(_ params: Params, context: ServiceContext) throws {
+      self.params = params
+      key = params.chargeToken
+      subject = try context.identifiers.orderId(token: params.chargeToken)
+      sent = Fingerprint(
+        binding: params.binding, billingContact: params.billingContact, paymentMethod: params.paymentMethod?.recorded,
+        amount: context.config.format(params.amount.minor), currencyCode: params.currencyCode, asSent: true)
+      fingerprint = JSONWriter.string(sent)
     }
 
-    /// Starts the call (once).
-    func send() {
-      call.withLock { call in
-        if call == nil { call = calls.charge(attempt.charge) }
+    public var conflict: ServiceError { .chargeTokenConflict }
+
+    /// The token, locked (PostgreSQL: a second request with it waits for the first to commit).
+    public static func lock(
+      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+    ) throws -> ChargeTokenRecord? {
+      try transaction.chargeToken(key)
+    }
+
+    /// The request as sent; for a fingerprint stored before `asSent` (an earlier release), the
+    /// request as it resolved (the token's contact and card where it gave none).
+    public func matches(_ stored: String, _ token: ChargeTokenRecord?, context: ServiceContext) throws -> Bool {
+      guard let token, !stored.isEmpty else { return false }
+      let recorded = try StoredJSON.read(stored, as: Fingerprint.self, "request fingerprint")
+      guard recorded.asSent != true else { return recorded == sent }
+      return recorded
+        == Fingerprint(
+          binding: sent.binding, billingContact: params.billingContact ?? token.billingContact,
+          paymentMethod: params.paymentMethod?.recorded ?? token.paymentMethod, amount: sent.amount,
+          currencyCode: sent.currencyCode)
+    }
+
+    public func prepare(
+      _ token: ChargeTokenRecord?, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Preparation<Result, Charge> {
+      guard let token else {
+        return .done(.failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again."), final: false)
       }
-    }
-
-    /// The gateway's answer, waited for (the call is sent first if it was not).
-    func reply() -> GatewayReply<GatewayPayment> {
-      send()
-      return call.withLock { $0! }.wait()
-    }
-
-    func finish(context: ServiceContext) throws -> Result {
-      try ProcessOrder.settle(orderId: attempt.orderId, token: attempt.token, reply: reply(), context: context)
-    }
-  }
-
-  /// What the first transaction decided.
-  private enum Step {
-    case answered(Result)
-    /// The attempt was recorded now, or had been (a replay of a pending order): send it.
-    case send(PaymentAttemptRow)
-  }
-
-  /// Everything up to the gateway call. With the sandbox that is everything (the charge happens in
-  /// the store transaction). With a remote gateway the attempt is committed as pending (stock
-  /// taken, token used) before the call starts, so that no answer lost to a timeout or a crash can
-  /// become a second charge: the same request again re-sends the same call under the same key.
-  static func begin(_ params: Params, context: ServiceContext) throws -> Begun {
-    let binding = params.binding
-    let now = context.clock.now()
-    let remote = context.gatewayCalls
-    let identifiers = try context.identifiers
-    let step = try context.store.write { transaction -> Step in
-      guard let token = try transaction.chargeToken(params.chargeToken) else {
-        return .answered(.failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again."))
+      guard token.usedAt == nil else {
+        throw StoreError.unavailable(reason: "a used charge token has no entry in the operation journal")
       }
+      let binding = params.binding
       let billing = params.billingContact ?? token.billingContact
       let card = params.paymentMethod?.recorded ?? token.paymentMethod
-      let amount = context.config.format(params.amount.minor)
-      let fingerprint = Fingerprint(
-        binding: binding, billingContact: params.billingContact, paymentMethod: params.paymentMethod?.recorded,
-        amount: amount, currencyCode: params.currencyCode, asSent: true)
-      if token.usedAt != nil {
-        guard let storedText = token.requestFingerprint else { throw ServiceError.chargeTokenConflict }
-        let stored = try StoredJSON.read(storedText, as: Fingerprint.self, "request fingerprint")
-        let expected =
-          stored.asSent == true
-          ? fingerprint
-          : Fingerprint(
-            binding: binding, billingContact: billing, paymentMethod: card, amount: amount,
-            currencyCode: params.currencyCode)
-        guard stored == expected else { throw ServiceError.chargeTokenConflict }
-        if let result = token.result { return .answered(try StoredJSON.read(result, as: Result.self, "processOrder result")) }
-        // Pending: its answer never came (or is coming to another request now). Send it again.
-        guard let attempt = try transaction.lockPaymentAttempt(orderId: identifiers.orderId(token: token.token)) else {
-          throw StoreError.unavailable(reason: "a used charge token has neither an answer nor a payment attempt")
-        }
-        return .send(attempt)
-      }
       if now >= token.expiresAt {
-        return .answered(.failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again."))
+        return .done(.failed(.invalidChargeToken, "The charge token has expired. Authorize the payment again."), final: false)
       }
       if token.binding != binding || billing != token.billingContact || card != token.paymentMethod {
-        return .answered(
+        return .done(
           .failed(
             .invalidChargeToken,
             "The charge token was authorized for a different order (items, shipping method, contacts, coupon or card differ)."
-          ))
+          ), final: false)
       }
-      guard (remote != nil) == (token.gatewayPaymentData != nil) else {
-        return .answered(
+      guard (context.gatewayCalls != nil) == (token.gatewayPaymentData != nil) else {
+        return .done(
           .failed(
             .invalidChargeToken,
-            "The charge token was authorized for another payment gateway than this one. Authorize the payment again."))
+            "The charge token was authorized for another payment gateway than this one. Authorize the payment again."),
+          final: false)
       }
       let prepared: PreparedOrder
-      switch try prepare(token, params: params, billing: billing, transaction: transaction, context: context, now: now) {
-      case .failed(let failure): return .answered(.failed(failure))
+      switch try price(token, params: params, billing: billing, transaction: transaction, context: context, now: now) {
+      case .failed(let failure): return .done(.failed(failure), final: false)
       case .ready(let order): prepared = order
       }
       guard let paymentData = token.gatewayPaymentData else {
         let result = try chargeInSandbox(token, prepared, transaction: transaction, context: context, now: now)
-        if case .failed(let failed) = result, !failed.failureCode.consumesToken { return .answered(result) }
-        try transaction.consume(
-          token.token, at: RFC3339.format(now), fingerprint: JSONWriter.string(fingerprint),
-          result: JSONWriter.string(result))
-        return .answered(result)
+        if case .failed(let failed) = result, !failed.failureCode.consumesToken { return .done(result, final: false) }
+        try transaction.use(token.token, at: RFC3339.format(now))
+        return .done(result, final: true)
       }
       try takeStock(prepared, transaction: transaction)
+      try transaction.use(token.token, at: RFC3339.format(now))
       let orderId = prepared.document.orderId
-      let attempt = PaymentAttemptRow(
-        orderId: orderId, token: token.token, idempotencyKey: Identifiers.chargeIdempotencyKey(orderId: orderId),
-        paymentData: paymentData, amountMinor: Int64(prepared.amountMinor), currencyCode: context.config.currency.code,
-        captureManually: context.config.gateway.capture == .manual, createdAt: RFC3339.format(now),
-        itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, prepared: JSONWriter.string(prepared))
-      try transaction.insert(attempt)
-      try transaction.consume(
-        token.token, at: RFC3339.format(now), fingerprint: JSONWriter.string(fingerprint), result: nil)
-      return .send(attempt)
+      return .send(
+        Charge(
+          orderId: orderId, token: token.token, idempotencyKey: Identifiers.chargeIdempotencyKey(orderId: orderId),
+          paymentData: paymentData, amountMinor: prepared.amountMinor, currencyCode: context.config.currency.code,
+          captureManually: context.config.gateway.capture == .manual, createdAt: RFC3339.format(now),
+          itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, prepared: prepared))
     }
-    switch step {
-    case .answered(let result): return .answered(result)
-    case .send(let attempt):
-      if PaymentRecovery.tooOld(attempt, now: now) {
-        return .answered(
+
+    public static func sender(_ context: ServiceContext) -> (@Sendable (Charge) -> PendingCall<GatewayReply<GatewayPayment>>)? {
+      guard let calls = context.gatewayCalls else { return nil }
+      return { charge in
+        let request = charge.gatewayCharge
+        return calls.start(key: request.idempotencyKey) { await $0.charge(request) }
+      }
+    }
+
+    /// Records the gateway's answer: the order (paid or authorized) when the charge went through,
+    /// else the failure with the stock put back. No answer leaves it pending.
+    public static func settle(
+      _ charge: Charge, reply: GatewayReply<GatewayPayment>, _ token: ChargeTokenRecord?,
+      _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Settlement<Result> {
+      let gatewayName = context.gatewayCalls?.gateway.name ?? "The gateway"
+      let nowText = RFC3339.format(now)
+      let identifiers = try context.identifiers
+      var prepared = charge.prepared
+      let orderId = charge.orderId
+      let currency = charge.currencyCode
+      switch reply {
+      case .unanswered(let reason):
+        return .pending(
+          .failed(
+            .gatewayUnavailable,
+            """
+            \(gatewayName) did not answer (\(reason)). The order is pending: send the same processOrder again to \
+            complete it; the card is never charged twice.
+            """))
+      case .refused(let refusal) where !refusal.final:
+        return .pending(
           .failed(
             .gatewayError,
             """
-            This order has been pending for more than 23 hours: its gateway may have forgotten the idempotency \
-            key, so payservice will not send it again (that could charge twice). Look the payment up at the \
-            gateway by its metadata order_id \(attempt.orderId).
+            \(gatewayName) refused the request (\(refusal.type)): \(refusal.message) The order is pending: once \
+            the cause is fixed, send the same processOrder again.
             """))
-      }
-      guard let remote else {
-        return .answered(
-          .failed(
-            .gatewayUnavailable,
-            "This order is pending at a remote gateway, and this payservice has none configured (gateway.kind is sandbox)."))
-      }
-      return .charging(Charging(attempt: attempt, calls: remote))
-    }
-  }
-
-  /// Records a remote gateway's answer to a pending attempt, in the second transaction: the order
-  /// (paid or authorized) when the charge went through, else the failure with the stock put back.
-  /// No answer leaves the attempt pending. An attempt already resolved (by another request or
-  /// process meanwhile) is answered with what was recorded.
-  static func settle(
-    orderId: String, token: String, reply: GatewayReply<GatewayPayment>, context: ServiceContext
-  ) throws -> Result {
-    let gatewayName = context.gatewayCalls?.gateway.name ?? "The gateway"
-    // No answer, or a refusal that changed nothing: the attempt stays pending.
-    switch reply {
-    case .unanswered(let reason):
-      return .failed(
-        .gatewayUnavailable,
-        """
-        \(gatewayName) did not answer (\(reason)). The order is pending: send the same processOrder again to \
-        complete it; the card is never charged twice.
-        """)
-    case .refused(let refusal) where !refusal.final:
-      return .failed(
-        .gatewayError,
-        """
-        \(gatewayName) refused the request (\(refusal.type)): \(refusal.message) The order is pending: once \
-        the cause is fixed, send the same processOrder again.
-        """)
-    default: break
-    }
-    let now = RFC3339.format(context.clock.now())
-    let identifiers = try context.identifiers
-    return try context.store.write { transaction -> Result in
-      // The token first, then the attempt: the order `begin` locks them in, so that a replay and a
-      // settlement in two processes queue instead of deadlocking.
-      let record = try transaction.chargeToken(token)
-      guard let attempt = try transaction.lockPaymentAttempt(orderId: orderId) else {
-        guard let result = record?.result else {
-          throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished without an answer")
-        }
-        return try StoredJSON.read(result, as: Result.self, "processOrder result")
-      }
-      var prepared = try StoredJSON.read(attempt.prepared, as: PreparedOrder.self, "prepared order")
-      let currency = attempt.currencyCode
-      let result: Result
-      switch reply {
       case .succeeded(let payment) where payment.status == .captured || payment.status == .authorized:
         let chargeId = payment.chargeId ?? payment.id
         try transaction.insert(
           ChargeRow(
-            chargeId: chargeId, token: token, succeeded: true, amountMinor: attempt.amountMinor,
-            currencyCode: currency, createdAt: now))
+            chargeId: chargeId, token: charge.token, succeeded: true, amountMinor: Int64(charge.amountMinor),
+            currencyCode: currency, createdAt: nowText))
         let captured = payment.status == .captured
         prepared.document.chargeId = chargeId
         prepared.document.gatewayPaymentId = payment.id
         prepared.document.status = captured ? .paid : .authorized
         try transaction.insert(prepared.row(chargeId: chargeId, gatewayPaymentId: payment.id, captured: captured))
-        result = .succeeded(
-          Succeeded(
-            orderId: orderId, chargeId: chargeId, amount: prepared.document.amount, currencyCode: currency,
-            order: prepared.document))
+        return .settled(
+          .succeeded(
+            Succeeded(
+              orderId: orderId, chargeId: chargeId, amount: prepared.document.amount, currencyCode: currency,
+              order: prepared.document)))
       case .succeeded(let payment):
-        result = try release(
-          identifiers: identifiers, prepared, attempt, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
-          message: "\(gatewayName) could not complete the payment (it needs an action this checkout cannot take).",
-          transaction: transaction, now: now)
+        return .settled(
+          try release(
+            identifiers: identifiers, charge, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
+            message: "\(gatewayName) could not complete the payment (it needs an action this checkout cannot take).",
+            transaction: transaction, now: nowText))
       case .declined(let decline):
-        result = try release(
-          identifiers: identifiers, prepared, attempt, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
-          declineCode: decline.declineCode, message: decline.message, transaction: transaction, now: now)
+        return .settled(
+          try release(
+            identifiers: identifiers, charge, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
+            declineCode: decline.declineCode, message: decline.message, transaction: transaction, now: nowText))
       case .refused(let refusal):
-        result = try release(
-          identifiers: identifiers, prepared, attempt, chargeId: nil, code: .gatewayError, declineCode: nil,
-          message: "\(gatewayName) refused the request (\(refusal.type)): \(refusal.message)", transaction: transaction,
-          now: now)
-      case .unanswered:
-        preconditionFailure("answered above")
+        return .settled(
+          try release(
+            identifiers: identifiers, charge, chargeId: nil, code: .gatewayError, declineCode: nil,
+            message: "\(gatewayName) refused the request (\(refusal.type)): \(refusal.message)", transaction: transaction,
+            now: nowText))
       }
-      try transaction.deletePaymentAttempt(orderId: orderId)
-      try transaction.setResult(token: token, result: JSONWriter.string(result))
-      return result
+    }
+
+    public static func unsent(_ charge: Charge, because reason: UnsentReason, context: ServiceContext) -> Result {
+      switch reason {
+      case .tooOld:
+        return .failed(
+          .gatewayError,
+          """
+          This order has been pending for more than 23 hours: its gateway may have forgotten the idempotency \
+          key, so payservice will not send it again (that could charge twice). Look the payment up at the \
+          gateway by its metadata order_id \(charge.orderId).
+          """)
+      case .noSender:
+        return .failed(
+          .gatewayUnavailable,
+          "This order is pending at a remote gateway, and this payservice has none configured (gateway.kind is sandbox).")
+      }
     }
   }
 
-  /// A final failure of a pending attempt: the stock it took goes back, the failed charge is recorded.
+  /// A charge sent to a remote gateway: exactly what is sent (and sent again under the same key
+  /// after a lost answer), with the order to record when it succeeds, priced as authorized so that
+  /// the order recorded is the one charged whatever the config says then.
+  public struct Charge: Sendable, WireObject {
+    var orderId = ""
+    var token = ""
+    var idempotencyKey = ""
+    var paymentData = ""
+    var amountMinor = 0
+    var currencyCode = ""
+    var captureManually = false
+    var createdAt = ""
+    /// Units across the order's lines (for listOrders).
+    var itemCount = 0
+    var prepared = PreparedOrder()
+
+    public static let shape = ObjectShape<Charge>(
+      blank: { Charge() },
+      [
+        .member("orderId", \.orderId), .member("token", \.token), .member("idempotencyKey", \.idempotencyKey),
+        .member("paymentData", \.paymentData), .member("amountMinor", \.amountMinor),
+        .member("currencyCode", \.currencyCode), .member("captureManually", \.captureManually),
+        .member("createdAt", \.createdAt), .member("itemCount", \.itemCount),
+        .member("prepared", \.prepared, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
+      ])
+
+    /// The charge as sent to the gateway.
+    var gatewayCharge: GatewayCharge {
+      GatewayCharge(
+        paymentData: paymentData, amountMinor: Int64(amountMinor), currencyCode: currencyCode, orderId: orderId,
+        captureManually: captureManually, idempotencyKey: idempotencyKey)
+    }
+
+    /// The pending order as listOrders lists it.
+    var summary: OrderSummaryRow {
+      OrderSummaryRow(
+        orderId: orderId, createdAt: createdAt, status: .pending, amountMinor: Int64(amountMinor), refundedMinor: 0,
+        currencyCode: currencyCode, itemCount: itemCount)
+    }
+  }
+
+  /// The charges pending at a remote gateway (orders not recorded yet), oldest first.
+  static func pendingCharges(_ store: any Store) throws -> [Charge] {
+    try store.pendingOperations().filter { $0.kind == Placement.kind }.map { entry in
+      try OperationRunner.call(of: entry, as: Placement.self).0
+    }
+  }
+
+  /// A final failure of a pending charge: the stock it took goes back, the failed charge is recorded.
   private static func release(
-    identifiers: Identifiers, _ prepared: PreparedOrder, _ attempt: PaymentAttemptRow, chargeId: String?, code: FailureCode,
-    declineCode: String?, message: String, transaction: any StoreTransaction, now: String
+    identifiers: Identifiers, _ charge: Charge, chargeId: String?, code: FailureCode, declineCode: String?,
+    message: String, transaction: any StoreTransaction, now: String
   ) throws -> Result {
-    for line in prepared.lines {
+    for line in charge.prepared.lines {
       guard try transaction.restock(line.sku, by: line.quantity) else {
-        throw StoreError.unavailable(reason: "the stock a payment attempt took is not recorded as sold")
+        throw StoreError.unavailable(reason: "the stock a pending charge took is not recorded as sold")
       }
     }
-    let chargeId = chargeId ?? identifiers.chargeId(token: attempt.token)
+    let chargeId = chargeId ?? identifiers.chargeId(token: charge.token)
     try transaction.insert(
       ChargeRow(
-        chargeId: chargeId, token: attempt.token, succeeded: false, failureCode: code.rawValue,
-        declineCode: declineCode, amountMinor: attempt.amountMinor, currencyCode: attempt.currencyCode,
+        chargeId: chargeId, token: charge.token, succeeded: false, failureCode: code.rawValue,
+        declineCode: declineCode, amountMinor: Int64(charge.amountMinor), currencyCode: charge.currencyCode,
         createdAt: now))
     return .failed(code, message, declineCode: declineCode, chargeId: chargeId)
   }
@@ -501,7 +497,7 @@ public enum ProcessOrder: RPCMethod {
 
   /// Prices the order as authorized and checks it: a failure when the amount does not match or
   /// stock is short (the token stays unused), else the order to record.
-  static func prepare(
+  static func price(
     _ token: ChargeTokenRecord, params: Params, billing: Contact?, transaction: any StoreTransaction,
     context: ServiceContext, now: Int64
   ) throws -> Prepared {

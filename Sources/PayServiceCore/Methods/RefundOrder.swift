@@ -140,19 +140,159 @@ public enum RefundOrder: RPCMethod {
   public typealias Result = BackOffice.Result<Succeeded>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    let fingerprint = BackOffice.fingerprint(params, Self.params)
-    return try BackOffice.run(
-      kind: "refund", keyName: "refundId", key: params.refundId, orderId: params.orderId, fingerprint: fingerprint,
-      context: context
-    ) { order, transaction, now in
-      try refund(order, params: params, transaction: transaction, context: context, now: now)
+    try OperationRunner.run(Refund(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  }
+
+  /// refundOrder as an operation of the journal (kind `refund`, keyed by the refundId). While a
+  /// refund waits for its gateway's answer, its money, units and shipping count as refunded for the
+  /// order's other refunds, so that none of them can give back what it already may have.
+  public struct Refund: Operation {
+    public static let kind = "refund"
+
+    let params: Params
+    public let fingerprint: String
+    public var key: String { params.refundId }
+    public var subject: String? { params.orderId }
+    public var conflict: ServiceError { .idempotencyKeyConflict("refundId") }
+
+    /// The refund decided: what is sent to the order's gateway, and recorded when it is done.
+    public struct Call: Sendable, WireObject, GatewayKeyed {
+      var orderId = ""
+      var amountMinor = 0
+      var lines: [Line] = []
+      var shipping = false
+      /// The refund as it will be recorded (a remote gateway's answer names its gatewayRefundId).
+      var refund = RefundRecord()
+      var paymentId = ""
+      var idempotencyKey = ""
+
+      public static let shape = ObjectShape<Call>(
+        blank: { Call() },
+        [
+          .member("orderId", \.orderId), .member("amountMinor", \.amountMinor), .member("lines", \.lines),
+          .member("shipping", \.shipping), .member("refund", \.refund), .member("paymentId", \.paymentId),
+          .member("idempotencyKey", \.idempotencyKey),
+        ])
+    }
+
+    public static func lock(
+      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+    ) throws -> OrderState {
+      try BackOffice.lockOrder(subject, transaction)
+    }
+
+    public func prepare(
+      _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Preparation<Result, Call> {
+      var order = order
+      for (_, pending) in try BackOffice.pending(Self.kind, as: Call.self, on: order, transaction) {
+        order.reserve(pending)
+      }
+      let decided: Call
+      switch try RefundOrder.decide(order, params: params, context: context, now: RFC3339.format(now)) {
+      case .failed(let failure): return .done(.failed(failure), final: false)
+      case .refund(let call): decided = call
+      }
+      var call = decided
+      // The sandbox's refund id; a remote gateway's answer brings its own.
+      call.refund.gatewayRefundId = try context.identifiers.gatewayRefundId(orderId: order.orderId, refundId: params.refundId)
+      switch BackOffice.route(order, kind: Self.kind, key: params.refundId, context: context) {
+      case .sandbox:
+        if order.sandboxOutcome == .refundFails { return .done(.failed(.refundDeclined, RefundOrder.declined), final: true) }
+        return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
+      case .unavailable(let failure): return .done(.failed(failure), final: false)
+      case .remote(let paymentId, let idempotencyKey):
+        call.paymentId = paymentId
+        call.idempotencyKey = idempotencyKey
+        return .send(call)
+      }
+    }
+
+    public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayRefund>>)? {
+      BackOffice.sender(context) { gateway, call in
+        await gateway.refund(
+          GatewayRefundRequest(
+            paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), orderId: call.orderId,
+            refundId: call.refund.refundId, idempotencyKey: call.idempotencyKey))
+      }
+    }
+
+    public static func settle(
+      _ call: Call, reply: GatewayReply<GatewayRefund>, _ order: OrderState, _ transaction: any StoreTransaction,
+      context: ServiceContext, now: Int64
+    ) throws -> Settlement<Result> {
+      if let settlement = BackOffice.settlement(of: reply, context: context, declined: { _ -> Settlement<Result> in .settled(.failed(.refundDeclined, RefundOrder.declined)) }) {
+        return settlement
+      }
+      guard case .succeeded(let gatewayRefund) = reply, gatewayRefund.status != .failed else {
+        return .settled(.failed(.refundDeclined, RefundOrder.declined))
+      }
+      var call = call
+      call.refund.gatewayRefundId = gatewayRefund.id
+      return .settled(try record(call, order, transaction, context: context, now: now))
+    }
+
+    public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
+      BackOffice.unsent(reason, orderId: call.orderId)
+    }
+
+    /// Records the refund on the order: its lines' units refunded (and restocked), its money, its
+    /// event and its document.
+    static func record(
+      _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    ) throws -> Result {
+      let (config, at, amount) = (context.config, RFC3339.format(now), Int64(call.amountMinor))
+      for change in call.lines {
+        guard let line = order.lines.first(where: { $0.sku == change.sku }) else {
+          throw StoreError.unavailable(reason: "order \(order.orderId) has no line \(change.sku)")
+        }
+        try transaction.setRefundedQuantity(
+          orderId: order.orderId, sku: line.sku, to: line.refundedQuantity + change.quantity)
+        if change.restock != .none {
+          guard try transaction.restock(line.sku, by: change.quantity) else {
+            throw StoreError.unavailable(reason: "stock of \(line.sku) cannot take back \(change.quantity) units")
+          }
+        }
+      }
+      let captured = order.capturedMinor ?? 0
+      let refunded = order.refundedMinor + amount
+      guard refunded <= captured else {
+        throw StoreError.unavailable(reason: "order \(order.orderId) would be refunded more than was captured")
+      }
+      let status: OrderStatus = refunded == captured ? .refunded : .partiallyRefunded
+      try transaction.updateOrder(
+        order.orderId, status: status, capturedMinor: order.capturedMinor, refundedMinor: refunded,
+        shippingRefunded: order.shippingRefunded || call.shipping)
+      try transaction.insert(
+        OrderEventRow(
+          orderId: order.orderId, position: order.nextEventPosition, kind: .refunded, at: at, amountMinor: amount,
+          reference: call.refund.refundId, reason: call.refund.reason))
+      try transaction.insert(
+        RefundRow(
+          refundId: call.refund.refundId, orderId: order.orderId, position: order.nextEventPosition, createdAt: call.refund.createdAt,
+          amountMinor: amount, document: JSONWriter.string(call.refund)))
+      return .succeeded(
+        Succeeded(
+          orderId: order.orderId, refund: call.refund, orderStatus: status, amountRefunded: config.format(refunded),
+          amountRemaining: config.format(captured - refunded)))
     }
   }
 
-  /// Decides the refund on the locked order and, when it goes through, writes it.
-  static func refund(
-    _ order: OrderState, params: Params, transaction: any StoreTransaction, context: ServiceContext, now: String
-  ) throws -> Result {
+  static let declined =
+    "The gateway declined the refund; the order is unchanged. Refund the buyer another way, or try again with a new refundId."
+
+  enum Decision {
+    case failed(BackOffice.Failed)
+    case refund(Refund.Call)
+
+    static func failed(_ code: BackOffice.FailureCode, _ message: String, errors: [BackOffice.Problem]? = nil) -> Decision {
+      .failed(BackOffice.Failed(failureCode: code, message: message, errors: errors))
+    }
+  }
+
+  /// Decides the refund on the order as it stands (its pending refunds counted as done): a failure,
+  /// or the refund to make.
+  static func decide(_ order: OrderState, params: Params, context: ServiceContext, now: String) throws -> Decision {
     let config = context.config
     switch order.status {
     case .pending:
@@ -167,9 +307,7 @@ public enum RefundOrder: RPCMethod {
     }
     let captured = order.capturedMinor ?? 0
     let remaining = captured - order.refundedMinor
-    var refund = RefundRecord(
-      refundId: params.refundId, createdAt: now, reason: params.reason,
-      gatewayRefundId: try context.identifiers.gatewayRefundId(orderId: order.orderId, refundId: params.refundId))
+    var refund = RefundRecord(refundId: params.refundId, createdAt: now, reason: params.reason)
     var computed: Int64 = 0
     var computedTax: Int64 = 0
     var changes: [(line: OrderState.Line, quantity: Int, restock: Restock)] = []
@@ -244,60 +382,31 @@ public enum RefundOrder: RPCMethod {
         "This refund is \(config.format(amount)) \(order.currencyCode), but only \(config.format(remaining)) of the "
           + "\(config.format(captured)) captured remains to refund.")
     }
-    let declined =
-      "The gateway declined the refund; the order is unchanged. Refund the buyer another way, or try again with a new refundId."
-    let (orderId, refundId, refundMinor) = (order.orderId, params.refundId, amount)
-    switch try BackOffice.callGateway(order, kind: "refund", keyName: "refundId", key: refundId, context: context, {
-      gateway, paymentId, idempotencyKey in
-      await gateway.refund(
-        GatewayRefundRequest(
-          paymentId: paymentId, amountMinor: refundMinor, orderId: orderId, refundId: refundId,
-          idempotencyKey: idempotencyKey))
-    }) {
-    case .sandbox:
-      if order.sandboxOutcome == .refundFails { return .failed(.refundDeclined, declined) }
-    case .done(let gatewayRefund):
-      if gatewayRefund.status == .failed { return .failed(.refundDeclined, declined) }
-      refund.gatewayRefundId = gatewayRefund.id
-    case .declined: return .failed(.refundDeclined, declined)
-    case .failed(let failure): return .failed(failure)
-    }
     // The withheld part (a fee kept) comes off the merchandise first: tax refunded is at most the
     // amount, and never more than the lines and shipping charged.
     refund.amount = config.format(amount)
     refund.tax = config.format(itemized ? min(computedTax, amount) : 0)
     if itemized && amount < computed { refund.withheld = config.format(computed - amount) }
-
-    for change in changes {
-      try transaction.setRefundedQuantity(
-        orderId: order.orderId, sku: change.line.sku, to: change.line.refundedQuantity + change.quantity)
-      if change.restock != .none {
-        guard try transaction.restock(change.line.sku, by: change.quantity) else {
-          throw StoreError.unavailable(reason: "stock of \(change.line.sku) cannot take back \(change.quantity) units")
-        }
-      }
-    }
-    let refunded = order.refundedMinor + amount
-    let status: OrderStatus = refunded == captured ? .refunded : .partiallyRefunded
-    try transaction.updateOrder(
-      order.orderId, status: status, capturedMinor: order.capturedMinor, refundedMinor: refunded,
-      shippingRefunded: order.shippingRefunded || params.shipping)
-    try transaction.insert(
-      OrderEventRow(
-        orderId: order.orderId, position: order.nextEventPosition, kind: .refunded, at: now, amountMinor: amount,
-        reference: params.refundId, reason: params.reason))
-    try transaction.insert(
-      RefundRow(
-        refundId: params.refundId, orderId: order.orderId, position: order.nextEventPosition, createdAt: now,
-        amountMinor: amount, document: JSONWriter.string(refund)))
-    return .succeeded(
-      Succeeded(
-        orderId: order.orderId, refund: refund, orderStatus: status, amountRefunded: config.format(refunded),
-        amountRemaining: config.format(captured - refunded)))
+    return .refund(
+      Refund.Call(
+        orderId: order.orderId, amountMinor: Int(amount),
+        lines: changes.map { Line(sku: $0.line.sku, quantity: $0.quantity, restock: $0.restock) }, shipping: params.shipping,
+        refund: refund))
   }
 
   static let legacyMessage =
     "The order was recorded before payservice kept each line's share of the total, so lines and shipping cannot be priced; refund it by amount."
+}
+
+extension OrderState {
+  /// Counts a refund waiting for its gateway's answer as done: its money, units and shipping.
+  mutating func reserve(_ refund: RefundOrder.Refund.Call) {
+    refundedMinor += Int64(refund.amountMinor)
+    for change in refund.lines {
+      if let index = lines.firstIndex(where: { $0.sku == change.sku }) { lines[index].refundedQuantity += change.quantity }
+    }
+    if refund.shipping { shippingRefunded = true }
+  }
 }
 
 /// One refund of an order, as refundOrder answers it and getOrder lists it.

@@ -11,10 +11,8 @@ public struct ChargeTokenRecord: Sendable {
   public var currencyCode: String
   public var sandboxOutcome: SandboxOutcome
   public var expiresAt: Int64
+  /// When the token was used; what the use asked and answered is the journal's `order` entry.
   public var usedAt: String?
-  /// processOrder's fingerprint of the request that used the token, and its answer, as JSON text.
-  public var requestFingerprint: String?
-  public var result: String?
   /// The Apple Pay authorization hold the token charges; nil for sandbox test tokens.
   public var authorizationId: String?
   /// What a remote gateway charges (a Stripe `tok_…` or `pm_…`); nil for the sandbox.
@@ -25,7 +23,7 @@ public struct ChargeTokenRecord: Sendable {
   public init(
     token: String, binding: String, billingContact: String?, paymentMethod: String?, issuedAt: String,
     amountMinor: Int64, currencyCode: String, sandboxOutcome: String, expiresAt: Int64, usedAt: String?,
-    requestFingerprint: String?, result: String?, authorizationId: String?, gatewayPaymentData: String?
+    authorizationId: String?, gatewayPaymentData: String?
   ) throws(StoreError) {
     guard let issued = RFC3339.parse(issuedAt) else {
       throw StoreError.unavailable(reason: "charge token \(token) has an unreadable issuedAt")
@@ -47,8 +45,6 @@ public struct ChargeTokenRecord: Sendable {
     self.sandboxOutcome = outcome
     self.expiresAt = expiresAt
     self.usedAt = usedAt
-    self.requestFingerprint = requestFingerprint
-    self.result = result
     self.authorizationId = authorizationId
     self.gatewayPaymentData = gatewayPaymentData
   }
@@ -81,10 +77,10 @@ extension StoreTransaction {
     return (token, walletToken)
   }
 
-  /// Records a token's use and its answer; a token used meanwhile is a store failure (the caller's
-  /// transaction read it unused and holds it locked, so this does not happen).
-  func consume(_ token: String, at now: String, fingerprint: String, result: String?) throws {
-    guard try markUsed(token: token, at: now, fingerprint: fingerprint, result: result) else {
+  /// Marks a token used; a token used meanwhile is a store failure (the caller's transaction read
+  /// it unused and holds it locked, so this does not happen).
+  func use(_ token: String, at now: String) throws {
+    guard try markUsed(token: token, at: now) else {
       throw StoreError.unavailable(reason: "charge token changed concurrently")
     }
   }

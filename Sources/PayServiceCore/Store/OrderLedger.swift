@@ -148,29 +148,6 @@ public struct RefundRow: Sendable {
   }
 }
 
-/// A back-office call that moved money (or was declined by the gateway), kept under the client's
-/// key: the same key with the same params is answered with `result` again.
-public struct BackOfficeRequestRow: Sendable, Equatable {
-  /// Which key space: "capture", "cancel" or "refund".
-  public var kind: String
-  public var key: String
-  public var orderId: String
-  /// The request's params as canonical JSON text.
-  public var fingerprint: String
-  /// The answer as JSON text.
-  public var result: String
-  public var createdAt: String
-
-  public init(kind: String, key: String, orderId: String, fingerprint: String, result: String, createdAt: String) {
-    self.kind = kind
-    self.key = key
-    self.orderId = orderId
-    self.fingerprint = fingerprint
-    self.result = result
-    self.createdAt = createdAt
-  }
-}
-
 /// A recorded order with where it stands now, as getOrder reads it.
 public struct StoredOrder: Sendable {
   /// The order document processOrder recorded (JSON text).
@@ -248,46 +225,5 @@ public struct OrderSummaryRow: Sendable, Equatable {
     self.refundedMinor = refundedMinor
     self.currencyCode = currencyCode
     self.itemCount = itemCount
-  }
-}
-
-/// A charge recorded before it is sent to a remote gateway, kept until the gateway's answer is:
-/// exactly what to send again (the same request under the same idempotency key) and the order to
-/// record when it succeeds.
-public struct PaymentAttemptRow: Sendable, Equatable {
-  public var orderId: String
-  public var token: String
-  public var idempotencyKey: String
-  public var paymentData: String
-  public var amountMinor: Int64
-  public var currencyCode: String
-  public var captureManually: Bool
-  public var createdAt: String
-  /// Units across the order's lines (for listOrders).
-  public var itemCount: Int
-  /// The order as it will be recorded (JSON text, see `ProcessOrder.PreparedOrder`).
-  public var prepared: String
-
-  public init(
-    orderId: String, token: String, idempotencyKey: String, paymentData: String, amountMinor: Int64,
-    currencyCode: String, captureManually: Bool, createdAt: String, itemCount: Int, prepared: String
-  ) {
-    self.orderId = orderId
-    self.token = token
-    self.idempotencyKey = idempotencyKey
-    self.paymentData = paymentData
-    self.amountMinor = amountMinor
-    self.currencyCode = currencyCode
-    self.captureManually = captureManually
-    self.createdAt = createdAt
-    self.itemCount = itemCount
-    self.prepared = prepared
-  }
-
-  /// The charge as sent to the gateway.
-  public var charge: GatewayCharge {
-    GatewayCharge(
-      paymentData: paymentData, amountMinor: amountMinor, currencyCode: currencyCode, orderId: orderId,
-      captureManually: captureManually, idempotencyKey: idempotencyKey)
   }
 }

@@ -207,6 +207,13 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         sql: "INSERT INTO storeKey (purpose, keyHex) VALUES (?, ?)",
         arguments: [StoreSchema.identifierKeyPurpose, try newIdentifierKey().hex])
     }
+    migrator.registerMigration(StoreSchema.migrations[8], foreignKeyChecks: .immediate) { db in
+      try db.execute(sql: StoreSchema.operationTable)
+      try db.execute(sql: StoreSchema.pendingOperationIndex)
+      try db.execute(sql: StoreSchema.usedChargeTokensToOperations(attemptObject: SQLiteStore.attemptObject))
+      try db.execute(sql: StoreSchema.backOfficeRequestsToOperations)
+      for statement in StoreSchema.supersededByOperations { try db.execute(sql: statement) }
+    }
     return migrator
   }
 
@@ -276,6 +283,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       itemCount INTEGER NOT NULL,
       prepared TEXT NOT NULL
     );
+    """
+
+  /// A `paymentAttempt` row `a` as the JSON object of its pending charge (`ProcessOrder.Charge`),
+  /// for migration v9.
+  static let attemptObject = """
+    json_object('orderId', a.orderId, 'token', a.token, 'idempotencyKey', a.idempotencyKey,
+      'paymentData', a.paymentData, 'amountMinor', a.amountMinor, 'currencyCode', a.currencyCode,
+      'captureManually', json(CASE WHEN a.captureManually THEN 'true' ELSE 'false' END), 'createdAt', a.createdAt,
+      'itemCount', a.itemCount, 'prepared', a.prepared)
     """
 
   public func seedStock(_ catalog: [Product]) throws(StoreError) {
@@ -436,11 +452,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
   }
 
-  public func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow] {
+  public func pendingOperations() throws(StoreError) -> [OperationRow] {
     try read { db in
       try Row.fetchAll(
-        db, sql: "SELECT \(SQLiteTransaction.attemptColumns) FROM paymentAttempt ORDER BY createdAt, orderId"
-      ).map(SQLiteTransaction.attempt)
+        db,
+        sql: """
+          SELECT \(SQLiteTransaction.operationColumns) FROM operation WHERE state = 'pending' ORDER BY created, kind, key
+          """
+      ).map(SQLiteTransaction.operation)
     }
   }
 }

@@ -10,7 +10,7 @@ struct SQLiteTransaction: StoreTransaction {
     let statement = try db.cachedStatement(
       sql: """
         SELECT token, binding, billingContact, paymentMethod, issuedAt, amountMinor, currencyCode, sandboxOutcome,
-          expiresAt, usedAt, requestFingerprint, result, authorizationId, gatewayPaymentData
+          expiresAt, usedAt, authorizationId, gatewayPaymentData
         FROM chargeToken WHERE token = ?
         """)
     // A cursor's row reads the statement in place (fetchOne copies every column first); the row is
@@ -21,8 +21,7 @@ struct SQLiteTransaction: StoreTransaction {
       return try ChargeTokenRecord(
         token: row[0], binding: row[1], billingContact: row[2], paymentMethod: row[3],
         issuedAt: row[4], amountMinor: row[5], currencyCode: row[6], sandboxOutcome: row[7], expiresAt: row[8],
-        usedAt: row[9],
-        requestFingerprint: row[10], result: row[11], authorizationId: row[12], gatewayPaymentData: row[13])
+        usedAt: row[9], authorizationId: row[10], gatewayPaymentData: row[11])
     }
   }
 
@@ -57,18 +56,10 @@ struct SQLiteTransaction: StoreTransaction {
     return db.changesCount
   }
 
-  func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool {
-    try db.cachedStatement(
-      sql: "UPDATE chargeToken SET usedAt = ?, requestFingerprint = ?, result = ? WHERE token = ? AND usedAt IS NULL"
-    ).execute(arguments: [now, fingerprint, result, token])
+  func markUsed(token: String, at now: String) throws -> Bool {
+    try db.cachedStatement(sql: "UPDATE chargeToken SET usedAt = ? WHERE token = ? AND usedAt IS NULL")
+      .execute(arguments: [now, token])
     return db.changesCount == 1
-  }
-
-  func setResult(token: String, result: String) throws {
-    try db.cachedStatement(
-      sql: "UPDATE chargeToken SET result = ? WHERE token = ? AND usedAt IS NOT NULL AND result IS NULL"
-    ).execute(arguments: [result, token])
-    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "charge token changed concurrently") }
   }
 
   func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
@@ -258,64 +249,57 @@ struct SQLiteTransaction: StoreTransaction {
     ])
   }
 
-  func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow? {
-    try Row.fetchOne(
-      db.cachedStatement(
-        sql: "SELECT orderId, fingerprint, result, createdAt FROM backOfficeRequest WHERE kind = ? AND key = ?"),
-      arguments: [kind, key]
-    ).map { row in
-      BackOfficeRequestRow(
-        kind: kind, key: key, orderId: row[0], fingerprint: row[1], result: row[2], createdAt: row[3])
-    }
+  static let operationColumns = "kind, key, fingerprint, state, subject, request, result, created, settled"
+
+  /// A row selected with `operationColumns`.
+  static func operation(_ row: Row) throws(StoreError) -> OperationRow {
+    OperationRow(
+      kind: row[0], key: row[1], fingerprint: row[2], state: try OperationRow.state(stored: row[3]), subject: row[4],
+      request: row[5], result: row[6], created: row[7], settled: row[8])
   }
 
-  func insert(_ request: BackOfficeRequestRow) throws -> Bool {
+  func operation(kind: String, key: String) throws -> OperationRow? {
+    // The store's write lock is held already: nothing else changes the entry meanwhile.
+    try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT \(Self.operationColumns) FROM operation WHERE kind = ? AND key = ?"),
+      arguments: [kind, key]
+    ).map(Self.operation)
+  }
+
+  func insert(_ operation: OperationRow) throws -> Bool {
     try db.cachedStatement(
       sql: """
-        INSERT INTO backOfficeRequest (kind, key, orderId, fingerprint, result, createdAt) VALUES (?, ?, ?, ?, ?, ?)
+        INSERT INTO operation (\(Self.operationColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (kind, key) DO NOTHING
         """
     ).execute(arguments: [
-      request.kind, request.key, request.orderId, request.fingerprint, request.result, request.createdAt,
+      operation.kind, operation.key, operation.fingerprint, operation.state.rawValue, operation.subject,
+      operation.request, operation.result, operation.created, operation.settled,
     ])
     return db.changesCount == 1
   }
 
-  func insert(_ attempt: PaymentAttemptRow) throws {
+  func settleOperation(kind: String, key: String, result: String, at now: String) throws {
     try db.cachedStatement(
       sql: """
-        INSERT INTO paymentAttempt
-          (orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt,
-           itemCount, prepared)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        UPDATE operation SET state = 'settled', result = ?, settled = ? WHERE kind = ? AND key = ? AND state = 'pending'
         """
-    ).execute(arguments: [
-      attempt.orderId, attempt.token, attempt.idempotencyKey, attempt.paymentData, attempt.amountMinor,
-      attempt.currencyCode, attempt.captureManually, attempt.createdAt, attempt.itemCount, attempt.prepared,
-    ])
+    ).execute(arguments: [result, now, kind, key])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "operation \(kind) \(key) is not pending") }
   }
 
-  static let attemptColumns = """
-    orderId, token, idempotencyKey, paymentData, amountMinor, currencyCode, captureManually, createdAt, itemCount,
-    prepared
-    """
-
-  /// A row selected with `attemptColumns`.
-  static func attempt(_ row: Row) -> PaymentAttemptRow {
-    PaymentAttemptRow(
-      orderId: row[0], token: row[1], idempotencyKey: row[2], paymentData: row[3], amountMinor: row[4],
-      currencyCode: row[5], captureManually: row[6], createdAt: row[7], itemCount: row[8], prepared: row[9])
+  func removeOperation(kind: String, key: String) throws {
+    try db.cachedStatement(sql: "DELETE FROM operation WHERE kind = ? AND key = ? AND state = 'pending'")
+      .execute(arguments: [kind, key])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "operation \(kind) \(key) is not pending") }
   }
 
-  func lockPaymentAttempt(orderId: String) throws -> PaymentAttemptRow? {
-    try Row.fetchOne(
-      db.cachedStatement(sql: "SELECT \(Self.attemptColumns) FROM paymentAttempt WHERE orderId = ?"),
-      arguments: [orderId]
-    ).map(Self.attempt)
-  }
-
-  func deletePaymentAttempt(orderId: String) throws {
-    try db.cachedStatement(sql: "DELETE FROM paymentAttempt WHERE orderId = ?").execute(arguments: [orderId])
-    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "payment attempt \(orderId) vanished") }
+  func pendingOperations(subject: String) throws -> [OperationRow] {
+    try Row.fetchAll(
+      db.cachedStatement(
+        sql: """
+          SELECT \(Self.operationColumns) FROM operation WHERE subject = ? AND state = 'pending' ORDER BY created, kind, key
+          """), arguments: [subject]
+    ).map(Self.operation)
   }
 }

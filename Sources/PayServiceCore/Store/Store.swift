@@ -51,11 +51,11 @@ public protocol Store: AnyObject, Sendable {
   func order(id: String) throws(StoreError) -> StoredOrder?
 
   /// Recorded orders newest first (`createdAt` then `orderId`, descending), filtered and paged by
-  /// `query` (pending payment attempts are not orders yet: see `paymentAttempts()`).
+  /// `query` (orders pending at a remote gateway are not recorded yet: see `pendingOperations()`).
   func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow]
 
-  /// Every payment attempt still waiting for its gateway's answer, oldest first.
-  func paymentAttempts() throws(StoreError) -> [PaymentAttemptRow]
+  /// Every operation still pending (its network call's answer not recorded), oldest first.
+  func pendingOperations() throws(StoreError) -> [OperationRow]
 
   /// Makes this store's identifiers under its own key (created with the store, see `Identifiers`).
   var identifiers: Identifiers { get }
@@ -78,11 +78,9 @@ public protocol StoreTransaction {
   /// they kept), never the one with the highest sequence number, so that numbers are not reused;
   /// returns how many went.
   func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int
-  /// Records a token's use and its answer (nil while its payment attempt is pending); false when it
-  /// was used meanwhile (nothing written).
-  func markUsed(token: String, at now: String, fingerprint: String, result: String?) throws -> Bool
-  /// Records the answer of a used token whose payment attempt was pending.
-  func setResult(token: String, result: String) throws
+  /// Marks a token used (its use and answer are the journal's `order` entry); false when it was
+  /// used meanwhile (nothing written).
+  func markUsed(token: String, at now: String) throws -> Bool
   /// Stock on hand of each sku (0 for unknown ones), locked for this transaction, in the order given.
   func quantitiesOnHand(_ skus: [String]) throws -> [Int]
   /// Takes `quantity` off the stock of `sku`; false (and nothing changed) when there is not enough.
@@ -113,19 +111,20 @@ public protocol StoreTransaction {
   func restock(_ sku: String, by quantity: Int) throws -> Bool
   func insert(_ event: OrderEventRow) throws
   func insert(_ refund: RefundRow) throws
-  /// The back-office request stored under this key, or nil.
-  func backOfficeRequest(kind: String, key: String) throws -> BackOfficeRequestRow?
-  /// Stores a back-office request; false when its key was stored meanwhile (nothing written).
-  func insert(_ request: BackOfficeRequestRow) throws -> Bool
 
-  // Remote gateways: a charge is recorded as a pending attempt before it is sent.
+  // The operation journal (`OperationRunner`): every piece of work that must happen once.
 
-  func insert(_ attempt: PaymentAttemptRow) throws
-  /// The pending attempt for an order, locked for this transaction; nil when there is none (never
-  /// made, or resolved).
-  func lockPaymentAttempt(orderId: String) throws -> PaymentAttemptRow?
-  /// Removes a resolved attempt (its order, or its failure, is recorded in the same transaction).
-  func deletePaymentAttempt(orderId: String) throws
+  /// The journal's entry for `key`, locked for this transaction (PostgreSQL: `FOR UPDATE`); nil
+  /// when the key is unused.
+  func operation(kind: String, key: String) throws -> OperationRow?
+  /// Records a new entry; false when its key was recorded meanwhile (nothing written).
+  func insert(_ operation: OperationRow) throws -> Bool
+  /// Records a pending entry's answer: it is settled.
+  func settleOperation(kind: String, key: String, result: String, at now: String) throws
+  /// Removes a pending entry whose call changed nothing: its key is unused again.
+  func removeOperation(kind: String, key: String) throws
+  /// The pending entries about `subject`, oldest first.
+  func pendingOperations(subject: String) throws -> [OperationRow]
 }
 
 /// A charge token to insert.
@@ -221,6 +220,7 @@ public enum StoreSchema {
     "v6: orders priced with tax included",
     "v7: Wallet order tracking tokens",
     "v8: the store's identifier key; unused charge tokens by expiry",
+    "v9: one operation journal for exactly-once work",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

@@ -48,7 +48,7 @@ struct StoreContractTests {
     let (store, _) = try backend.freshStore(config: Self.config)
     let old = try store.write { transaction in try (0..<20).map { try Self.issue(transaction, binding: "old\($0)") } }
     // One of them used: it is an order's record and stays.
-    #expect(try store.write { try $0.markUsed(token: old[3], at: "2026-11-21T12:00:00Z", fingerprint: "f", result: nil) })
+    #expect(try store.write { try $0.markUsed(token: old[3], at: "2026-11-21T12:00:00Z") })
     func kept() throws -> Int { try store.write { transaction in try old.filter { try transaction.chargeToken($0) != nil }.count } }
     // Within the 600 s they are valid, nothing goes.
     _ = try store.write { try Self.issue($0, binding: "valid", at: TestConfig.now + 599) }
@@ -113,14 +113,14 @@ struct StoreContractTests {
     #expect(record.expiresAt == TestConfig.now + 600 && record.issuedAt == TestConfig.now)
   }
 
-  @Test("a charge token is used once; its answer is kept", arguments: StoreBackend.available)
+  @Test("a charge token is used once", arguments: StoreBackend.available)
   func tokenUsedOnce(backend: StoreBackend) throws {
     let (store, _) = try backend.freshStore(config: Self.config)
     let token = try store.write { try Self.issue($0) }
-    #expect(try store.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z", fingerprint: "f", result: "r1") })
-    #expect(try store.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:02Z", fingerprint: "g", result: "r2") } == false)
+    #expect(try store.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z") })
+    #expect(try store.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:02Z") } == false)
     let record = try #require(try store.write { try $0.chargeToken(token) })
-    #expect(record.usedAt == "2026-11-21T12:00:01Z" && record.requestFingerprint == "f" && record.result == "r1")
+    #expect(record.usedAt == "2026-11-21T12:00:01Z")
   }
 
   @Test("an Apple Pay transaction id is accepted once, and only a held authorization is captured", arguments: StoreBackend.available)
@@ -234,19 +234,48 @@ struct StoreContractTests {
     #expect(totals.charges == 1 && totals.orders == 1 && totals.unitsBySKU == ["clock": 1, "lamp": 2])
   }
 
-  @Test("a back-office key is stored once; a second insert of it changes nothing", arguments: StoreBackend.available)
-  func backOfficeKeys(backend: StoreBackend) throws {
+  @Test(
+    "a journal key is recorded once; a pending entry is settled or removed once, and listed by subject until then",
+    arguments: StoreBackend.available)
+  func operationJournal(backend: StoreBackend) throws {
     let (store, _) = try backend.freshStore(config: Self.config)
-    try store.write { try Self.insertOrder($0, "ord_1") }
-    let request = BackOfficeRequestRow(
-      kind: "refund", key: "r 1", orderId: "ord_1", fingerprint: "{}", result: #"{"status":"succeeded"}"#,
-      createdAt: "2026-11-21T12:05:00Z")
-    #expect(try store.write { try $0.insert(request) })
-    var other = request
+    let settled = OperationRow(
+      kind: "refund", key: "r 1", fingerprint: "{}", state: .settled, subject: "ord_1", request: nil,
+      result: #"{"status":"succeeded"}"#, created: "2026-11-21T12:05:00Z", settled: "2026-11-21T12:05:00Z")
+    #expect(try store.write { try $0.insert(settled) })
+    var other = settled
     other.fingerprint = #"{"amount":"1.00"}"#
     #expect(try store.write { try $0.insert(other) } == false)
-    #expect(try store.write { try $0.backOfficeRequest(kind: "refund", key: "r 1") } == request)
-    #expect(try store.write { try $0.backOfficeRequest(kind: "capture", key: "r 1") } == nil)
+    #expect(try store.write { try $0.operation(kind: "refund", key: "r 1") } == settled)
+    #expect(try store.write { try $0.operation(kind: "capture", key: "r 1") } == nil)
+
+    let pending = { (kind: String, key: String, created: String) in
+      OperationRow(
+        kind: kind, key: key, fingerprint: "f", state: .pending, subject: "ord_1", request: #"{"call":1}"#, result: nil,
+        created: created, settled: nil)
+    }
+    let (capture, refund, later) = (
+      pending("capture", "c 1", "2026-11-21T12:06:00Z"), pending("refund", "r 2", "2026-11-21T12:06:00Z"),
+      pending("cancel", "x 1", "2026-11-21T12:07:00Z")
+    )
+    for entry in [later, refund, capture] { #expect(try store.write { try $0.insert(entry) }) }
+    #expect(try store.write { try $0.pendingOperations(subject: "ord_1") } == [capture, refund, later])
+    #expect(try store.write { try $0.pendingOperations(subject: "ord_2") } == [])
+    #expect(try store.pendingOperations() == [capture, refund, later])
+
+    try store.write { try $0.settleOperation(kind: "capture", key: "c 1", result: #"{"ok":true}"#, at: "2026-11-21T12:08:00Z") }
+    var captured = capture
+    (captured.state, captured.result, captured.settled) = (.settled, #"{"ok":true}"#, "2026-11-21T12:08:00Z")
+    #expect(try store.write { try $0.operation(kind: "capture", key: "c 1") } == captured)
+    try store.write { try $0.removeOperation(kind: "cancel", key: "x 1") }
+    #expect(try store.write { try $0.operation(kind: "cancel", key: "x 1") } == nil)
+    #expect(try store.pendingOperations() == [refund])
+    // Only a pending entry is settled or removed: a second settlement or removal is a store failure.
+    #expect(throws: StoreError.self) {
+      try store.write { try $0.settleOperation(kind: "capture", key: "c 1", result: "{}", at: "2026-11-21T12:09:00Z") }
+    }
+    #expect(throws: StoreError.self) { try store.write { try $0.removeOperation(kind: "refund", key: "r 1") } }
+    #expect(try store.write { try $0.operation(kind: "refund", key: "r 1") } == settled)
   }
 
   @Test("orders are listed newest first by createdAt then orderId, filtered, after a position", arguments: StoreBackend.available)

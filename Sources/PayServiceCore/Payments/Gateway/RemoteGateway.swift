@@ -192,7 +192,8 @@ public final class GatewayCalls: Sendable {
   /// Calls the server lets overlap.
   public let maxConcurrent: Int
   private let executor: TaskThread
-  private let inFlight = Mutex<[String: Awaited<GatewayReply<GatewayPayment>>]>([:])
+  /// The calls in flight by idempotency key (each an `Awaited` of its reply type).
+  private let inFlight = Mutex<[String: any AnyObject & Sendable]>([:])
 
   public init(gateway: any RemoteGateway, maxConcurrent: Int) {
     self.gateway = gateway
@@ -204,28 +205,29 @@ public final class GatewayCalls: Sendable {
     executor.stop()
   }
 
-  /// Starts an order's charge, unless one under its key is in flight: then that one's answer.
-  func charge(_ charge: GatewayCharge) -> PendingCall {
-    let (gateway, key) = (self.gateway, charge.idempotencyKey)
-    let awaited = inFlight.withLock { calls in
-      if let running = calls[key] { return running }
-      let started = Awaited(on: executor) { await gateway.charge(charge) }
+  /// Starts `call` under its idempotency key `key`, unless a call under that key is in flight:
+  /// then that one's answer.
+  func start<Value: Sendable>(key: String, _ call: @escaping @Sendable (any RemoteGateway) async -> Value)
+    -> PendingCall<Value>
+  {
+    let gateway = self.gateway
+    let awaited = inFlight.withLock { calls -> Awaited<Value> in
+      if let running = calls[key] as? Awaited<Value> { return running }
+      let started = Awaited(on: executor) { await call(gateway) }
       calls[key] = started
       return started
     }
-    return PendingCall(key: key, awaited: awaited, calls: self)
-  }
-
-  fileprivate func finished(_ key: String, _ awaited: Awaited<GatewayReply<GatewayPayment>>) {
-    inFlight.withLock { calls in
-      if calls[key] === awaited { calls[key] = nil }
+    return PendingCall { [self] in
+      let reply = awaited.wait()
+      inFlight.withLock { calls in
+        if calls[key] === awaited { calls[key] = nil }
+      }
+      return reply
     }
   }
 
-  /// Runs `call` to its end on the gateway's thread, blocking this one (a back-office call).
-  func run<Value: Sendable>(_ call: @escaping @Sendable (any RemoteGateway) async -> GatewayReply<Value>)
-    -> GatewayReply<Value>
-  {
+  /// Runs `call` to its end on the gateway's thread, blocking this one (a read, like a token's card).
+  func run<Value: Sendable>(_ call: @escaping @Sendable (any RemoteGateway) async -> Value) -> Value {
     let gateway = self.gateway
     return Awaited(on: executor) { await call(gateway) }.wait()
   }
@@ -238,15 +240,13 @@ public final class GatewayCalls: Sendable {
 }
 
 /// A call started and not yet waited for.
-struct PendingCall: Sendable {
-  let key: String
-  let awaited: Awaited<GatewayReply<GatewayPayment>>
-  let calls: GatewayCalls
+public struct PendingCall<Value: Sendable>: Sendable {
+  let waitForReply: @Sendable () -> Value
+
+  init(_ wait: @escaping @Sendable () -> Value) {
+    self.waitForReply = wait
+  }
 
   /// Blocks until the answer is in.
-  func wait() -> GatewayReply<GatewayPayment> {
-    let reply = awaited.wait()
-    calls.finished(key, awaited)
-    return reply
-  }
+  func wait() -> Value { waitForReply() }
 }
