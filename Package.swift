@@ -185,7 +185,7 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: ["payservice", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
-      exclude: ["Golden"]
+      exclude: ["Golden", "Fixtures"]
     ),
   ]
 )
