@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Writes the store-v8 upgrade fixture: store.sqlite (a store written by payservice at commit ae734a2,
-schema v8), requests.jsonl and responses.jsonl (what that release answers to them on a copy of it).
+schema v8), requests.jsonl and responses.jsonl (what that release answers to them on a copy of it),
+and, given a PostgreSQL server, store.pg.sql (the same store made in PostgreSQL, as pg_dump wrote it).
 
     swift build -c release --product payservice
     swift build -c release --product stripe-test-server
     python3 Tests/EndToEndTests/Fixtures/store-v8/make.py            # writes the fixture
     python3 Tests/EndToEndTests/Fixtures/store-v8/make.py --check    # regenerates it in a temporary
                                                                      # directory, compares every byte
+    PAYSERVICE_FIXTURE_POSTGRES_URL=postgres://user:password@host:port/db python3 …/make.py [--check]
+                                                                     # store.pg.sql too
 
 Run it only with the binaries of ae734a2 (the release the fixture stands for): a later release
 would write a later schema. The store is built with the clock pinned (--now) and the identifier key
@@ -35,12 +38,14 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import sqlite3
 import stat
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
@@ -329,18 +334,23 @@ def run_replay(binary, store, text, scratch, config="config.yaml"):
     copy = os.path.join(directory, "store.sqlite")
     shutil.copyfile(store, copy)
     os.chmod(copy, 0o600)
+    return replay_on(binary, copy, text, config)
+
+
+def replay_on(binary, database, text, config="config.yaml"):
+    """The binary's stdout on `text`, on the store `database` (a file or a PostgreSQL URL)."""
     env = dict(os.environ)
     env["PAYSERVICE_ID_KEY"] = ID_KEY
     result = subprocess.run(
-        [binary, "--config", os.path.join(HERE, config), "--database", copy, "--now", NOW_REPLAY,
+        [binary, "--config", os.path.join(HERE, config), "--database", database, "--now", NOW_REPLAY,
          "--back-office", "--quiet"], input=text.encode(), capture_output=True, env=env)
     if result.returncode != 0 or result.stderr:
         raise Failure("replay: exit %d, stderr %s" % (result.returncode, result.stderr.decode(errors="replace")))
     return result.stdout
 
 
-def generate(out, binary, stripe_server, scratch):
-    database = os.path.join(scratch, "store.sqlite")
+def three_runs(binary, stripe_server, database, scratch):
+    """Runs 1 to 3 on the store `database`; the orders placed and the back-office requests made."""
     orders, back_office, log1 = automatic_run(binary, database, scratch)
     manual_orders, manual_requests, log2 = manual_run(binary, database, scratch)
     orders.update(manual_orders)
@@ -350,6 +360,12 @@ def generate(out, binary, stripe_server, scratch):
     for log in (log1, log2, log3):
         if log:
             raise Failure("payservice wrote to stderr while generating: %s" % log)
+    return orders, back_office
+
+
+def generate(out, binary, stripe_server, scratch):
+    database = os.path.join(scratch, "store.sqlite")
+    orders, back_office = three_runs(binary, stripe_server, database, scratch)
     checkpoint(database)
 
     # The first page of listOrders gives the cursor of the second.
@@ -371,7 +387,86 @@ def generate(out, binary, stripe_server, scratch):
         f.write(requests)
     with open(os.path.join(out, "responses.jsonl"), "wb") as f:
         f.write(responses)
-    return orders
+    return orders, back_office, cursor, requests, responses
+
+
+class PostgresServer:
+    """A PostgreSQL server whose user may create databases (a URL like PAYSERVICE_TEST_POSTGRES_URL).
+    The password goes to psql, pg_dump and payservice in PGPASSWORD, never on a command line."""
+
+    def __init__(self, url):
+        parts = urllib.parse.urlsplit(url)
+        self.user = urllib.parse.unquote(parts.username or "")
+        self.password = urllib.parse.unquote(parts.password or "")
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 5432
+        self.admin_database = parts.path.lstrip("/") or "postgres"
+
+    def environment(self, database):
+        env = dict(os.environ)
+        env.update(PGHOST=self.host, PGPORT=str(self.port), PGUSER=self.user, PGPASSWORD=self.password,
+                   PGDATABASE=database)
+        return env
+
+    def run(self, program, database, *arguments, input=None):
+        result = subprocess.run([program] + list(arguments), env=self.environment(database), input=input,
+                                capture_output=True)
+        if result.returncode != 0:
+            raise Failure("%s failed: %s" % (program, result.stderr.decode(errors="replace")))
+        return result.stdout
+
+    def psql(self, database, *arguments, input=None):
+        return self.run("psql", database, "-X", "-q", "-v", "ON_ERROR_STOP=1", *arguments, input=input)
+
+    def create(self, name):
+        self.psql(self.admin_database, "-c", 'CREATE DATABASE "%s"' % name)
+
+    def drop(self, name):
+        self.psql(self.admin_database, "-c", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name)
+
+    def url(self, name):
+        """The --database URL of `name`, its password left to PGPASSWORD."""
+        return "postgres://%s@%s:%d/%s" % (urllib.parse.quote(self.user, safe=""), self.host, self.port, name)
+
+
+def generate_postgres(out, binary, stripe_server, scratch, server, sqlite_fixture):
+    """The same three runs on a new PostgreSQL database, dumped as plain SQL (store.pg.sql); the dump,
+    loaded into another new database, must answer the replay exactly as store.sqlite does."""
+    sqlite_orders, sqlite_back_office, cursor, requests, responses = sqlite_fixture
+    name = "payservice_fixture_v8_%d" % os.getpid()
+    server.drop(name)
+    server.create(name)
+    try:
+        orders, back_office = three_runs(binary, stripe_server, server.url(name), scratch)
+        dump = server.run("pg_dump", name, "--inserts", "--no-owner", "--no-privileges").decode()
+    finally:
+        server.drop(name)
+    if replay_requests(orders, back_office, cursor) != requests:
+        raise Failure("the runs on PostgreSQL sent other requests than on SQLite")
+    # pg_dump 15.14 and later guard the dump with \restrict and a random key; the fixture is ours,
+    # and without them it is the same bytes every time (and loads with any psql).
+    dump = "\n".join(l for l in dump.split("\n") if not l.startswith(("\\restrict ", "\\unrestrict ")))
+    # The one thing the server stamps with its own clock, not --now: when each migration ran (nothing
+    # reads it). Stamped with run 1's clock instead, so that the dump repeats.
+    dump, stamped = re.subn(
+        r"^(INSERT INTO public\.payservice_migrations VALUES \('(?:[^']|'')*', )'[^']*'\);$",
+        r"\1'2026-11-21 12:00:00+00');", dump, flags=re.MULTILINE)
+    if stamped != 8:
+        raise Failure("expected 8 migrations in the dump, found %d" % stamped)
+    loaded = name + "_replay"
+    server.drop(loaded)
+    server.create(loaded)
+    try:
+        server.psql(loaded, "-1", input=dump.encode())
+        answered = replay_on(binary, server.url(loaded), requests)
+        if answered != responses:
+            raise Failure("the dump, loaded into PostgreSQL, answers the replay differently from store.sqlite")
+        if replay_on(binary, server.url(loaded), requests) != responses:
+            raise Failure("the loaded dump answers the replay differently the second time")
+    finally:
+        server.drop(loaded)
+    with open(os.path.join(out, "store.pg.sql"), "w", encoding="utf-8") as f:
+        f.write(dump)
 
 
 def summary(database, scratch):
@@ -400,12 +495,25 @@ def main():
     parser.add_argument("--stripe-server", default=os.path.join(ROOT, ".build", "release", "stripe-test-server"))
     parser.add_argument("--check", action="store_true",
                         help="regenerate in a temporary directory and compare with the committed files")
+    parser.add_argument("--postgres", metavar="URL", default=os.environ.get("PAYSERVICE_FIXTURE_POSTGRES_URL"),
+                        help="also write store.pg.sql from a PostgreSQL server (a user with CREATEDB); "
+                             "default $PAYSERVICE_FIXTURE_POSTGRES_URL")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "out") if args.check else HERE
-        orders = generate(out, os.path.abspath(args.binary), os.path.abspath(args.stripe_server), scratch)
+        binary = os.path.abspath(args.binary)
+        stripe_server = os.path.abspath(args.stripe_server)
+        fixture = generate(out, binary, stripe_server, scratch)
+        orders = fixture[0]
+        files = ["store.sqlite", "requests.jsonl", "responses.jsonl"]
+        if args.postgres:
+            server = PostgresServer(args.postgres)
+            # payservice takes the password from PGPASSWORD too.
+            os.environ["PGPASSWORD"] = server.password
+            generate_postgres(out, binary, stripe_server, scratch, server, fixture)
+            files.append("store.pg.sql")
         if args.check:
-            differ = [name for name in ("store.sqlite", "requests.jsonl", "responses.jsonl")
+            differ = [name for name in files
                       if not filecmp.cmp(os.path.join(out, name), os.path.join(HERE, name), shallow=False)]
             if differ:
                 print("differs from the committed fixture: " + ", ".join(differ), file=sys.stderr)
