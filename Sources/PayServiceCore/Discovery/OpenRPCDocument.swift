@@ -22,7 +22,7 @@ public enum OpenRPCDocument {
   static func register(into table: inout MethodTable, backOffice: Bool) {
     table.register(
       discoverMethodName,
-      MethodTable.Entry { params, _, _ in
+      MethodTable.Entry(usesStore: MethodTable.storeFree) { params, _, _ in
         switch params {
         case nil: break
         case .array(let elements)? where elements.isEmpty: break

@@ -47,11 +47,16 @@ public enum MCPEndpoint {
     @Sendable func tools() -> ToolCatalog { backOffice ? Self.backOfficeTools : Self.tools }
     // Nothing to answer for these: payservice answers every request before it reads the next line,
     // so a cancellation always names a finished request.
-    let nothing = MethodTable.Entry { _, _, _ in SerializedJSON(JSONValue.object(JSONObject())) }
-    table.register("initialize", MethodTable.Entry { params, _, _ in try initialize(params, backOffice: backOffice) })
-    table.register("server/discover", MethodTable.Entry { params, _, _ in try discover(params, backOffice: backOffice) })
+    let nothing = MethodTable.Entry(usesStore: MethodTable.storeFree) { _, _, _ in SerializedJSON(JSONValue.object(JSONObject())) }
+    table.register(
+      "initialize", MethodTable.Entry(usesStore: MethodTable.storeFree) { params, _, _ in try initialize(params, backOffice: backOffice) })
+    table.register(
+      "server/discover",
+      MethodTable.Entry(usesStore: MethodTable.storeFree) { params, _, _ in try discover(params, backOffice: backOffice) })
     table.register("ping", nothing)
-    table.register("tools/list", MethodTable.Entry { params, _, _ in try tools().list(params, modern: try envelope(params)) })
+    table.register(
+      "tools/list",
+      MethodTable.Entry(usesStore: MethodTable.storeFree) { params, _, _ in try tools().list(params, modern: try envelope(params)) })
     // A call of a store method is answered in order, like the method itself; as a notification it
     // does not run (a payment needs an answer).
     table.register(

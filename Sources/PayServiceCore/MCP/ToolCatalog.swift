@@ -67,6 +67,7 @@ struct ToolCatalog: Sendable {
   /// Whether a `tools/call` with these params runs a method that uses the store.
   var callUsesStore: @Sendable (JSONValue?) -> Bool {
     { [methods] params in
+      // A call that names no known tool is answered with an error, from the params alone.
       guard case .object(let object)? = params, case .string(let name)? = object["name"], let entry = methods[name]
       else { return false }
       return entry.usesStore(object["arguments"])

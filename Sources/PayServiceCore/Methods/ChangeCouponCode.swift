@@ -2,6 +2,8 @@
 /// are offered again because a discount can cross a method's freeOver threshold.
 public enum ChangeCouponCode: RPCMethod {
   public static let name = "changeCouponCode"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The buyer typed a coupon code: apply it (or report why not) and reprice.",

@@ -1,6 +1,8 @@
 /// Prices a cart: cart lines, coupon, card adjustment, Shipping, Tax and the grand total.
 public enum ComputeSummaryItems: RPCMethod {
   public static let name = "computeSummaryItems"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "Price a cart: line items, discounts, shipping, tax and the total.",

@@ -5,6 +5,8 @@ import Foundation
 /// automatic reload or pre-order when the cart holds one.
 public enum CreatePaymentRequest: RPCMethod {
   public static let name = "createPaymentRequest"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "Build the ApplePayPaymentRequest that opens the sheet, and the Apple Pay JS version it needs.",

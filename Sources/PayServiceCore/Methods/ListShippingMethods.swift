@@ -2,6 +2,8 @@
 /// (from the service clock), in config order.
 public enum ListShippingMethods: RPCMethod {
   public static let name = "listShippingMethods"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "List every configured shipping method.",

@@ -11,8 +11,9 @@ public protocol RPCMethod: SendableMetatype {
   /// Whether a notification (a request without `id`) runs at all. Payments need an answer, so
   /// `authorizePayment` and `processOrder` do not run as notifications.
   static var runsAsNotification: Bool { get }
-  /// Whether the method reads or writes the store. Methods that do not are answered from config
-  /// and the clock alone, so the server may run them in parallel with others.
+  /// Whether the method may read or write the store. A method declared store-free (false) is
+  /// answered from config and the clock alone, so the server may run it in parallel with others;
+  /// undeclared, a method is taken to use the store and runs in order on the store's thread.
   static var usesStore: Bool { get }
   /// Whether pipelined requests of this method may share one store transaction (group commit):
   /// each runs in its own savepoint and is answered only after the shared commit.
@@ -66,7 +67,7 @@ extension RPCMethod {
   }
 
   public static var runsAsNotification: Bool { true }
-  public static var usesStore: Bool { false }
+  public static var usesStore: Bool { true }
   public static var commitsInGroups: Bool { false }
 
   /// Everything `rpc.discover` and MCP's `tools/list` say about the method.

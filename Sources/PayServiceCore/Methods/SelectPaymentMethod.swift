@@ -2,6 +2,8 @@
 /// or say the card cannot be used.
 public enum SelectPaymentMethod: RPCMethod {
   public static let name = "selectPaymentMethod"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The sheet's card changed: apply its surcharge or discount and reprice.",

@@ -2,6 +2,8 @@
 /// shipping methods for its region and reprice.
 public enum SelectShippingContact: RPCMethod {
   public static let name = "selectShippingContact"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The sheet's shipping contact changed: validate the address, offer shipping methods, reprice.",

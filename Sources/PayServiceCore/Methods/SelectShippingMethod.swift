@@ -1,6 +1,8 @@
 /// The payment sheet's shipping method changed: reprice with it, or say it does not serve the address.
 public enum SelectShippingMethod: RPCMethod {
   public static let name = "selectShippingMethod"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The sheet's shipping method changed: reprice with it.",

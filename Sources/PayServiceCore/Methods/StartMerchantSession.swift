@@ -2,6 +2,8 @@
 /// named by the event's validation URL, over mutual TLS with the merchant identity certificate.
 public enum StartMerchantSession: RPCMethod {
   public static let name = "startMerchantSession"
+  /// Answered from the config and the clock alone.
+  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "Request an Apple Pay merchant session for the sheet's onvalidatemerchant event.",

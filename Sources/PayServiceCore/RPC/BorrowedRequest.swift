@@ -58,9 +58,7 @@ extension RequestHandler {
     var answered = false
     func start(id: Range<Int>) -> Bool {
       started = log.recordsRequests ? RequestLog.monotonicNanoseconds() : 0
-      writer.raw("{\"jsonrpc\":\"2.0\",\"id\":")
-      writer.raw(scanner.slice(id))
-      writer.raw(",\"result\":")
+      RequestHandler.openResponse(rawID: scanner.slice(id), into: &writer)
       return true
     }
     repeat {
@@ -114,10 +112,7 @@ extension RequestHandler {
     }
     writer.raw(UInt8(ascii: "}"))
     writer.newline()
-    if log.recordsRequests {
-      log.request(
-        rawID: scanner.slice(id), method: borrowed.name, nanoseconds: RequestLog.monotonicNanoseconds() - started)
-    }
+    logBorrowed(rawID: scanner.slice(id), method: borrowed.name, started: started)
     return true
   }
 }

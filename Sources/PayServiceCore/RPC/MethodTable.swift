@@ -7,8 +7,8 @@ public struct MethodTable: Sendable {
     /// Why a notification of this method is not run (it needs an answer), for the operator's log;
     /// nil when notifications run.
     let answerRequired: String?
-    /// Whether a request with these params reads or writes the store: it is then answered in order
-    /// on the server thread.
+    /// Whether a request with these params may read or write the store: it is then answered in
+    /// order on the server thread. An entry that does not say is taken to (the safe default).
     let usesStore: @Sendable (JSONValue?) -> Bool
     /// Whether pipelined requests may share one store transaction (see `RPCMethod.commitsInGroups`).
     let commitsInGroups: Bool
@@ -22,7 +22,7 @@ public struct MethodTable: Sendable {
 
     /// - Parameter call: reads the params and runs the method, writing its result.
     public init(
-      answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in false },
+      answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in true },
       commitsInGroups: Bool = false,
       start: (@Sendable (JSONValue?, ServiceContext, inout JSONWriter) throws -> Continuation?)? = nil,
       call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
@@ -36,7 +36,7 @@ public struct MethodTable: Sendable {
 
     /// - Parameter call: reads the params and runs the method, returning its result.
     public init<Result: MethodResult>(
-      answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in false },
+      answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in true },
       commitsInGroups: Bool = false,
       call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog) throws -> Result
     ) {
@@ -51,6 +51,9 @@ public struct MethodTable: Sendable {
       }
     }
   }
+
+  /// `Entry.usesStore` of an entry answered without the store, whatever its params.
+  public static let storeFree: @Sendable (JSONValue?) -> Bool = { _ in false }
 
   private var entries: [String: Entry] = [:]
   /// The names in registration order.

@@ -149,14 +149,9 @@ public final class RequestHandler {
     switch line {
     case .blank: return false
     case .unparsable(let failure):
-      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32700)")
-      Self.writeError(id: .null, .parseError("\(failure.message) at byte \(failure.offset)"), into: &writer)
-      answered = true
+      answered = refuse(.parseError("\(failure.message) at byte \(failure.offset)"), into: &writer)
     case .tooLong(let limit):
-      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      Self.writeError(
-        id: .null, .invalidRequest("line exceeds the limit of \(limit) bytes (--max-line-bytes)"), into: &writer)
-      answered = true
+      answered = refuse(.invalidRequest("line exceeds the limit of \(limit) bytes (--max-line-bytes)"), into: &writer)
     case .single(let call):
       let start = writer.mark
       answered = answer(call, into: &writer)
@@ -183,18 +178,11 @@ public final class RequestHandler {
     message: "Internal error: the response exceeds the limit of \(maxResponseBytes >> 20) MiB per line; ask for less at a time")
 
   private func answer(batch calls: [Call], into writer: inout JSONWriter) -> Bool {
-    if calls.isEmpty {
-      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      Self.writeError(id: .null, .invalidRequest("an empty batch"), into: &writer)
-      return true
-    }
+    if calls.isEmpty { return refuse(.invalidRequest("an empty batch"), into: &writer) }
     if calls.count > Self.maxBatchRequests {
-      log.request(id: nil, method: "", seconds: 0, outcome: "error(-32600)")
-      Self.writeError(
-        id: .null,
+      return refuse(
         .invalidRequest("a batch holds at most \(Self.maxBatchRequests) requests, this one \(calls.count); none was run"),
         into: &writer)
-      return true
     }
     let start = writer.mark
     writer.beginArray()
@@ -210,79 +198,62 @@ public final class RequestHandler {
     return true
   }
 
-  static func writeError(id: JSONValue, _ error: RPCError, into writer: inout JSONWriter) {
-    writer.beginObject()
-    writer.member("jsonrpc", "2.0")
-    writer.member("id", id)
-    writer.member("error", error)
-    writer.endObject()
+  /// Answers a line or batch that is no request with `error` (id null), and logs it.
+  private func refuse(_ error: RPCError, into writer: inout JSONWriter) -> Bool {
+    respond(id: .null, method: "", anonymous: true, started: nil, into: &writer) { _ in throw error }
+    return true
   }
 
   /// Answers one request; false for a notification (nothing written).
   private func answer(_ call: Call, into writer: inout JSONWriter) -> Bool {
     switch call {
     case .invalid(let id, let method, let problem):
-      log.request(id: id, method: method ?? "", seconds: 0, outcome: "error(-32600)")
-      Self.writeError(id: id, .invalidRequest(problem), into: &writer)
+      respond(id: id, method: method ?? "", started: nil, into: &writer) { _ in throw RPCError.invalidRequest(problem) }
       return true
     case .valid(let request) where request.isNotification:
       // A notification's method runs (its effects happen), but its result is not sent.
       var discarded = JSONWriter(capacity: 0)
-      _ = run(request, into: &discarded)
+      respond(to: request, into: &discarded) { writer in try run(request, into: &writer) }
       return false
     case .valid(let request):
-      let start = writer.mark
-      writer.beginObject()
-      writer.member("jsonrpc", "2.0")
-      writer.member("id", request.id)
-      writer.key("result")
-      if let error = run(request, into: &writer) {
-        writer.rewind(to: start)
-        Self.writeError(id: request.id, error, into: &writer)
-      } else {
-        writer.endObject()
-      }
+      respond(to: request, into: &writer) { writer in try run(request, into: &writer) }
       return true
     }
   }
 
-  /// Runs a request's method, writing its result, and logs it. Returns the wire error instead (with
-  /// nothing written) when it fails or the method is unknown. A notification of a method that
-  /// needs an answer does not run.
-  private func run(_ request: Request, into writer: inout JSONWriter) -> RPCError? {
-    let (id, method) = (request.id, request.method)
+  /// Runs a request's method, writing its result; throws the wire error of an unknown method or a
+  /// failure instead. A notification of a method that needs an answer does not run (and is not
+  /// logged as a request: the warning says why).
+  private func run(_ request: Request, into writer: inout JSONWriter) throws -> Outcome {
     guard let entry = request.unretainedEntry else {
-      log.request(id: id, method: method, seconds: 0, outcome: request.isNotification ? "ignored" : "error(-32601)")
-      return .methodNotFound(method)
+      if request.isNotification { return .ignored }
+      throw RPCError.methodNotFound(request.method)
     }
     if request.isNotification, let reason = entry._withUnsafeGuaranteedRef({ $0.answerRequired }) {
-      log.warning("a notification of \(method) was not executed: \(reason) needs an answer, so send it with an id")
-      return nil
+      log.warning("a notification of \(request.method) was not executed: \(reason) needs an answer, so send it with an id")
+      return .unlogged
     }
-    // Timed only when the log records requests (`--quiet` skips the clock reads).
-    let started = log.recordsRequests ? RequestLog.monotonicNanoseconds() : 0
-    let start = writer.mark
-    var error: RPCError?
-    do {
-      _ = try entry._withUnsafeGuaranteedRef { try $0.call(request.params, context, log, &writer) }
-    } catch let failure {
-      writer.rewind(to: start)
-      error = log.wireError(for: failure, method: method)
-    }
-    if log.recordsRequests {
-      let outcome = error.map { "error(\($0.code.rawValue))" } ?? "ok"
-      let seconds = Double(RequestLog.monotonicNanoseconds() - started) / 1e9
-      log.request(
-        id: id, method: method, seconds: seconds, outcome: request.isNotification ? "\(outcome),notification" : outcome)
-    }
-    return error
+    _ = try entry._withUnsafeGuaranteedRef { try $0.call(request.params, context, log, &writer) }
+    return .answered
+  }
+
+  /// What writing a request's result came to.
+  enum Outcome {
+    /// The result is written.
+    case answered
+    /// Nothing to answer or log (a notification the warning log explains).
+    case unlogged
+    /// A notification of an unknown method: logged as ignored.
+    case ignored
+    /// The answer comes later (the request waits on a remote gateway): nothing written or logged.
+    case later
   }
 
   /// A request whose answer waits on a remote gateway's call: `send` starts the call, `wait` blocks
   /// until its answer is in, `finish` (on the handler) records and writes it.
   struct Waiting {
     fileprivate let request: Request
-    fileprivate let started: UInt64
+    fileprivate let started: UInt64?
     fileprivate let continuation: Continuation
 
     func send() { continuation.send() }
@@ -299,65 +270,124 @@ public final class RequestHandler {
       _ = answer(line, into: &writer)
       return nil
     }
-    // Timed only when the log records requests, as `run` does.
-    let started = log.recordsRequests ? RequestLog.monotonicNanoseconds() : 0
-    var continuation: Continuation?
+    let started = timer()
+    var waiting: Waiting?
     respond(to: request, started: started, into: &writer) { writer in
-      continuation = try start(request.params, context, &writer)
-      return continuation == nil
+      guard let continuation = try start(request.params, context, &writer) else { return .answered }
+      waiting = Waiting(request: request, started: started, continuation: continuation)
+      return .later
     }
-    return continuation.map { Waiting(request: request, started: started, continuation: $0) }
+    if waiting == nil { writer.newline() }
+    return waiting
   }
 
   /// Waits for a started request's gateway call, records its answer and appends the response.
   func finish(_ waiting: Waiting, into writer: inout JSONWriter) {
     respond(to: waiting.request, started: waiting.started, into: &writer) { writer in
       _ = try waiting.continuation.finish(&writer)
-      return true
+      return .answered
     }
+    writer.newline()
   }
 
-  /// Appends the response to `request` with the result `body` writes, or the error it throws, and
-  /// logs it; when `body` returns false (the answer comes later) nothing is appended or logged.
+  /// The request clock's reading, when the log records requests (`--quiet` skips the clock reads).
+  private func timer() -> UInt64? {
+    log.recordsRequests ? RequestLog.monotonicNanoseconds() : nil
+  }
+
+  /// `respond(id:…)` for a parsed request: timed from now unless `started` says otherwise; a
+  /// notification's response is written only to be dropped.
+  @discardableResult
   private func respond(
-    to request: Request, started: UInt64, into writer: inout JSONWriter, _ body: (inout JSONWriter) throws -> Bool
-  ) {
+    to request: Request, started: UInt64?? = .none, into writer: inout JSONWriter,
+    _ result: (inout JSONWriter) throws -> Outcome
+  ) -> RPCError? {
+    respond(
+      id: request.id, method: request.method, notification: request.isNotification, started: started ?? timer(),
+      into: &writer, result)
+  }
+
+  /// The one writer of the response envelope and the one place a request is logged: appends
+  /// `{"jsonrpc":"2.0","id":…,"result":…}` with what `result` writes, or, when it throws, the error
+  /// envelope with its wire error (what it wrote dropped); then the line is logged with its
+  /// duration since `started` (nil: not timed) and outcome (`anonymous`: a line that is no request,
+  /// logged without an id). When `result` says the answer comes later, nothing is appended or logged. Returns the wire error written, if any.
+  @discardableResult
+  private func respond(
+    id: JSONValue, method: String, anonymous: Bool = false, notification: Bool = false, started: UInt64?,
+    into writer: inout JSONWriter, _ result: (inout JSONWriter) throws -> Outcome
+  ) -> RPCError? {
     let mark = writer.mark
     writer.beginObject()
     writer.member("jsonrpc", "2.0")
-    writer.member("id", request.id)
+    writer.member("id", id)
     writer.key("result")
-    var failure: RPCError?
+    var outcome: String
+    var wireError: RPCError?
     do {
-      guard try body(&writer) else {
+      switch try result(&writer) {
+      case .answered:
+        writer.endObject()
+        outcome = "ok"
+      case .unlogged, .later:
         writer.rewind(to: mark)
-        return
+        return nil
+      case .ignored:
+        writer.rewind(to: mark)
+        outcome = "ignored"
       }
-      writer.endObject()
-    } catch {
-      failure = log.wireError(for: error, method: request.method)
+    } catch let failure {
       writer.rewind(to: mark)
-      Self.writeError(id: request.id, failure!, into: &writer)
+      let error = failure as? RPCError ?? log.wireError(for: failure, method: method)
+      Self.writeError(id: id, error, into: &writer)
+      outcome = "error(\(error.code.rawValue))"
+      wireError = error
     }
-    writer.newline()
+    guard log.recordsRequests else { return wireError }
+    if notification && outcome != "ignored" { outcome += ",notification" }
+    let seconds = started.map { Double(RequestLog.monotonicNanoseconds() - $0) / 1e9 } ?? 0
+    log.request(id: anonymous ? nil : id, method: method, seconds: seconds, outcome: outcome)
+    return wireError
+  }
+
+  /// The borrowed path's response opening (a line of its own, never in a batch): the envelope
+  /// `respond` writes, with the id as the request's bytes.
+  static func openResponse(rawID: UnsafeRawBufferPointer, into writer: inout JSONWriter) {
+    writer.raw(#"{"jsonrpc":"2.0","id":"#)
+    writer.raw(rawID)
+    writer.raw(#","result":"#)
+  }
+
+  /// Logs a request the borrowed path answered (outcome ok), as `respond` logs the others.
+  func logBorrowed(rawID: UnsafeRawBufferPointer, method: String, started: UInt64) {
     guard log.recordsRequests else { return }
-    let seconds = Double(RequestLog.monotonicNanoseconds() - started) / 1e9
-    log.request(
-      id: request.id, method: request.method, seconds: seconds, outcome: failure.map { "error(\($0.code.rawValue))" } ?? "ok")
+    log.request(rawID: rawID, method: method, nanoseconds: RequestLog.monotonicNanoseconds() - started)
+  }
+
+  static func writeError(id: JSONValue, _ error: RPCError, into writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.member("jsonrpc", "2.0")
+    writer.member("id", id)
+    writer.member("error", error)
+    writer.endObject()
   }
 
   /// Runs one request object the way a served line would, for `payservice call`: its result or
   /// its wire error.
   func call(_ request: JSONValue) -> Result<SerializedJSON, RPCError> {
+    var response = JSONWriter()
+    var result = JSONWriter()
+    let error: RPCError?
     switch envelope(request) {
     case .invalid(let id, let method, let problem):
-      log.request(id: id, method: method ?? "", seconds: 0, outcome: "error(-32600)")
-      return .failure(.invalidRequest(problem))
+      error = respond(id: id, method: method ?? "", started: nil, into: &response) { _ in
+        throw RPCError.invalidRequest(problem)
+      }
     case .valid(let request):
-      var writer = JSONWriter()
-      if let error = run(request, into: &writer) { return .failure(error) }
-      return .success(SerializedJSON(writtenBy: writer))
+      // The result alone, written beside the response (which is dropped).
+      error = respond(to: request, into: &response) { _ in try run(request, into: &result) }
     }
+    return error.map { .failure($0) } ?? .success(SerializedJSON(writtenBy: result))
   }
 
   // MARK: Conveniences (tests, fuzzing)

@@ -7,9 +7,8 @@ import GRDB
 /// durable before anyone is answered; several processes may share a file, waiting up to
 /// `busyTimeout` for each other's write transactions.
 ///
-/// Unchecked Sendable: its one mutable property, `groupTransaction`, is only set and read inside
-/// `dbQueue`'s write closures, which GRDB runs one at a time (`write` also checks that the
-/// transaction it names is still open).
+/// Unchecked Sendable: its one mutable property, `inGroup`, is only set and read inside `dbQueue`'s
+/// write closures, which GRDB runs one at a time.
 public final class SQLiteStore: Store, @unchecked Sendable {
   public static let busyTimeout: TimeInterval = 5
 
@@ -309,31 +308,28 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   }
 
   /// An IMMEDIATE transaction: the write lock is taken up front, so concurrent processes queue on
-  /// the busy timeout instead of failing on a lock upgrade.
+  /// the busy timeout instead of failing on a lock upgrade. Inside `groupCommit` (on its queue), a
+  /// savepoint of the group's transaction. Any other thread waits for GRDB's queue, so it never
+  /// sees the group.
   public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-    if let db = groupTransaction {
-      // SQLite rolls a whole transaction back on some errors (a full disk): then nothing may run
-      // outside it, in autocommit.
-      guard db.isInsideTransaction else {
-        throw StoreError.unavailable(reason: "the group's transaction was rolled back")
-      }
-      do {
-        var result: T?
-        try db.inSavepoint {
-          result = try body(SQLiteTransaction(db: db))
-          return .commit
-        }
-        return result!
-      } catch let error as DatabaseError {
-        throw SQLiteStore.unavailable(error)
-      }
-    }
     do {
-      return try dbQueue.writeWithoutTransaction { db in
+      return try dbQueue.unsafeReentrantWrite { db in
         var result: T?
-        try db.inTransaction(.immediate) {
-          result = try body(SQLiteTransaction(db: db))
-          return .commit
+        if inGroup {
+          // SQLite rolls a whole transaction back on some errors (a full disk): then nothing may
+          // run outside it, in autocommit.
+          guard db.isInsideTransaction else {
+            throw StoreError.unavailable(reason: "the group's transaction was rolled back")
+          }
+          try db.inSavepoint {
+            result = try body(SQLiteTransaction(db: db))
+            return .commit
+          }
+        } else {
+          try db.inTransaction(.immediate) {
+            result = try body(SQLiteTransaction(db: db))
+            return .commit
+          }
         }
         return result!
       }
@@ -342,16 +338,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
   }
 
-  /// The open transaction of `groupCommit`, while `body` runs.
-  private var groupTransaction: Database?
+  /// Whether `groupCommit`'s transaction is open: set, cleared and read only on `dbQueue`.
+  private var inGroup = false
 
   /// One IMMEDIATE transaction: many orders cost one fsync.
   public func groupCommit(_ body: () -> Void) throws(StoreError) {
     do {
       try dbQueue.writeWithoutTransaction { db in
         try db.inTransaction(.immediate) {
-          groupTransaction = db
-          defer { groupTransaction = nil }
+          inGroup = true
+          defer { inGroup = false }
           body()
           return .commit
         }
