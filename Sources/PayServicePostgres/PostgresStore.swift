@@ -136,16 +136,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     while true {
       let session = try liveSession()
       do {
-        try session.run("BEGIN")
-        let result: T
-        do {
-          result = try body(PostgresTransaction(session: session))
-        } catch {
-          rollback(session)
-          throw error
-        }
-        try session.run("COMMIT")
-        return result
+        return try inTransaction(session, "BEGIN") { try body(PostgresTransaction(session: session)) }
       } catch let failure as PostgresFailure {
         // A lost COMMIT may or may not have committed: the caller is told the store failed, and a
         // processOrder sent again finds its token used and replays the stored answer.
@@ -268,22 +259,28 @@ public final class PostgresStore: Store, @unchecked Sendable {
     return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
   }
 
+  /// Runs `body` between `begin` and COMMIT on `session`; when it throws, the transaction is rolled
+  /// back and its error passes through.
+  private func inTransaction<T>(_ session: PostgresSession, _ begin: String, _ body: () throws -> T) throws -> T {
+    try session.run(begin)
+    let result: T
+    do {
+      result = try body()
+    } catch {
+      rollback(session)
+      throw error
+    }
+    try session.run("COMMIT")
+    return result
+  }
+
   /// Runs `body` in a read-only REPEATABLE READ transaction: its statements see one snapshot.
   private func snapshot<T>(_ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
     enter()
     defer { leave() }
     let session = try liveSession()
     do {
-      try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-      let result: T
-      do {
-        result = try body(session)
-      } catch {
-        rollback(session)
-        throw error
-      }
-      try session.run("COMMIT")
-      return result
+      return try inTransaction(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(session) }
     } catch let failure as PostgresFailure {
       throw unavailable(failure, session)
     } catch let error as StoreError {

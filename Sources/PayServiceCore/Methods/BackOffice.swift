@@ -129,34 +129,43 @@ public enum BackOffice {
       paymentId: paymentId, idempotencyKey: Identifiers.backOfficeIdempotencyKey(kind: kind, orderId: order.orderId, key: key))
   }
 
-  /// The work pending at the order's gateway on `order` of the given kinds, with their calls.
+  /// The work of `kind` pending at the order's gateway on `order`: each entry's key, call and when
+  /// it was made.
   static func pending<Call: WireObject>(
     _ kind: String, as _: Call.Type, on order: OrderState, _ transaction: any StoreTransaction
-  ) throws -> [(key: String, call: Call)] {
+  ) throws -> [(key: String, call: Call, created: String)] {
     guard order.gatewayPaymentId != nil else { return [] }
     return try transaction.pendingOperations(subject: order.orderId).filter { $0.kind == kind }.map { entry in
       guard let request = entry.request else {
         throw StoreError.unavailable(reason: "operation \(kind) \(entry.key) is pending without its call")
       }
-      return (entry.key, try StoredJSON.read(request, as: Call.self, "\(kind) call"))
+      return (entry.key, try StoredJSON.read(request, as: Call.self, "\(kind) call"), entry.created)
     }
   }
 
   /// A capture or cancel of `order` waiting for its gateway's answer, as the failure of another
   /// capture or cancel (the hold has one fate); nil when there is none.
-  static func holdChangePending(on order: OrderState, _ transaction: any StoreTransaction) throws -> Failed? {
-    let waiting = { (what: String, keyName: String, key: String) in
-      Failed(
+  static func holdChangePending(on order: OrderState, _ transaction: any StoreTransaction, now: Int64) throws -> Failed? {
+    let waiting = { (what: String, keyName: String, key: String, created: String) in
+      guard let made = RFC3339.parse(created), now - made <= CaptureOrder.Capture.maxResendAgeSeconds else {
+        return Failed(
+          failureCode: .notAuthorized,
+          message: """
+            A \(what) of this order (\(keyName) \(key)) has waited for its gateway's answer for more than 23 hours, \
+            and payservice will not send it again; look the order's payment up at the gateway.
+            """)
+      }
+      return Failed(
         failureCode: .notAuthorized,
         message: "A \(what) of this order (\(keyName) \(key)) is waiting for its gateway's answer; send it again to complete it.")
     }
-    if let key = try pending(CaptureOrder.Capture.kind, as: CaptureOrder.Capture.Call.self, on: order, transaction).first?.key {
-      return waiting("capture", "captureId", key)
+    if let entry = try pending(CaptureOrder.Capture.kind, as: CaptureOrder.Capture.Call.self, on: order, transaction).first {
+      return waiting("capture", "captureId", entry.key, entry.created)
     }
-    if let key = try pending(CancelOrder.Cancellation.kind, as: CancelOrder.Cancellation.Call.self, on: order, transaction)
-      .first?.key
+    if let entry = try pending(CancelOrder.Cancellation.kind, as: CancelOrder.Cancellation.Call.self, on: order, transaction)
+      .first
     {
-      return waiting("cancel", "cancelId", key)
+      return waiting("cancel", "cancelId", entry.key, entry.created)
     }
     return nil
   }
@@ -238,9 +247,65 @@ public enum BackOffice {
   }
 }
 
-/// A call to a remote gateway made under an idempotency key.
-protocol GatewayKeyed: Sendable {
-  var idempotencyKey: String { get }
+/// What a back-office operation sends to an order's remote gateway: about an order's payment, under
+/// an idempotency key (both empty while the sandbox decides).
+public protocol GatewayKeyed: Sendable {
+  var orderId: String { get }
+  var paymentId: String { get set }
+  var idempotencyKey: String { get set }
+}
+
+/// A back-office operation (capture, cancel, refund): about one order, locked at the start of each
+/// of its transactions; recorded at once when the sandbox charged the order, else sent to the order's
+/// gateway and recorded when it answers.
+public protocol BackOfficeOperation: Operation
+where Subject == OrderState, Call: GatewayKeyed, Result == BackOffice.Result<Succeeded> {
+  associatedtype Succeeded: WireObject & Equatable & Sendable
+  /// Records what `call` did to the order.
+  static func record(
+    _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+  ) throws -> Result
+}
+
+extension BackOfficeOperation {
+  public static func lock(
+    key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+  ) throws -> OrderState {
+    try BackOffice.lockOrder(subject, transaction)
+  }
+
+  public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
+    BackOffice.unsent(reason, orderId: call.orderId)
+  }
+
+  /// Where a decided call goes: the sandbox's is recorded now (a final answer), a remote gateway's
+  /// is sent; an order whose gateway this process lacks is a failure that changes nothing.
+  func route(
+    _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+  ) throws -> Preparation<Result, Call> {
+    switch BackOffice.route(order, kind: Self.kind, key: key, context: context) {
+    case .sandbox: return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
+    case .unavailable(let failure): return .done(.failed(failure), final: false)
+    case .remote(let paymentId, let idempotencyKey):
+      var call = call
+      call.paymentId = paymentId
+      call.idempotencyKey = idempotencyKey
+      return .send(call)
+    }
+  }
+}
+
+extension BackOfficeOperation where Reply == GatewayReply<GatewayPayment> {
+  /// A capture or cancel: recorded when the gateway did it; a decline changes nothing.
+  public static func settle(
+    _ call: Call, reply: Reply, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext,
+    now: Int64
+  ) throws -> Settlement<Result> {
+    let settlement = BackOffice.settlement(of: reply, context: context) { decline -> Settlement<Result> in
+      .released(.failed(.gatewayError, decline.message))
+    }
+    return try settlement ?? .settled(record(call, order, transaction, context: context, now: now))
+  }
 }
 
 extension Outcome where Failed == BackOffice.Failed {

@@ -74,7 +74,9 @@ public enum CancelOrder: RPCMethod {
   }
 
   /// cancelOrder as an operation of the journal (kind `cancel`, keyed by the cancelId).
-  public struct Cancellation: Operation {
+  public struct Cancellation: BackOfficeOperation {
+    public typealias Succeeded = CancelOrder.Succeeded
+
     public static let kind = "cancel"
 
     let params: Params
@@ -85,11 +87,11 @@ public enum CancelOrder: RPCMethod {
 
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
-      var orderId = ""
+      public var orderId = ""
       var cancelId = ""
       var reason: String?
-      var paymentId = ""
-      var idempotencyKey = ""
+      public var paymentId = ""
+      public var idempotencyKey = ""
 
       public static let shape = ObjectShape<Call>(
         blank: { Call() },
@@ -100,29 +102,15 @@ public enum CancelOrder: RPCMethod {
         ])
     }
 
-    public static func lock(
-      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
-    ) throws -> OrderState {
-      try BackOffice.lockOrder(subject, transaction)
-    }
-
     public func prepare(
       _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
       guard order.status == .authorized else {
         return .done(.failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "canceled")), final: false)
       }
-      if let busy = try BackOffice.holdChangePending(on: order, transaction) { return .done(.failed(busy), final: false) }
-      var call = Call(orderId: order.orderId, cancelId: params.cancelId, reason: params.reason)
-      switch BackOffice.route(order, kind: Self.kind, key: params.cancelId, context: context) {
-      case .sandbox:
-        return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
-      case .unavailable(let failure): return .done(.failed(failure), final: false)
-      case .remote(let paymentId, let idempotencyKey):
-        call.paymentId = paymentId
-        call.idempotencyKey = idempotencyKey
-        return .send(call)
-      }
+      if let busy = try BackOffice.holdChangePending(on: order, transaction, now: now) { return .done(.failed(busy), final: false) }
+      let call = Call(orderId: order.orderId, cancelId: params.cancelId, reason: params.reason)
+      return try route(call, order, transaction, context: context, now: now)
     }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
@@ -131,22 +119,8 @@ public enum CancelOrder: RPCMethod {
       }
     }
 
-    public static func settle(
-      _ call: Call, reply: GatewayReply<GatewayPayment>, _ order: OrderState, _ transaction: any StoreTransaction,
-      context: ServiceContext, now: Int64
-    ) throws -> Settlement<Result> {
-      if let settlement = BackOffice.settlement(of: reply, context: context, declined: { decline -> Settlement<Result> in .released(.failed(.gatewayError, decline.message)) }) {
-        return settlement
-      }
-      return .settled(try record(call, order, transaction, context: context, now: now))
-    }
-
-    public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
-      BackOffice.unsent(reason, orderId: call.orderId)
-    }
-
     /// Records the cancel: the hold released, every line restocked, the order canceled.
-    static func record(
+    public static func record(
       _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Result {
       guard order.status == .authorized else {

@@ -64,7 +64,9 @@ public enum CaptureOrder: RPCMethod {
   }
 
   /// captureOrder as an operation of the journal (kind `capture`, keyed by the captureId).
-  public struct Capture: Operation {
+  public struct Capture: BackOfficeOperation {
+    public typealias Succeeded = CaptureOrder.Succeeded
+
     public static let kind = "capture"
 
     let params: Params
@@ -75,11 +77,11 @@ public enum CaptureOrder: RPCMethod {
 
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
-      var orderId = ""
+      public var orderId = ""
       var captureId = ""
       var amountMinor = 0
-      var paymentId = ""
-      var idempotencyKey = ""
+      public var paymentId = ""
+      public var idempotencyKey = ""
 
       public static let shape = ObjectShape<Call>(
         blank: { Call() },
@@ -89,12 +91,6 @@ public enum CaptureOrder: RPCMethod {
         ])
     }
 
-    public static func lock(
-      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
-    ) throws -> OrderState {
-      try BackOffice.lockOrder(subject, transaction)
-    }
-
     public func prepare(
       _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
@@ -102,7 +98,7 @@ public enum CaptureOrder: RPCMethod {
       guard order.status == .authorized else {
         return .done(.failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "captured")), final: false)
       }
-      if let busy = try BackOffice.holdChangePending(on: order, transaction) { return .done(.failed(busy), final: false) }
+      if let busy = try BackOffice.holdChangePending(on: order, transaction, now: now) { return .done(.failed(busy), final: false) }
       let amount = params.amount?.minor ?? order.amountMinor
       guard amount <= order.amountMinor else {
         return .done(
@@ -111,16 +107,8 @@ public enum CaptureOrder: RPCMethod {
             "\(config.format(amount)) is more than the \(config.format(order.amountMinor)) \(order.currencyCode) "
               + "authorized; capture at most \(config.format(order.amountMinor))."), final: false)
       }
-      var call = Call(orderId: order.orderId, captureId: params.captureId, amountMinor: Int(amount))
-      switch BackOffice.route(order, kind: Self.kind, key: params.captureId, context: context) {
-      case .sandbox:
-        return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
-      case .unavailable(let failure): return .done(.failed(failure), final: false)
-      case .remote(let paymentId, let idempotencyKey):
-        call.paymentId = paymentId
-        call.idempotencyKey = idempotencyKey
-        return .send(call)
-      }
+      let call = Call(orderId: order.orderId, captureId: params.captureId, amountMinor: Int(amount))
+      return try route(call, order, transaction, context: context, now: now)
     }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
@@ -129,22 +117,8 @@ public enum CaptureOrder: RPCMethod {
       }
     }
 
-    public static func settle(
-      _ call: Call, reply: GatewayReply<GatewayPayment>, _ order: OrderState, _ transaction: any StoreTransaction,
-      context: ServiceContext, now: Int64
-    ) throws -> Settlement<Result> {
-      if let settlement = BackOffice.settlement(of: reply, context: context, declined: { decline -> Settlement<Result> in .released(.failed(.gatewayError, decline.message)) }) {
-        return settlement
-      }
-      return .settled(try record(call, order, transaction, context: context, now: now))
-    }
-
-    public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
-      BackOffice.unsent(reason, orderId: call.orderId)
-    }
-
     /// Records the capture: the hold settled, the order paid.
-    static func record(
+    public static func record(
       _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Result {
       guard order.status == .authorized else {

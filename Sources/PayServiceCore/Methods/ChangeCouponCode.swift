@@ -2,8 +2,6 @@
 /// are offered again because a discount can cross a method's freeOver threshold.
 public enum ChangeCouponCode: RPCMethod {
   public static let name = "changeCouponCode"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The buyer typed a coupon code: apply it (or report why not) and reprice.",
@@ -14,6 +12,7 @@ public enum ChangeCouponCode: RPCMethod {
       couponCodeInvalid or couponCodeExpired in errors and is left out of the totals. Changes nothing.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
 
   public static let params = SheetState.params(required: [.couponCode])
 

@@ -1,8 +1,6 @@
 /// Prices a cart: cart lines, coupon, card adjustment, Shipping, Tax and the grand total.
 public enum ComputeSummaryItems: RPCMethod {
   public static let name = "computeSummaryItems"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "Price a cart: line items, discounts, shipping, tax and the total.",
@@ -15,6 +13,7 @@ public enum ComputeSummaryItems: RPCMethod {
       when couponCode or paymentMethod was given.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
 
   public static let params = SheetState.params(required: [])
 

@@ -5,8 +5,6 @@ import Foundation
 /// automatic reload or pre-order when the cart holds one.
 public enum CreatePaymentRequest: RPCMethod {
   public static let name = "createPaymentRequest"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "Build the ApplePayPaymentRequest that opens the sheet, and the Apple Pay JS version it needs.",
@@ -24,6 +22,7 @@ public enum CreatePaymentRequest: RPCMethod {
       errors lists coupon problems when couponCode was given. Changes nothing.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
 
   public struct Params: Sendable {
     public var items: [CartItem] = []

@@ -2,8 +2,6 @@
 /// (from the service clock), in config order.
 public enum ListShippingMethods: RPCMethod {
   public static let name = "listShippingMethods"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "List every configured shipping method.",
@@ -14,6 +12,7 @@ public enum ListShippingMethods: RPCMethod {
       nothing.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
   public static let params = NoParams.shape
 
   /// One configured shipping method, as configured.

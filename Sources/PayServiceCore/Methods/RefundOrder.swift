@@ -146,7 +146,9 @@ public enum RefundOrder: RPCMethod {
   /// refundOrder as an operation of the journal (kind `refund`, keyed by the refundId). While a
   /// refund waits for its gateway's answer, its money, units and shipping count as refunded for the
   /// order's other refunds, so that none of them can give back what it already may have.
-  public struct Refund: Operation {
+  public struct Refund: BackOfficeOperation {
+    public typealias Succeeded = RefundOrder.Succeeded
+
     public static let kind = "refund"
 
     let params: Params
@@ -157,14 +159,14 @@ public enum RefundOrder: RPCMethod {
 
     /// The refund decided: what is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
-      var orderId = ""
+      public var orderId = ""
       var amountMinor = 0
       var lines: [Line] = []
       var shipping = false
       /// The refund as it will be recorded (a remote gateway's answer names its gatewayRefundId).
       var refund = RefundRecord()
-      var paymentId = ""
-      var idempotencyKey = ""
+      public var paymentId = ""
+      public var idempotencyKey = ""
 
       public static let shape = ObjectShape<Call>(
         blank: { Call() },
@@ -175,18 +177,12 @@ public enum RefundOrder: RPCMethod {
         ])
     }
 
-    public static func lock(
-      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
-    ) throws -> OrderState {
-      try BackOffice.lockOrder(subject, transaction)
-    }
-
     public func prepare(
       _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
       var order = order
-      for (_, pending) in try BackOffice.pending(Self.kind, as: Call.self, on: order, transaction) {
-        order.reserve(pending)
+      for pending in try BackOffice.pending(Self.kind, as: Call.self, on: order, transaction) {
+        order.reserve(pending.call)
       }
       let decided: Call
       switch try RefundOrder.decide(order, params: params, context: context, now: RFC3339.format(now)) {
@@ -196,16 +192,10 @@ public enum RefundOrder: RPCMethod {
       var call = decided
       // The sandbox's refund id; a remote gateway's answer brings its own.
       call.refund.gatewayRefundId = try context.identifiers.gatewayRefundId(orderId: order.orderId, refundId: params.refundId)
-      switch BackOffice.route(order, kind: Self.kind, key: params.refundId, context: context) {
-      case .sandbox:
-        if order.sandboxOutcome == .refundFails { return .done(.failed(.refundDeclined, RefundOrder.declined), final: true) }
-        return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)
-      case .unavailable(let failure): return .done(.failed(failure), final: false)
-      case .remote(let paymentId, let idempotencyKey):
-        call.paymentId = paymentId
-        call.idempotencyKey = idempotencyKey
-        return .send(call)
+      if order.gatewayPaymentId == nil && order.sandboxOutcome == .refundFails {
+        return .done(.failed(.refundDeclined, RefundOrder.declined), final: true)
       }
+      return try route(call, order, transaction, context: context, now: now)
     }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayRefund>>)? {
@@ -232,13 +222,9 @@ public enum RefundOrder: RPCMethod {
       return .settled(try record(call, order, transaction, context: context, now: now))
     }
 
-    public static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result {
-      BackOffice.unsent(reason, orderId: call.orderId)
-    }
-
     /// Records the refund on the order: its lines' units refunded (and restocked), its money, its
     /// event and its document.
-    static func record(
+    public static func record(
       _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Result {
       let (config, at, amount) = (context.config, RFC3339.format(now), Int64(call.amountMinor))

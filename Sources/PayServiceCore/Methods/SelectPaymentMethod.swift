@@ -2,8 +2,6 @@
 /// or say the card cannot be used.
 public enum SelectPaymentMethod: RPCMethod {
   public static let name = "selectPaymentMethod"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The sheet's card changed: apply its surcharge or discount and reprice.",
@@ -14,6 +12,7 @@ public enum SelectPaymentMethod: RPCMethod {
       problems come first in errors. Changes nothing.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
 
   public static let params = SheetState.params(required: [.paymentMethod])
 

@@ -2,8 +2,6 @@
 /// shipping methods for its region and reprice.
 public enum SelectShippingContact: RPCMethod {
   public static let name = "selectShippingContact"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The sheet's shipping contact changed: validate the address, offer shipping methods, reprice.",
@@ -16,6 +14,7 @@ public enum SelectShippingContact: RPCMethod {
       the status. Changes nothing.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
 
   public static let params = SheetState.params(required: [.shippingContact])
 

@@ -1,8 +1,6 @@
 /// The payment sheet's shipping method changed: reprice with it, or say it does not serve the address.
 public enum SelectShippingMethod: RPCMethod {
   public static let name = "selectShippingMethod"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "The sheet's shipping method changed: reprice with it.",
@@ -14,6 +12,7 @@ public enum SelectShippingMethod: RPCMethod {
       nothing.
       """,
     readOnly: true, idempotent: true)
+  public static let usesStore = false
 
   public static let params = SheetState.params(required: [.shippingMethod])
 

@@ -2,8 +2,6 @@
 /// named by the event's validation URL, over mutual TLS with the merchant identity certificate.
 public enum StartMerchantSession: RPCMethod {
   public static let name = "startMerchantSession"
-  /// Answered from the config and the clock alone.
-  public static let usesStore = false
 
   public static let documentation = MethodDocumentation(
     summary: "Request an Apple Pay merchant session for the sheet's onvalidatemerchant event.",
@@ -20,6 +18,7 @@ public enum StartMerchantSession: RPCMethod {
       cause: abort the sheet at once. A validation URL is single use, so nothing is retried. Changes nothing.
       """,
     readOnly: true, idempotent: false)
+  public static let usesStore = false
   public static let runsAsNotification = false
 
   public struct Params: Sendable {
