@@ -27,11 +27,11 @@ struct StripeCrashTests {
     /// Everything the processes wrote to stdout and stderr, searched for the key at the end.
     var transcripts: [String] = []
 
-    init(backend: StoreBackend) throws {
+    init(backend: StoreBackend, capture: Gateway.Capture = .automatic) throws {
       server = try StripeTestServer()
       // Retries: a restarted process may send the same key before the server has noticed that the
       // killed one's connection closed (409 while that request still counts as in progress).
-      fixture = try StripeFixture(server: server, maxRetries: 3, requestTimeoutSeconds: 5)
+      fixture = try StripeFixture(server: server, capture: capture, maxRetries: 3, requestTimeoutSeconds: 5)
       self.backend = backend
       database = try backend.freshDatabase()
     }
@@ -151,6 +151,8 @@ struct StripeCrashTests {
     let store = try backend.open(shop.database)
     #expect(try store.stock()["mug"] == (point == .afterCommit ? 99 : 98))
     #expect(shop.server.refundCount == (point == .beforeCall ? 0 : 1))
+    // Killed between the two transactions, the refund is pending in the journal.
+    #expect(try store.pendingOperationCount() == (point == .afterCommit ? 0 : 1))
 
     let answer = try shop.run([refund])[0]
     #expect(answer["result"]?["status"] == .string("succeeded"), "\(answer.compact)")
@@ -163,6 +165,46 @@ struct StripeCrashTests {
     #expect(try store.stock()["mug"] == 99)
     #expect(try store.order(id: orderId)?.status == .partiallyRefunded)
     #expect(try shop.run([refund])[0].compact == answer.compact)
+    try shop.checkNoSecret(held: orderId)
+  }
+
+  @Test("kill -9 around a capture: after a restart and the replay, one capture at Stripe, the order paid",
+    arguments: Point.allCases, StoreBackend.available)
+  func capture(point: Point, backend: StoreBackend) throws {
+    var shop = try Shop(backend: backend, capture: .manual)
+    defer { shop.server.shutdown() }
+    let placed = try shop.run([try shop.authorize()])[0]
+    let orderId = try #require(placed["result"]?["orderId"]?.stringValue, "\(placed.compact)")
+    let paymentId = try #require(placed["result"]?["order"]?["gatewayPaymentId"]?.stringValue)
+    #expect(placed["result"]?["order"]?["status"] == .string("authorized"))
+    let capture =
+      #"{"jsonrpc":"2.0","id":3,"method":"captureOrder","params":{"orderId":"\#(orderId)","captureId":"cap-crash","amount":"10.00"}}"#
+    try shop.crash(at: point, route: .capture, line: capture) { store in
+      try store.order(id: orderId)?.status == .paid
+    }
+    let store = try backend.open(shop.database)
+    #expect(try store.order(id: orderId)?.status == (point == .afterCommit ? .paid : .authorized))
+    #expect(shop.server.paymentIntent(paymentId)?["status"] == (point == .beforeCall ? "requires_capture" : "succeeded"))
+    #expect(try store.pendingOperationCount() == (point == .afterCommit ? 0 : 1))
+
+    // The restart's sweep completes the capture; the client's replay gets its answer.
+    let result = try PayserviceProcess.run(
+      shop.arguments, stdin: Data((capture + "\n").utf8), environment: shop.fixture.environment)
+    shop.transcripts += [result.stdoutText, result.stderr]
+    if point != .afterCommit {
+      #expect(result.stderr.contains("pending operations at start: 1 resolved, 0 still pending"), "\(result.stderr)")
+    }
+    let answer = try JSONParser.parse(result.stdoutText)
+    #expect(
+      answer["result"]?.compact
+        == #"{"status":"succeeded","orderId":"\#(orderId)","captureId":"cap-crash","amountCaptured":"10.00","amountReleased":"7.66","orderStatus":"paid"}"#,
+      "\(result.stdoutText)")
+    let captures = shop.server.requests.filter { $0.path == "/v1/payment_intents/\(paymentId)/capture" }
+    #expect(Set(captures.map(\.idempotencyKey)).count == 1)
+    #expect(shop.server.paymentIntent(paymentId)?["amount_received"] == "1000")
+    #expect(try store.pendingOperationCount() == 0)
+    #expect(try store.order(id: orderId)?.status == .paid)
+    #expect(try shop.run([capture])[0].compact == answer.compact)
     try shop.checkNoSecret(held: orderId)
   }
 }

@@ -1,6 +1,7 @@
-/// Charges an authorized payment, decrements stock and records the order, all in one store
-/// transaction; the answer is written only after the commit. A charge token is used at most once:
-/// the identical request again gets the stored answer, a different one gets -32002.
+/// Charges an authorized payment, decrements stock and records the order, as the journal's `order`
+/// operation (`Placement`): in one store transaction with the sandbox, in two around the gateway's
+/// call with a remote one; the answer is written only after the commit. A charge token is used at
+/// most once: the identical request again gets the stored answer, a different one gets -32002.
 public enum ProcessOrder: RPCMethod {
   public static let name = "processOrder"
 
