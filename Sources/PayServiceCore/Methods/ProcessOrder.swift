@@ -217,6 +217,11 @@ public enum ProcessOrder: RPCMethod {
       try transaction.chargeToken(key)
     }
 
+    /// A token is used exactly when the journal holds it (both are written in one transaction).
+    public func mayBeRecorded(_ token: ChargeTokenRecord?) -> Bool {
+      token?.usedAt != nil
+    }
+
     /// The request as sent; for a fingerprint stored before `asSent` (an earlier release), the
     /// request as it resolved (the token's contact and card where it gave none).
     public func matches(_ stored: String, _ token: ChargeTokenRecord?, context: ServiceContext) throws -> Bool {

@@ -44,6 +44,11 @@ public protocol Operation: Sendable {
   static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
     throws -> Subject
 
+  /// Whether the journal may hold the key, judged from the locked subject; the default says yes.
+  /// An operation whose subject marks its key's first use (a charge token's `usedAt`) saves the
+  /// journal's read for a key never used.
+  func mayBeRecorded(_ subject: Subject) -> Bool
+
   /// Whether `stored`, the fingerprint recorded under the key, is this request's. The default
   /// compares the texts.
   func matches(_ stored: String, _ subject: Subject, context: ServiceContext) throws -> Bool
@@ -70,6 +75,8 @@ public protocol Operation: Sendable {
 }
 
 extension Operation {
+  public func mayBeRecorded(_ subject: Subject) -> Bool { true }
+
   public func matches(_ stored: String, _ subject: Subject, context: ServiceContext) throws -> Bool {
     stored == fingerprint
   }

@@ -36,7 +36,7 @@ public enum OperationRunner {
     let nowText = RFC3339.format(now)
     let step = try context.store.write { transaction -> Step in
       let subject = try Op.lock(key: operation.key, subject: operation.subject, transaction, context: context)
-      if let entry = try transaction.operation(kind: Op.kind, key: operation.key) {
+      if operation.mayBeRecorded(subject), let entry = try transaction.operation(kind: Op.kind, key: operation.key) {
         guard try operation.matches(entry.fingerprint, subject, context: context) else { throw operation.conflict }
         switch entry.state {
         case .settled: return .answered(try result(of: entry, as: Op.self))
