@@ -180,16 +180,16 @@ public enum RefundOrder: RPCMethod {
     public func prepare(
       _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
-      var order = order
+      // Decided on the order with its pending refunds counted as done; recorded on the order itself.
+      var reserved = order
       for pending in try BackOffice.pending(Self.kind, as: Call.self, on: order, transaction) {
-        order.reserve(pending.call)
+        reserved.reserve(pending.call)
       }
-      let decided: Call
-      switch try RefundOrder.decide(order, params: params, context: context, now: RFC3339.format(now)) {
+      var call: Call
+      switch try RefundOrder.decide(reserved, params: params, context: context, now: RFC3339.format(now)) {
       case .failed(let failure): return .done(.failed(failure), final: false)
-      case .refund(let call): decided = call
+      case .refund(let decided): call = decided
       }
-      var call = decided
       // The sandbox's refund id; a remote gateway's answer brings its own.
       call.refund.gatewayRefundId = try context.identifiers.gatewayRefundId(orderId: order.orderId, refundId: params.refundId)
       if order.gatewayPaymentId == nil && order.sandboxOutcome == .refundFails {
