@@ -78,6 +78,8 @@ let package = Package(
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ],
+      // The licence of the address data the generated Contacts/AddressData.swift holds.
+      exclude: ["Contacts/AddressData.LICENSE"],
       swiftSettings: leanCodegen
     ),
     // The store on a PostgreSQL server (`--database postgres://…`): its own module, so that the

@@ -8,22 +8,25 @@ public struct ContactValidator: Sendable {
     self.shipsTo = shipsTo
   }
 
-  /// Checks a postal address. `complete` false accepts the redacted address the sheet sends with
-  /// `onshippingcontactselected` (locality, administrativeArea, postalCode, countryCode).
+  /// Checks a postal address against its country's rules (`AddressRules`, Google's address
+  /// metadata). `complete` false is the redacted address the sheet sends with
+  /// `onshippingcontactselected` (no street; the postal code may be cut, see
+  /// `AddressRules.redacted`): it is refused for everything the complete address with the same
+  /// fields would be refused for, so that the sheet never promises what authorization refuses.
   public func addressErrors(_ contact: Contact?, role: Role, complete: Bool) -> [ApplePayError] {
     let invalid: ApplePayError.Code = role == .shipping ? .shippingContactInvalid : .billingContactInvalid
     var errors: [ApplePayError] = []
     let contact = contact ?? Contact()
     let who = role == .shipping ? "shipping" : "billing"
-    if complete {
-      if !(contact.addressLines ?? []).contains(where: { !$0.isBlank }) {
-        errors.append(ApplePayError(invalid, .addressLines, "Enter the \(who) street address."))
-      }
-      if contact.locality?.isBlank ?? true {
-        errors.append(ApplePayError(invalid, .locality, "Enter the \(who) city."))
-      }
-    }
     let country = contact.countryCode.flatMap(Region.normalize) ?? ""
+    // A country the data does not know gets the generic rules: a street, a city and a postal code.
+    let rules = country.isEmpty ? nil : AddressRules.forCountry(country)
+    // At authorization the street and city come first; on the sheet (no street) the city comes
+    // after the country, which may make it moot.
+    if complete {
+      errors += streetAndCity(
+        contact, invalid: invalid, who: who, street: rules?.requiresStreet ?? true, city: rules?.requiresCity ?? true)
+    }
     if country.isEmpty {
       let code: ApplePayError.Code = role == .shipping ? .addressUnserviceable : invalid
       errors.append(ApplePayError(code, .countryCode, "Enter the \(who) country."))
@@ -36,22 +39,42 @@ public struct ContactValidator: Sendable {
           "We don't ship to \(country). We ship to \(shipsTo.joined(separator: ", "))."))
       return errors
     }
-    let postal = contact.postalCode.flatMap(Region.normalize) ?? ""
-    let area = contact.administrativeArea.flatMap(Region.normalize) ?? ""
-    guard let format = AddressFormat.byCountry[country] else {
-      if complete && postal.isEmpty {
+    guard let rules else {
+      if complete && (contact.postalCode.flatMap(Region.normalize) ?? "").isEmpty {
         errors.append(ApplePayError(invalid, .postalCode, "Enter the \(who) postal code."))
       }
       return errors
     }
-    let always = format.checkedWhileRedacted
-    if !format.postalForms.isEmpty, always || complete || !postal.isEmpty,
-      !format.acceptsPostalCode(postal, redactedAllowed: !complete)
-    {
-      errors.append(ApplePayError(invalid, .postalCode, format.postalCodeMessage))
+    if !complete { errors += streetAndCity(contact, invalid: invalid, who: who, street: false, city: rules.requiresCity) }
+    let area = contact.administrativeArea.map(AddressRules.clean) ?? ""
+    let subdivision = area.isEmpty ? nil : rules.subdivision(named: area)
+    if rules.usesPostalCode {
+      let postal = contact.postalCode.map(rules.normalizedPostalCode) ?? ""
+      let refused =
+        postal.isEmpty
+        ? rules.requiresPostalCode
+        : complete
+          ? !rules.acceptsPostalCode(postal, in: subdivision)
+          : !rules.acceptsRedactedPostalCode(postal)
+            || (rules.acceptsPostalCode(postal, in: nil) && !rules.acceptsPostalCode(postal, in: subdivision))
+      if refused { errors.append(ApplePayError(invalid, .postalCode, AddressWording.postalMessage(rules))) }
     }
-    if let areas = format.areas, always || complete || !area.isEmpty, !areas.contains(area) {
-      errors.append(ApplePayError(invalid, .administrativeArea, format.areaMessage ?? "Enter the \(who) region."))
+    if rules.usesArea, area.isEmpty ? rules.requiresArea : rules.areaMustBeKnown && subdivision == nil {
+      errors.append(ApplePayError(invalid, .administrativeArea, AddressWording.areaMessage(rules)))
+    }
+    return errors
+  }
+
+  /// The street and city, when asked for and missing.
+  private func streetAndCity(_ contact: Contact, invalid: ApplePayError.Code, who: String, street: Bool, city: Bool)
+    -> [ApplePayError]
+  {
+    var errors: [ApplePayError] = []
+    if street && !(contact.addressLines ?? []).contains(where: { !$0.isBlank }) {
+      errors.append(ApplePayError(invalid, .addressLines, "Enter the \(who) street address."))
+    }
+    if city && contact.locality?.isBlank ?? true {
+      errors.append(ApplePayError(invalid, .locality, "Enter the \(who) city."))
     }
     return errors
   }

@@ -539,7 +539,8 @@ public enum ProcessOrder: RPCMethod {
       },
       shippingMethod: binding.shippingMethod, couponCode: quote.merchandise.coupon?.code,
       summaryItems: quote.summaryItems, taxBreakdown: quote.taxBreakdownItems(config),
-      shippingContact: binding.shippingContact ?? Contact(), billingContact: billing,
+      shippingContact: AddressRules.canonical(binding.shippingContact ?? Contact()),
+      billingContact: billing.map(AddressRules.canonical),
       amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
     return .ready(
       PreparedOrder(

@@ -1,0 +1,281 @@
+import Synchronization
+
+/// How addresses are written in one country, read from Google's address metadata (`AddressData`,
+/// the data of libaddressinput): which fields the country's addresses use and require, the postal
+/// code's pattern and examples, and its first-level subdivisions (states, provinces, prefectures)
+/// with their keys, names, Latin names, ISO 3166-2 codes and postal code prefixes.
+///
+/// A country's rules are read from the table the first time they are asked for, and kept.
+public final class AddressRules: Sendable {
+  /// A first-level subdivision of a country.
+  public struct Subdivision: Sendable {
+    /// The data's key: what an order stores (`CA`, `東京都`, `广东省`).
+    public let key: String
+    /// The ISO 3166-2 subdivision code, without the country (`CA`, `13`, `44`); nil when the data has none.
+    public let isoCode: String?
+    public let name: String
+    public let latinName: String?
+    /// A pattern the subdivision's postal codes start with; nil when the data gives none.
+    let postalPrefix: PostalPattern?
+    /// Real postal codes of the subdivision.
+    public let postalExamples: [String]
+  }
+
+  /// ISO 3166-1 alpha-2.
+  public let country: String
+  /// The country's name as the data writes it (`UNITED KINGDOM`).
+  public let name: String
+  /// The fields the country's addresses use and require, by the data's letters: `A` street, `C`
+  /// city, `S` administrative area, `Z` postal code, `D` dependent locality, `X` sorting code.
+  let uses: Set<Character>
+  let requires: Set<Character>
+  let postalPattern: PostalPattern?
+  /// Real postal codes of the country, from the data.
+  public let postalExamples: [String]
+  /// The data's word for the postal code (`postal`, `zip`, `pin`, `eircode`) and for the area
+  /// (`state`, `province`, `prefecture`, `county`, …).
+  public let postalNameType: String
+  public let areaNameType: String
+  public let subdivisions: [Subdivision]
+  /// Every accepted spelling of a subdivision (key, name, Latin name, other-language names, ISO
+  /// code with and without the country), folded (`fold`), to its index in `subdivisions`.
+  private let subdivisionIndex: [String: Int]
+
+  public var usesStreet: Bool { uses.contains("A") }
+  public var requiresStreet: Bool { requires.contains("A") }
+  public var requiresCity: Bool { requires.contains("C") }
+  /// Whether the country's addresses have postal codes at all.
+  public var usesPostalCode: Bool { uses.contains("Z") }
+  public var requiresPostalCode: Bool { requires.contains("Z") && uses.contains("Z") }
+  public var usesArea: Bool { uses.contains("S") }
+  public var requiresArea: Bool { requires.contains("S") && uses.contains("S") }
+  /// Whether an area must be one of `subdivisions`: required, and the data lists them. Where the
+  /// data lists subdivisions but does not require an area, any text is accepted.
+  public var areaMustBeKnown: Bool { requiresArea && !subdivisions.isEmpty }
+
+  init(
+    country: String, name: String, format: String, require: String, postalPattern: PostalPattern?,
+    postalExamples: [String], postalNameType: String, areaNameType: String, subdivisions: [Subdivision],
+    otherNames: [[String]]
+  ) {
+    self.country = country
+    self.name = name
+    var uses: Set<Character> = []
+    var previous: Character?
+    for character in format {
+      if previous == "%" { uses.insert(character) }
+      previous = previous == "%" ? nil : character
+    }
+    self.uses = uses
+    self.requires = Set(require)
+    self.postalPattern = postalPattern
+    self.postalExamples = postalExamples
+    self.postalNameType = postalNameType
+    self.areaNameType = areaNameType
+    self.subdivisions = subdivisions
+    var index: [String: Int] = [:]
+    // A Latin name's last word that three or more of the country's Latin names end with is a kind
+    // of area (`Guangdong Sheng`, `Xizang Zizhiqu`): the name is also accepted without it.
+    let lastWords = subdivisions.compactMap { subdivision -> String? in
+      guard let words = subdivision.latinName?.split(separator: " "), words.count > 1, let last = words.last else {
+        return nil
+      }
+      return Self.fold(String(last))
+    }
+    let kinds = Set(lastWords.filter { word in lastWords.count(where: { $0 == word }) >= 3 })
+    for (position, subdivision) in subdivisions.enumerated() {
+      var spellings = [subdivision.key, subdivision.name] + otherNames[position]
+      if let latin = subdivision.latinName {
+        spellings.append(latin)
+        let words = latin.split(separator: " ")
+        if words.count > 1, let last = words.last, kinds.contains(Self.fold(String(last))) {
+          spellings.append(words.dropLast().joined(separator: " "))
+        }
+      }
+      if let iso = subdivision.isoCode {
+        spellings += [iso, country + "-" + iso]
+        // Numeric codes also without their leading zeros (Japan's `1` for Hokkaido, `01`).
+        if let number = Int(iso), String(number) != iso { spellings.append(String(number)) }
+      }
+      for spelling in spellings where !spelling.isEmpty {
+        let folded = Self.fold(spelling)
+        if index[folded] == nil { index[folded] = position }
+      }
+    }
+    subdivisionIndex = index
+  }
+
+  // MARK: Postal codes
+
+  /// `code` as the country writes it: trimmed, upper-cased, runs of spaces made one; then, when
+  /// that does not match but the code without its spaces and hyphens does once they are put where
+  /// every example of that length has them (`1540023` → `154-0023`, `77 038` → `77038`), that.
+  /// Returned as given (trimmed, upper-cased) when nothing matches.
+  public func normalizedPostalCode(_ code: String) -> String {
+    let cleaned = Self.clean(code)
+    guard let pattern = postalPattern, !pattern.matchesWhole(cleaned) else { return cleaned }
+    let bare = cleaned.filter { $0 != " " && $0 != "-" }
+    if pattern.matchesWhole(bare) { return bare }
+    for example in postalExamples {
+      let exampleBare = example.filter { $0 != " " && $0 != "-" }
+      guard exampleBare.count == bare.count else { continue }
+      var shaped = ""
+      var rest = bare[...]
+      for character in example {
+        if character == " " || character == "-" {
+          shaped.append(character)
+        } else if let next = rest.first {
+          shaped.append(next)
+          rest = rest.dropFirst()
+        }
+      }
+      if pattern.matchesWhole(shaped) { return shaped }
+    }
+    return cleaned
+  }
+
+  /// Whether `code` (normalized) is a postal code of the country, and of `subdivision` when given
+  /// and the data has its prefix. Any code passes where the data has no pattern.
+  public func acceptsPostalCode(_ code: String, in subdivision: Subdivision?) -> Bool {
+    if let pattern = postalPattern, !pattern.matchesWhole(code) { return false }
+    if let prefix = subdivision?.postalPrefix, !prefix.matchesPrefix(code) { return false }
+    return true
+  }
+
+  /// What Apple Pay sends of a postal code before the payment is authorized, by country: the UK's
+  /// outward code, Canada's first three characters, Japan's first three digits. Nil for a country
+  /// whose codes it sends whole.
+  static func redacted(_ code: String, country: String) -> String? {
+    switch country {
+    case "GB": return code.split(separator: " ", maxSplits: 1).first.map(String.init)
+    case "CA", "JP": return String(code.prefix(3))
+    default: return nil
+    }
+  }
+
+  /// Whether `code` is what the sheet sends of some postal code of the country before
+  /// authorization: a whole code, or (where Apple Pay redacts codes) a redacted one that a real
+  /// code's hidden part completes. The hidden parts are the data's examples'.
+  public func acceptsRedactedPostalCode(_ code: String) -> Bool {
+    guard let pattern = postalPattern else { return true }
+    if pattern.matchesWhole(code) { return true }
+    let examples = postalExamples + subdivisions.flatMap(\.postalExamples)
+    return examples.contains { example in
+      guard let shown = Self.redacted(example, country: country) else { return false }
+      return pattern.matchesWhole(code + example.dropFirst(shown.count))
+    }
+  }
+
+  // MARK: Subdivisions
+
+  /// The subdivision `text` names, as key, name, Latin name, another language's name or ISO code,
+  /// in any case and spacing; nil when none does.
+  public func subdivision(named text: String) -> Subdivision? {
+    subdivisionIndex[Self.fold(text)].map { subdivisions[$0] }
+  }
+
+  /// Text compared without case, surrounding whitespace or repeated inner spaces.
+  static func fold(_ text: String) -> String {
+    clean(text).lowercased()
+  }
+
+  /// Trimmed, upper-cased, inner runs of whitespace made one space.
+  static func clean(_ text: String) -> String {
+    text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).joined(separator: " ")
+      .uppercased()
+  }
+
+  // MARK: Contacts
+
+  /// `contact` as an order records it: the country code upper-cased, the postal code normalized
+  /// (`normalizedPostalCode`) and the area as its subdivision's key when the data names one;
+  /// everything else as given. A contact of a country the data does not know is returned as it is.
+  public static func canonical(_ contact: Contact) -> Contact {
+    guard let country = contact.countryCode.flatMap(Region.normalize), let rules = forCountry(country) else {
+      return contact
+    }
+    var canonical = contact
+    canonical.countryCode = country
+    if let postal = contact.postalCode, !postal.isBlank { canonical.postalCode = rules.normalizedPostalCode(postal) }
+    if let area = contact.administrativeArea, let subdivision = rules.subdivision(named: area) {
+      canonical.administrativeArea = subdivision.key
+    }
+    return canonical
+  }
+
+  // MARK: The table
+
+  /// The rules of `country` (ISO 3166-1 alpha-2, upper-cased); nil for a code the data does not know.
+  public static func forCountry(_ country: String) -> AddressRules? {
+    if let known = cache.withLock({ $0[country] }) { return known }
+    guard let rules = AddressData.parse(country: country) else { return nil }
+    return cache.withLock { cache in
+      if let known = cache[country] { return known }
+      cache[country] = rules
+      return rules
+    }
+  }
+
+  private static let cache = Mutex<[String: AddressRules]>([:])
+
+  /// Every country code in the data, in order.
+  public static var countries: [String] { AddressData.countries }
+}
+
+/// A postal code pattern of the data (a regular expression), compiled once.
+final class PostalPattern: @unchecked Sendable {
+  // Regex is immutable once made; matching does not change it.
+  private let whole: Regex<AnyRegexOutput>
+  private let prefix: Regex<AnyRegexOutput>
+
+  init?(_ source: String) {
+    guard !source.isEmpty, let whole = try? Regex("^(?:\(source))$"), let prefix = try? Regex("^(?:\(source))") else {
+      return nil
+    }
+    self.whole = whole
+    self.prefix = prefix
+  }
+
+  func matchesWhole(_ text: String) -> Bool { (try? whole.wholeMatch(in: text)) != nil }
+  func matchesPrefix(_ text: String) -> Bool { (try? prefix.prefixMatch(in: text)) != nil }
+}
+
+extension AddressData {
+  /// Every country code, in the table's order.
+  static let countries: [String] = records.split(separator: "\n").compactMap { line in
+    line.hasPrefix("C\t") ? String(line.dropFirst(2).prefix { $0 != "\t" }) : nil
+  }
+
+  /// The `C` line of `country` and its `S` lines, parsed; nil when the table has no such country.
+  static func parse(country: String) -> AddressRules? {
+    guard country.utf8.count == 2, country.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else { return nil }
+    let start: String.Index
+    if records.hasPrefix("C\t\(country)\t") {
+      start = records.startIndex
+    } else if let found = records.firstRange(of: "\nC\t\(country)\t") {
+      start = records.index(after: found.lowerBound)
+    } else {
+      return nil
+    }
+    var lines = records[start...].split(separator: "\n", omittingEmptySubsequences: true)[...]
+    guard let countryLine = lines.popFirst() else { return nil }
+    let c = countryLine.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+    guard c.count == 13 else { return nil }
+    var subdivisions: [AddressRules.Subdivision] = []
+    var otherNames: [[String]] = []
+    while let line = lines.popFirst(), line.hasPrefix("S\t") {
+      let s = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+      guard s.count == 9, s[1] == country else { break }
+      subdivisions.append(
+        AddressRules.Subdivision(
+          key: s[2], isoCode: s[3].isEmpty ? nil : s[3], name: s[6].isEmpty ? s[2] : s[6],
+          latinName: s[7].isEmpty ? nil : s[7], postalPrefix: PostalPattern(s[4]),
+          postalExamples: s[5].isEmpty ? [] : s[5].split(separator: ",").map(String.init)))
+      otherNames.append(s[8].isEmpty ? [] : s[8].split(separator: "~").map(String.init))
+    }
+    return AddressRules(
+      country: c[1], name: c[2], format: c[3], require: c[4], postalPattern: PostalPattern(c[6]),
+      postalExamples: c[7].isEmpty ? [] : c[7].split(separator: ",").map(String.init), postalNameType: c[8],
+      areaNameType: c[9], subdivisions: subdivisions, otherNames: otherNames)
+  }
+}
