@@ -40,6 +40,8 @@ public final class AddressRules: Sendable {
   /// Every accepted spelling of a subdivision (key, name, Latin name, other-language names, ISO
   /// code with and without the country), folded (`fold`), to its index in `subdivisions`.
   private let subdivisionIndex: [String: Int]
+  /// Every accepted spelling of each subdivision, as given (in `subdivisions` order).
+  private let subdivisionSpellings: [[String]]
 
   public var usesStreet: Bool { uses.contains("A") }
   public var requiresStreet: Bool { requires.contains("A") }
@@ -74,6 +76,7 @@ public final class AddressRules: Sendable {
     self.areaNameType = areaNameType
     self.subdivisions = subdivisions
     var index: [String: Int] = [:]
+    var allSpellings: [[String]] = []
     // A Latin name's last word that three or more of the country's Latin names end with is a kind
     // of area (`Guangdong Sheng`, `Xizang Zizhiqu`): the name is also accepted without it.
     let lastWords = subdivisions.compactMap { subdivision -> String? in
@@ -101,8 +104,10 @@ public final class AddressRules: Sendable {
         let folded = Self.fold(spelling)
         if index[folded] == nil { index[folded] = position }
       }
+      allSpellings.append(spellings.filter { !$0.isEmpty })
     }
     subdivisionIndex = index
+    subdivisionSpellings = allSpellings
   }
 
   // MARK: Postal codes
@@ -174,15 +179,50 @@ public final class AddressRules: Sendable {
     subdivisionIndex[Self.fold(text)].map { subdivisions[$0] }
   }
 
+  /// Every spelling `subdivision(named:)` takes for the subdivision keyed `key` (in one case each).
+  public func spellings(of key: String) -> [String] {
+    subdivisions.firstIndex { $0.key == key }.map { subdivisionSpellings[$0] } ?? []
+  }
+
   /// Text compared without case, surrounding whitespace or repeated inner spaces.
   static func fold(_ text: String) -> String {
-    clean(text).lowercased()
+    spaced(text, upper: false)
   }
 
   /// Trimmed, upper-cased, inner runs of whitespace made one space.
   static func clean(_ text: String) -> String {
-    text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).joined(separator: " ")
-      .uppercased()
+    spaced(text, upper: true)
+  }
+
+  /// `text` trimmed, its inner runs of ASCII whitespace made one space, and its case changed: byte
+  /// by byte for ASCII text (nearly all of it; Unicode's case tables are read only for the rest).
+  private static func spaced(_ text: String, upper: Bool) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count)
+    var ascii = true
+    var pendingSpace = false
+    for byte in text.utf8 {
+      if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+        pendingSpace = !bytes.isEmpty
+        continue
+      }
+      if pendingSpace {
+        bytes.append(0x20)
+        pendingSpace = false
+      }
+      if byte >= 0x80 { ascii = false }
+      bytes.append(byte)
+    }
+    guard ascii else {
+      let spaced = String(decoding: bytes, as: UTF8.self)
+      return upper ? spaced.uppercased() : spaced.lowercased()
+    }
+    for index in bytes.indices {
+      let byte = bytes[index]
+      if upper, (0x61...0x7A).contains(byte) { bytes[index] = byte - 0x20 }
+      if !upper, (0x41...0x5A).contains(byte) { bytes[index] = byte + 0x20 }
+    }
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   // MARK: Contacts
@@ -222,22 +262,38 @@ public final class AddressRules: Sendable {
   public static var countries: [String] { AddressData.countries }
 }
 
-/// A postal code pattern of the data (a regular expression), compiled once.
-final class PostalPattern: @unchecked Sendable {
-  // Regex is immutable once made; matching does not change it.
-  private let whole: Regex<AnyRegexOutput>
-  private let prefix: Regex<AnyRegexOutput>
+/// A postal code pattern of the data (a regular expression), compiled at its first use.
+final class PostalPattern: Sendable {
+  private let source: String
+  /// The whole and the prefix match, once compiled (nil inside: the data's pattern does not compile).
+  private let compiled = Mutex<(whole: Regex<AnyRegexOutput>, prefix: Regex<AnyRegexOutput>)??>(nil)
 
   init?(_ source: String) {
-    guard !source.isEmpty, let whole = try? Regex("^(?:\(source))$"), let prefix = try? Regex("^(?:\(source))") else {
-      return nil
-    }
-    self.whole = whole
-    self.prefix = prefix
+    guard !source.isEmpty else { return nil }
+    self.source = source
   }
 
-  func matchesWhole(_ text: String) -> Bool { (try? whole.wholeMatch(in: text)) != nil }
-  func matchesPrefix(_ text: String) -> Bool { (try? prefix.prefixMatch(in: text)) != nil }
+  private func regexes() -> (whole: Regex<AnyRegexOutput>, prefix: Regex<AnyRegexOutput>)? {
+    compiled.withLock { compiled in
+      if let compiled { return compiled }
+      let made = (try? Regex("^(?:\(source))$")).flatMap { whole in
+        (try? Regex("^(?:\(source))")).map { (whole: whole, prefix: $0) }
+      }
+      compiled = .some(made)
+      return made
+    }
+  }
+
+  /// Whether the whole of `text` matches (a pattern that does not compile matches everything).
+  func matchesWhole(_ text: String) -> Bool {
+    guard let regex = regexes()?.whole else { return true }
+    return (try? regex.wholeMatch(in: text)) != nil
+  }
+
+  func matchesPrefix(_ text: String) -> Bool {
+    guard let regex = regexes()?.prefix else { return true }
+    return (try? regex.prefixMatch(in: text)) != nil
+  }
 }
 
 extension AddressData {
@@ -247,23 +303,42 @@ extension AddressData {
   }
 
   /// The `C` line of `country` and its `S` lines, parsed; nil when the table has no such country.
+  /// Only that country's lines are read (the table is searched as bytes: a start that prices one
+  /// cart reads one country).
   static func parse(country: String) -> AddressRules? {
     guard country.utf8.count == 2, country.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else { return nil }
-    let start: String.Index
-    if records.hasPrefix("C\t\(country)\t") {
-      start = records.startIndex
-    } else if let found = records.firstRange(of: "\nC\t\(country)\t") {
-      start = records.index(after: found.lowerBound)
-    } else {
-      return nil
-    }
-    var lines = records[start...].split(separator: "\n", omittingEmptySubsequences: true)[...]
-    guard let countryLine = lines.popFirst() else { return nil }
+    let block: [Substring]? = records.utf8.withContiguousStorageIfAvailable { bytes in
+      // The line that starts `C\tCC\t`: from line start to line start.
+      let head = Array("C\t\(country)\t".utf8)
+      var at = 0
+      var start: Int?
+      while at + head.count <= bytes.count {
+        if bytes[at] == head[0] && bytes[at + 2] == head[2] && bytes[at + 3] == head[3] && bytes[at + 1] == 0x09
+          && bytes[at + 4] == 0x09
+        {
+          start = at
+          break
+        }
+        guard let newline = bytes[at...].firstIndex(of: 0x0A) else { break }
+        at = newline + 1
+      }
+      guard let start else { return nil }
+      var end = start
+      var lines: [Range<Int>] = []
+      while end < bytes.count {
+        let lineEnd = bytes[end...].firstIndex(of: 0x0A) ?? bytes.count
+        if !lines.isEmpty && !(bytes[end] == UInt8(ascii: "S") && bytes[end + 1] == 0x09) { break }
+        lines.append(end..<lineEnd)
+        end = lineEnd + 1
+      }
+      return lines.map { Substring(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+    } ?? nil
+    guard var lines = block?[...], let countryLine = lines.popFirst() else { return nil }
     let c = countryLine.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
     guard c.count == 13 else { return nil }
     var subdivisions: [AddressRules.Subdivision] = []
     var otherNames: [[String]] = []
-    while let line = lines.popFirst(), line.hasPrefix("S\t") {
+    for line in lines {
       let s = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
       guard s.count == 9, s[1] == country else { break }
       subdivisions.append(

@@ -83,7 +83,8 @@ public struct Region: Equatable, Sendable {
   /// "US-CA" when the state is known, else "US" (computed once: rule lookups key on it).
   public let code: String
 
-  /// The contact's region; the merchant's country when the contact has no country code.
+  /// The contact's region; the merchant's country when the contact has no country code. The area
+  /// is as given, normalized; rules find it under any spelling of it (`RuleIndex`).
   public init(contact: Contact?, defaultCountry: String) {
     let country = contact?.countryCode.flatMap(Region.normalize) ?? defaultCountry
     let area = contact?.administrativeArea.flatMap(Region.normalize)
@@ -91,6 +92,20 @@ public struct Region: Equatable, Sendable {
     administrativeArea = area
     postalCode = contact?.postalCode.flatMap(Region.normalize)
     code = area.map { country + "-" + $0 } ?? country
+  }
+
+  /// `area` as its subdivision's key when the address data names one (`CALIFORNIA` and `CA` are
+  /// `CA`; `13`, `TOKYO` and `東京都` are `東京都`), else as it is: how a contact's area and a config
+  /// region's meet under different spellings.
+  static func canonicalArea(_ area: String, of country: String) -> String {
+    AddressRules.forCountry(country)?.subdivision(named: area)?.key ?? area
+  }
+
+  /// A config region code (`US`, `US-CA`, `JP-13`) with its area as `canonicalArea` reads it.
+  static func canonicalCode(_ code: String) -> String {
+    let parts = code.split(separator: "-", maxSplits: 1)
+    guard parts.count == 2 else { return code }
+    return parts[0] + "-" + canonicalArea(String(parts[1]), of: String(parts[0]))
   }
 
   /// Trimmed of ASCII whitespace and uppercased; nil when nothing is left.

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,6 +69,11 @@ struct PricingTable: @unchecked Sendable {
   let methods: UnsafePointer<MethodEntry>
   let methodIdentifiers: ByteKeyTable
   let regionCodes: ByteKeyTable
+  /// The countries that have area-level regions (`US-CA` in a rule or method), and the other
+  /// spellings of those areas the address data knows (`US-CALIFORNIA`), made at the first borrowed
+  /// area that is no region code: such an area is priced by the general path, which finds its rules.
+  let areaCountries: ByteKeyTable
+  let areaKeys: AreaKeys
   let regions: UnsafePointer<RegionEntry>
   let lists: UnsafePointer<Int32>
   let rules: UnsafePointer<RuleEntry>
@@ -171,6 +177,9 @@ struct PricingTable: @unchecked Sendable {
           rules: list(entry.rules.map(\.position))))
     }
 
+    let areaCodes = pricer.rules.regionCodes.filter { $0.split(separator: "-").count == 2 }
+    let areaCountries = Set(areaCodes.map { String($0.prefix { $0 != "-" }) }).sorted()
+
     var prefixTexts: [Text] = []
     let rules = tax.rules.map { rule in
       let start = prefixTexts.count
@@ -200,7 +209,8 @@ struct PricingTable: @unchecked Sendable {
       skus: storage.keep(config.catalog.enumerated().map { ($0.element.sku, $0.offset) }),
       methods: storage.keep(methods),
       methodIdentifiers: storage.keep(config.shipping.methods.enumerated().map { ($0.element.identifier, $0.offset) }),
-      regionCodes: storage.keep(regionKeys), regions: storage.keep(regionEntries), lists: storage.keep(lists),
+      regionCodes: storage.keep(regionKeys), areaCountries: storage.keep(areaCountries.map { ($0, 0) }),
+      areaKeys: AreaKeys(codes: areaCodes), regions: storage.keep(regionEntries), lists: storage.keep(lists),
       rules: storage.keep(rules), prefixes: storage.keep(prefixTexts), rates: storage.keep(rates),
       classCount: classes.count, ruleCount: tax.rules.count, shippingClass: shippingClass, text: storage.keep(text),
       currencyCode: currencyCode, displayName: displayName, inclusiveLabel: inclusiveLabel,
@@ -228,6 +238,53 @@ struct PricingTable: @unchecked Sendable {
     var country: UnsafeRawBufferPointer
     var area: UnsafeRawBufferPointer?
     var postalCode: UnsafeRawBufferPointer?
+  }
+
+  /// Whether `place`'s area is priced here as the general path would: no area, a country without
+  /// area-level regions, a region code, or an area no region code spells otherwise.
+  func pricesArea(_ place: Place) -> Bool {
+    guard let area = place.area, areaCountries.value(for: place.country) != nil else { return true }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: place.country.count + 1 + area.count) { code in
+      let base = UnsafeMutableRawPointer(code.baseAddress!)
+      base.copyMemory(from: place.country.baseAddress!, byteCount: place.country.count)
+      base.storeBytes(of: UInt8(ascii: "-"), toByteOffset: place.country.count, as: UInt8.self)
+      (base + place.country.count + 1).copyMemory(from: area.baseAddress!, byteCount: area.count)
+      let key = UnsafeRawBufferPointer(code)
+      return regionCodes.value(for: key) != nil || !areaKeys.contains(key)
+    }
+  }
+
+  /// The other spellings (`US-CALIFORNIA`, as `Region.normalize` leaves them) of the config's area
+  /// codes, made once.
+  final class AreaKeys: Sendable {
+    private let codes: [String]
+    private let table = Mutex<(ByteKeyTable, ByteKeyTable.Storage)?>(nil)
+
+    init(codes: [String]) {
+      self.codes = codes
+    }
+
+    func contains(_ key: UnsafeRawBufferPointer) -> Bool {
+      table.withLock { table in
+        if table == nil {
+          var others: [(key: String, value: Int)] = []
+          let configured = Set(codes)
+          for code in codes {
+            let country = String(code.prefix { $0 != "-" })
+            guard let rules = AddressRules.forCountry(country),
+              let subdivision = rules.subdivision(named: String(code.dropFirst(country.count + 1)))
+            else { continue }
+            for spelling in rules.spellings(of: subdivision.key) {
+              guard let area = Region.normalize(spelling) else { continue }
+              let other = country + "-" + area
+              if !configured.contains(other) && !others.contains(where: { $0.key == other }) { others.append((other, 0)) }
+            }
+          }
+          table = ByteKeyTable.make(others)
+        }
+        return table!.0.value(for: key) != nil
+      }
+    }
   }
 
   /// The shipping method priced and the tax rule matched for `place`, as `Pricer.orderedMethods`

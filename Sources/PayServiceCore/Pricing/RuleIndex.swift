@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The shipping and tax rules arranged for lookup by region, built once from config so pricing a
 /// request costs a few dictionary lookups however many rules the merchant configures.
 struct RuleIndex: Sendable {
@@ -47,11 +49,45 @@ struct RuleIndex: Sendable {
     }
     taxRulesByCountry = rulesByCountry
     taxRulesByCode = rulesByCode
+    spellings = Spellings(codes: Array(byCode.keys) + rulesByCode.keys)
+  }
+
+  /// The config's area codes under the address data's keys (`JP-13` is `JP-東京都`), made at the
+  /// first area no config code spells as given: a contact's `Tokyo` finds the rules of `JP-13`.
+  private let spellings: Spellings
+
+  final class Spellings: Sendable {
+    private let codes: [String]
+    private let byCanonical = Mutex<[String: String]?>(nil)
+
+    init(codes: [String]) {
+      self.codes = codes.sorted()
+    }
+
+    /// The config's code for `region`'s area under another spelling; nil when none.
+    func configCode(for region: Region) -> String? {
+      guard let area = region.administrativeArea, !codes.isEmpty else { return nil }
+      let canonical = region.countryCode + "-" + Region.canonicalArea(area, of: region.countryCode)
+      return byCanonical.withLock { table in
+        if table == nil {
+          var made: [String: String] = [:]
+          for code in codes { made[Region.canonicalCode(code)] = made[Region.canonicalCode(code)] ?? code }
+          table = made
+        }
+        return table![canonical]
+      }
+    }
+  }
+
+  /// The entry of `region`'s own code, or of the config's code for another spelling of its area.
+  private func byCode<Value>(_ table: [String: Value], _ region: Region) -> Value? {
+    if let value = table[region.code] { return value }
+    return spellings.configCode(for: region).flatMap { table[$0] }
   }
 
   /// Shipping methods offered for `region`, in config order.
   func offeredMethods(for region: Region) -> [ShippingMethod] {
-    if region.administrativeArea != nil, let methods = methodsByCode[region.code] { return methods }
+    if region.administrativeArea != nil, let methods = byCode(methodsByCode, region) { return methods }
     return methodsByCountry[region.countryCode] ?? []
   }
 
@@ -74,7 +110,7 @@ struct RuleIndex: Sendable {
       }
     }
     consider(taxRulesByCountry[region.countryCode], baseScore: 0)
-    if region.administrativeArea != nil { consider(taxRulesByCode[region.code], baseScore: 1) }
+    if region.administrativeArea != nil { consider(byCode(taxRulesByCode, region), baseScore: 1) }
     return best.map { ($0.position, $0.rule) }
   }
 
