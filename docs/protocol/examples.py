@@ -391,9 +391,9 @@ fresh()
 # Addresses of every country (Google's address metadata), shipping to eight countries.
 fresh(); P = Proc(config="docs/protocol/configs/worldwide.yaml")
 GH = {"locality": "Accra", "countryCode": "GH"}
-GH_FULL = dict(GH, addressLines=["12 Independence Avenue"], givenName="Ama", familyName="Mensah")
+GH_FULL = dict(GH, addressLines=["12 Independence Avenue"], givenName="Ama", familyName="Mensah", emailAddress="ama@example.com")
 run(P, "world_gh_sheet", rq(1, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": GH}))
-run(P, "world_gh_auth", rq(2, "authorizePayment", auth_params(method="world", ship=GH_FULL, bill=None, txn="txn-gh")))
+run(P, "world_gh_auth", rq(2, "authorizePayment", auth_params(method="world", ship=GH_FULL, txn="txn-gh")))
 run(P, "world_gb_gir", rq(3, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "London", "postalCode": "GIR", "countryCode": "GB"}}))
 run(P, "world_gb_bad", rq(4, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "London", "postalCode": "QQ1", "countryCode": "GB"}}))
 run(P, "world_fr_bad", rq(5, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "Paris", "postalCode": "7508", "countryCode": "FR"}}))
@@ -401,8 +401,8 @@ run(P, "world_cn_area", rq(6, "selectShippingContact", {"items": [{"sku": "clock
 run(P, "world_cn_unknown", rq(7, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "广州市", "administrativeArea": "Gotham", "postalCode": "510620", "countryCode": "CN"}}))
 run(P, "world_au_jbt", rq(8, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "Jervis Bay", "administrativeArea": "Jervis Bay Territory", "postalCode": "2540", "countryCode": "AU"}}))
 run(P, "world_us_zip_state", rq(9, "selectShippingContact", {"items": [{"sku": "clock"}], "shippingContact": {"locality": "Albany", "administrativeArea": "CA", "postalCode": "12207", "countryCode": "US"}}))
-JP_FULL = {"givenName": "Taro", "familyName": "Yamada", "addressLines": ["2-1 Shinsei"], "locality": "Setagaya-ku", "administrativeArea": "Tokyo", "postalCode": "1540023", "countryCode": "JP"}
-tok = run(P, "world_jp_auth", rq(10, "authorizePayment", auth_params(method="world", ship=JP_FULL, bill=None, txn="txn-jp")))["result"]
+JP_FULL = {"givenName": "Taro", "familyName": "Yamada", "emailAddress": "taro@example.jp", "addressLines": ["2-1 Shinsei"], "locality": "Setagaya-ku", "administrativeArea": "Tokyo", "postalCode": "1540023", "countryCode": "JP"}
+tok = run(P, "world_jp_auth", rq(10, "authorizePayment", auth_params(method="world", ship=JP_FULL, txn="txn-jp")))["result"]
 run(P, "world_jp_order", rq(11, "processOrder", order_params(tok["chargeToken"], method="world", ship=JP_FULL, amount=tok["amount"])))
 P.close()
 fresh()

@@ -77,7 +77,7 @@ public final class AddressRules: Sendable {
     self.subdivisions = subdivisions
     var index: [String: Int] = [:]
     var allSpellings: [[String]] = []
-    // A Latin name's last word that three or more of the country's Latin names end with is a kind
+    // A Latin name's last word that two or more of the country's Latin names end with is a kind
     // of area (`Guangdong Sheng`, `Xizang Zizhiqu`): the name is also accepted without it.
     let lastWords = subdivisions.compactMap { subdivision -> String? in
       guard let words = subdivision.latinName?.split(separator: " "), words.count > 1, let last = words.last else {
@@ -85,7 +85,7 @@ public final class AddressRules: Sendable {
       }
       return Self.fold(String(last))
     }
-    let kinds = Set(lastWords.filter { word in lastWords.count(where: { $0 == word }) >= 3 })
+    let kinds = Set(lastWords.filter { word in lastWords.count(where: { $0 == word }) >= 2 })
     for (position, subdivision) in subdivisions.enumerated() {
       var spellings = [subdivision.key, subdivision.name] + otherNames[position]
       if let latin = subdivision.latinName {
@@ -112,26 +112,23 @@ public final class AddressRules: Sendable {
 
   // MARK: Postal codes
 
-  /// `code` as the country writes it: trimmed, upper-cased, runs of spaces made one; then, when
-  /// that does not match but the code without its spaces and hyphens does once they are put where
-  /// every example of that length has them (`1540023` → `154-0023`, `77 038` → `77038`), that.
-  /// Returned as given (trimmed, upper-cased) when nothing matches.
+  /// `code` as the country writes it: trimmed and upper-cased, with its spaces and hyphens where the
+  /// first of the country's examples of its length (without them) has them, when that is a code of
+  /// the country (`1540023` → `154-0023`, `sw1a1aa` → `SW1A 1AA`, `77 038` → `77038`); else with
+  /// runs of spaces made one. Unchanged but for that when nothing matches.
   public func normalizedPostalCode(_ code: String) -> String {
     let cleaned = Self.clean(code)
-    guard let pattern = postalPattern, !pattern.matchesWhole(cleaned) else { return cleaned }
+    guard let pattern = postalPattern else { return cleaned }
     let bare = cleaned.filter { $0 != " " && $0 != "-" }
-    if pattern.matchesWhole(bare) { return bare }
-    for example in postalExamples {
-      let exampleBare = example.filter { $0 != " " && $0 != "-" }
-      guard exampleBare.count == bare.count else { continue }
+    for example in postalExamples + subdivisions.flatMap(\.postalExamples) {
+      guard example.count(where: { $0 != " " && $0 != "-" }) == bare.count else { continue }
       var shaped = ""
       var rest = bare[...]
       for character in example {
         if character == " " || character == "-" {
           shaped.append(character)
-        } else if let next = rest.first {
+        } else if let next = rest.popFirst() {
           shaped.append(next)
-          rest = rest.dropFirst()
         }
       }
       if pattern.matchesWhole(shaped) { return shaped }
@@ -139,12 +136,14 @@ public final class AddressRules: Sendable {
     return cleaned
   }
 
-  /// Whether `code` (normalized) is a postal code of the country, and of `subdivision` when given
-  /// and the data has its prefix. Any code passes where the data has no pattern.
+  /// Whether `code` (normalized) is a postal code of the country and, when `subdivision` is given,
+  /// not one the data places in another subdivision (a New York ZIP for California). A code the
+  /// data places in no subdivision is not refused for its area: the data is silent there. Any code
+  /// passes where the data has no pattern.
   public func acceptsPostalCode(_ code: String, in subdivision: Subdivision?) -> Bool {
     if let pattern = postalPattern, !pattern.matchesWhole(code) { return false }
-    if let prefix = subdivision?.postalPrefix, !prefix.matchesPrefix(code) { return false }
-    return true
+    guard let prefix = subdivision?.postalPrefix, !prefix.matchesPrefix(code) else { return true }
+    return !subdivisions.contains { $0.postalPrefix?.matchesPrefix(code) == true }
   }
 
   /// What Apple Pay sends of a postal code before the payment is authorized, by country: the UK's
@@ -158,16 +157,16 @@ public final class AddressRules: Sendable {
     }
   }
 
-  /// Whether `code` is what the sheet sends of some postal code of the country before
-  /// authorization: a whole code, or (where Apple Pay redacts codes) a redacted one that a real
-  /// code's hidden part completes. The hidden parts are the data's examples'.
-  public func acceptsRedactedPostalCode(_ code: String) -> Bool {
-    guard let pattern = postalPattern else { return true }
-    if pattern.matchesWhole(code) { return true }
+  /// Whether `code` is what the sheet sends of some postal code of the country (of `subdivision`,
+  /// when given) before authorization: a whole code, or (where Apple Pay redacts codes) a redacted
+  /// one that a real code's hidden part completes into one. The hidden parts are the data's
+  /// examples'. What this accepts, authorization accepts whole with the same area.
+  public func acceptsRedactedPostalCode(_ code: String, in subdivision: Subdivision?) -> Bool {
+    if acceptsPostalCode(code, in: subdivision) { return true }
     let examples = postalExamples + subdivisions.flatMap(\.postalExamples)
     return examples.contains { example in
-      guard let shown = Self.redacted(example, country: country) else { return false }
-      return pattern.matchesWhole(code + example.dropFirst(shown.count))
+      guard let shown = Self.redacted(example, country: country), shown.count < example.count else { return false }
+      return acceptsPostalCode(code + example.dropFirst(shown.count), in: subdivision)
     }
   }
 

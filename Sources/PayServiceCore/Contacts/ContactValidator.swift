@@ -55,8 +55,7 @@ public struct ContactValidator: Sendable {
         ? rules.requiresPostalCode
         : complete
           ? !rules.acceptsPostalCode(postal, in: subdivision)
-          : !rules.acceptsRedactedPostalCode(postal)
-            || (rules.acceptsPostalCode(postal, in: nil) && !rules.acceptsPostalCode(postal, in: subdivision))
+          : !rules.acceptsRedactedPostalCode(postal, in: subdivision)
       if refused { errors.append(ApplePayError(invalid, .postalCode, AddressWording.postalMessage(rules))) }
     }
     if rules.usesArea, area.isEmpty ? rules.requiresArea : rules.areaMustBeKnown && subdivision == nil {
