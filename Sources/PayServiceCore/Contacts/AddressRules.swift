@@ -283,15 +283,34 @@ final class PostalPattern: Sendable {
     }
   }
 
+  /// Recent answers by text: a sheet sends the same code with every event and again at
+  /// authorization, and a regular expression's match costs microseconds. Emptied when full.
+  private let recent = Mutex<[String: (whole: Bool?, prefix: Bool?)]>([:])
+  private static let recentLimit = 1024
+
+  private func remembered(_ text: String, whole: Bool, _ match: () -> Bool) -> Bool {
+    if let known = recent.withLock({ whole ? $0[text]?.whole : $0[text]?.prefix }) { return known }
+    let matched = match()
+    recent.withLock { recent in
+      if recent.count >= Self.recentLimit { recent.removeAll(keepingCapacity: true) }
+      if whole { recent[text, default: (nil, nil)].whole = matched } else { recent[text, default: (nil, nil)].prefix = matched }
+    }
+    return matched
+  }
+
   /// Whether the whole of `text` matches (a pattern that does not compile matches everything).
   func matchesWhole(_ text: String) -> Bool {
-    guard let regex = regexes()?.whole else { return true }
-    return (try? regex.wholeMatch(in: text)) != nil
+    remembered(text, whole: true) {
+      guard let regex = regexes()?.whole else { return true }
+      return (try? regex.wholeMatch(in: text)) != nil
+    }
   }
 
   func matchesPrefix(_ text: String) -> Bool {
-    guard let regex = regexes()?.prefix else { return true }
-    return (try? regex.prefixMatch(in: text)) != nil
+    remembered(text, whole: false) {
+      guard let regex = regexes()?.prefix else { return true }
+      return (try? regex.prefixMatch(in: text)) != nil
+    }
   }
 }
 

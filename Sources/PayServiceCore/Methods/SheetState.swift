@@ -145,11 +145,10 @@ extension SheetState {
     }
     guard lineCount > 0 else { return nil }
     let countryBytes = country.map { scanner.slice($0) } ?? table.bytes(table.defaultCountry)
-    let place = PricingTable.Place(
-      country: countryBytes, area: area.map { scanner.slice($0) }, postalCode: postalCode.map { scanner.slice($0) })
-    // Another spelling of an area (`CALIFORNIA`) is priced as its key: the general path's.
-    guard table.pricesArea(place) else { return nil }
-    return Borrowed(lineCount: lineCount, preferredMethod: preferred, place: place)
+    return Borrowed(
+      lineCount: lineCount, preferredMethod: preferred,
+      place: PricingTable.Place(
+        country: countryBytes, area: area.map { scanner.slice($0) }, postalCode: postalCode.map { scanner.slice($0) }))
   }
 
   /// 1 to 100 items, each a known sku without a billing plan, once, with a plain quantity of 1 to

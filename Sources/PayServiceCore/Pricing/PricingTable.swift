@@ -69,10 +69,9 @@ struct PricingTable: @unchecked Sendable {
   let methods: UnsafePointer<MethodEntry>
   let methodIdentifiers: ByteKeyTable
   let regionCodes: ByteKeyTable
-  /// The countries that have area-level regions (`US-CA` in a rule or method), and the other
-  /// spellings of those areas the address data knows (`US-CALIFORNIA`), made at the first borrowed
-  /// area that is no region code: such an area is priced by the general path, which finds its rules.
-  let areaCountries: ByteKeyTable
+  /// The other spellings the address data knows of the config's area codes (`US-CALIFORNIA` for
+  /// `US-CA`, `JP-TOKYO` for `JP-13`), to the region they name, made at the first borrowed area
+  /// that is no region code: priced as `RuleIndex` prices them on the general path.
   let areaKeys: AreaKeys
   let regions: UnsafePointer<RegionEntry>
   let lists: UnsafePointer<Int32>
@@ -177,8 +176,7 @@ struct PricingTable: @unchecked Sendable {
           rules: list(entry.rules.map(\.position))))
     }
 
-    let areaCodes = pricer.rules.regionCodes.filter { $0.split(separator: "-").count == 2 }
-    let areaCountries = Set(areaCodes.map { String($0.prefix { $0 != "-" }) }).sorted()
+    let areaCodes = regionKeys.filter { $0.key.split(separator: "-").count == 2 }
 
     var prefixTexts: [Text] = []
     let rules = tax.rules.map { rule in
@@ -209,8 +207,7 @@ struct PricingTable: @unchecked Sendable {
       skus: storage.keep(config.catalog.enumerated().map { ($0.element.sku, $0.offset) }),
       methods: storage.keep(methods),
       methodIdentifiers: storage.keep(config.shipping.methods.enumerated().map { ($0.element.identifier, $0.offset) }),
-      regionCodes: storage.keep(regionKeys), areaCountries: storage.keep(areaCountries.map { ($0, 0) }),
-      areaKeys: AreaKeys(codes: areaCodes), regions: storage.keep(regionEntries), lists: storage.keep(lists),
+      regionCodes: storage.keep(regionKeys), areaKeys: AreaKeys(codes: areaCodes), regions: storage.keep(regionEntries), lists: storage.keep(lists),
       rules: storage.keep(rules), prefixes: storage.keep(prefixTexts), rates: storage.keep(rates),
       classCount: classes.count, ruleCount: tax.rules.count, shippingClass: shippingClass, text: storage.keep(text),
       currencyCode: currencyCode, displayName: displayName, inclusiveLabel: inclusiveLabel,
@@ -240,36 +237,24 @@ struct PricingTable: @unchecked Sendable {
     var postalCode: UnsafeRawBufferPointer?
   }
 
-  /// Whether `place`'s area is priced here as the general path would: no area, a country without
-  /// area-level regions, a region code, or an area no region code spells otherwise.
-  func pricesArea(_ place: Place) -> Bool {
-    guard let area = place.area, areaCountries.value(for: place.country) != nil else { return true }
-    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: place.country.count + 1 + area.count) { code in
-      let base = UnsafeMutableRawPointer(code.baseAddress!)
-      base.copyMemory(from: place.country.baseAddress!, byteCount: place.country.count)
-      base.storeBytes(of: UInt8(ascii: "-"), toByteOffset: place.country.count, as: UInt8.self)
-      (base + place.country.count + 1).copyMemory(from: area.baseAddress!, byteCount: area.count)
-      let key = UnsafeRawBufferPointer(code)
-      return regionCodes.value(for: key) != nil || !areaKeys.contains(key)
-    }
-  }
-
   /// The other spellings (`US-CALIFORNIA`, as `Region.normalize` leaves them) of the config's area
-  /// codes, made once.
+  /// codes, to their regions' positions, made once. Where two config codes spell one area, the first
+  /// in order is its region, as `RuleIndex` has it.
   final class AreaKeys: Sendable {
-    private let codes: [String]
+    private let codes: [(key: String, value: Int)]
     private let table = Mutex<(ByteKeyTable, ByteKeyTable.Storage)?>(nil)
 
-    init(codes: [String]) {
-      self.codes = codes
+    init(codes: [(key: String, value: Int)]) {
+      self.codes = codes.sorted { $0.key < $1.key }
     }
 
-    func contains(_ key: UnsafeRawBufferPointer) -> Bool {
-      table.withLock { table in
+    func region(for key: UnsafeRawBufferPointer) -> Int? {
+      guard !codes.isEmpty else { return nil }
+      return table.withLock { table in
         if table == nil {
           var others: [(key: String, value: Int)] = []
-          let configured = Set(codes)
-          for code in codes {
+          var seen = Set(codes.map(\.key))
+          for (code, region) in codes {
             let country = String(code.prefix { $0 != "-" })
             guard let rules = AddressRules.forCountry(country),
               let subdivision = rules.subdivision(named: String(code.dropFirst(country.count + 1)))
@@ -277,12 +262,12 @@ struct PricingTable: @unchecked Sendable {
             for spelling in rules.spellings(of: subdivision.key) {
               guard let area = Region.normalize(spelling) else { continue }
               let other = country + "-" + area
-              if !configured.contains(other) && !others.contains(where: { $0.key == other }) { others.append((other, 0)) }
+              if seen.insert(other).inserted { others.append((other, region)) }
             }
           }
           table = ByteKeyTable.make(others)
         }
-        return table!.0.value(for: key) != nil
+        return table!.0.value(for: key)
       }
     }
   }
@@ -300,7 +285,8 @@ struct PricingTable: @unchecked Sendable {
         base.copyMemory(from: place.country.baseAddress!, byteCount: place.country.count)
         base.storeBytes(of: UInt8(ascii: "-"), toByteOffset: place.country.count, as: UInt8.self)
         (base + place.country.count + 1).copyMemory(from: area.baseAddress!, byteCount: area.count)
-        if let index = regionCodes.value(for: UnsafeRawBufferPointer(code)) { codeEntry = regions[index] }
+        let key = UnsafeRawBufferPointer(code)
+        if let index = regionCodes.value(for: key) ?? areaKeys.region(for: key) { codeEntry = regions[index] }
       }
     }
     var offered = List(start: 0, count: 0)
