@@ -263,8 +263,12 @@ struct ServeSettings: Equatable {
     }
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
     let log = RequestLog(level: quiet ? .warnings : .requests)
+    let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
+    if let problem = checks.problems.first { ServeSettings.fail(problem) }
+    for warning in checks.warnings { log.warning(warning) }
+    log.flush()
     let gateway = ServeSettings.gateway(for: loaded)
-    let sessions = ServeSettings.merchantSessions(for: loaded, now: clock.now(), log: log)
+    let sessions = ServeSettings.merchantSessions(for: loaded)
     let context = ServiceContext(
       config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions)
     if gateway != nil {
@@ -297,8 +301,35 @@ struct ServeSettings: Equatable {
     }
   }
 
+  /// What a start with `config` at `now`, in this environment, checks beyond the config itself:
+  /// problems stop it (exit 2), warnings are logged. `check-config` reports the same, so that it
+  /// says "valid" only when `serve` would start.
+  static func startChecks(for config: Config, now: Int64) -> (problems: [String], warnings: [String]) {
+    var problems: [String] = []
+    var warnings: [String] = []
+    if let stripe = config.gateway.stripe, case .failure(let problem) = stripe.secretKey(
+      environment: ProcessInfo.processInfo.environment)
+    {
+      problems.append("\(problem)")
+    }
+    if let settings = config.merchantSession {
+      let subject = "applePay.merchantIdentityCertificate"
+      switch settings.identity.validity(at: now) {
+      case .valid: break
+      case .expiresSoon(let days):
+        warnings.append(
+          "\(subject) expires in \(days) days (\(RFC3339.format(settings.identity.notValidAfter))): renew it in the Apple developer account")
+      case .expired(let since):
+        problems.append("\(subject): expired at \(since); merchant sessions would fail. Renew it in the Apple developer account")
+      case .notYetValid(let until):
+        problems.append("\(subject): not valid before \(until); check the clock or use the current certificate")
+      }
+    }
+    return (problems, warnings)
+  }
+
   /// The remote gateway the config names (nil for the sandbox), with its secret key from the
-  /// environment; a key that is missing or does not fit `gateway.mode` stops the start (exit 2).
+  /// environment (`startChecks` made sure there is one that fits `gateway.mode`).
   static func gateway(for config: Config) -> GatewayCalls? {
     guard let stripe = config.gateway.stripe else { return nil }
     switch stripe.secretKey(environment: ProcessInfo.processInfo.environment) {
@@ -308,22 +339,11 @@ struct ServeSettings: Equatable {
     }
   }
 
-  /// The merchant session client for the config's merchant identity (nil without one). An
-  /// identity certificate that is expired or not yet valid at `now` stops the start (exit 2); one
-  /// expiring within 30 days is a warning.
-  static func merchantSessions(for config: Config, now: Int64, log: RequestLog) -> MerchantSessionCalls? {
+  /// The merchant session client for the config's merchant identity (nil without one; its
+  /// certificate's dates are `startChecks`').
+  static func merchantSessions(for config: Config) -> MerchantSessionCalls? {
     guard let settings = config.merchantSession else { return nil }
     let subject = "applePay.merchantIdentityCertificate"
-    switch settings.identity.validity(at: now) {
-    case .valid: break
-    case .expiresSoon(let days):
-      log.warning("\(subject) expires in \(days) days (\(RFC3339.format(settings.identity.notValidAfter))): renew it in the Apple developer account")
-      log.flush()
-    case .expired(let since):
-      fail("\(subject): expired at \(since); merchant sessions would fail. Renew it in the Apple developer account")
-    case .notYetValid(let until):
-      fail("\(subject): not valid before \(until); check the clock or use the current certificate")
-    }
     do {
       let client = try AppleMerchantSessionClient(
         identity: settings.identity, trustRootsPEM: settings.trustRootsPEM,
@@ -374,17 +394,26 @@ struct ServeSettings: Equatable {
 
 struct CheckConfig: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "check-config", abstract: "Validate the configuration and print a summary; exit 2 when invalid.")
+    commandName: "check-config",
+    abstract: "Validate the configuration and print a summary; exit 2 when invalid or when serve would not start.")
 
   @Option(help: "The store configuration file.")
   var config: String = ServeSettings.defaultConfig
 
   func run() throws {
+    let loaded: Config
     do {
-      let loaded = try ConfigLoader.load(path: config)
-      print(ConfigSummary.text(loaded, path: config), terminator: "")
+      loaded = try ConfigLoader.load(path: config)
     } catch {
       ServeSettings.fail("invalid config:\n\(error)")
+    }
+    print(ConfigSummary.text(loaded, path: config), terminator: "")
+    // What serve checks at start, in this environment and at this time.
+    let checks = ServeSettings.startChecks(for: loaded, now: Int64(Date().timeIntervalSince1970))
+    for warning in checks.warnings { FileHandle.standardError.write(Data("payservice: warning: \(warning)\n".utf8)) }
+    guard checks.problems.isEmpty else {
+      fflush(nil)
+      ServeSettings.fail("serve would not start:\n" + checks.problems.map { "  \($0)" }.joined(separator: "\n"))
     }
   }
 }
@@ -447,9 +476,12 @@ struct Call: ParsableCommand {
       ServeSettings.fail("\(error)")
     }
     let log = RequestLog(level: .warnings)
-    let gateway = ServeSettings.gateway(for: loaded)
     let clock = ServiceClock(pinned: service.now.flatMap(RFC3339.parse))
-    let sessions = ServeSettings.merchantSessions(for: loaded, now: clock.now(), log: log)
+    let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
+    if let problem = checks.problems.first { ServeSettings.fail(problem) }
+    for warning in checks.warnings { log.warning(warning) }
+    let gateway = ServeSettings.gateway(for: loaded)
+    let sessions = ServeSettings.merchantSessions(for: loaded)
     let handler = RequestHandler(
       context: ServiceContext(config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions),
       methods: .payservice(backOffice: service.backOffice), log: log)

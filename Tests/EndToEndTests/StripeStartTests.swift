@@ -49,4 +49,24 @@ struct StripeStartTests {
       ])
     #expect(!result.stdoutText.contains(server.secretKey))
   }
+
+  @Test("check-config fails as serve would when the key is missing or does not fit the mode, naming why")
+  func checkConfigFailsLikeServe() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    let fixture = try StripeFixture(server: server)
+    var environment = fixture.environment
+    environment["STRIPE_SECRET_KEY"] = nil
+    let check = try PayserviceProcess.run(["check-config", "--config", fixture.configPath], environment: environment)
+    #expect(check.status == 2)
+    #expect(
+      check.stderr
+        == "payservice: serve would not start:\n  gateway.kind is stripe but the environment variable STRIPE_SECRET_KEY (gateway.secretKeyVariable) is not set\n")
+    #expect(check.stdoutText.contains("key: STRIPE_SECRET_KEY not set"))
+    let serve = try PayserviceProcess.run(["--config", fixture.configPath, "--database", ":memory:"], environment: environment)
+    #expect(serve.status == 2)
+    #expect(
+      serve.stderr
+        == "payservice: gateway.kind is stripe but the environment variable STRIPE_SECRET_KEY (gateway.secretKeyVariable) is not set\n")
+  }
 }
