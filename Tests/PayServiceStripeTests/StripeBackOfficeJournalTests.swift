@@ -46,6 +46,16 @@ struct StripeBackOfficeJournalTests {
       paymentId = try #require(placed["result"]?["order"]?["gatewayPaymentId"]?.stringValue)
     }
 
+    /// Refunds one mug as `rf-a` with Stripe's answer lost: the refund is pending; returns the
+    /// request and the amount Stripe refunded.
+    func loseRefundOfOneMug(sourceLocation: SourceLocation = #_sourceLocation) throws -> (request: String, amount: Int64) {
+      server.inject(.resetAfterExecuting, on: .refund)
+      let first = #"{"orderId":"\#(orderId)","refundId":"rf-a","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}"#
+      StripeBackOfficeJournalTests.expectLost(handler.call("refundOrder", first), sourceLocation: sourceLocation)
+      #expect(try pending() == [["refund", "rf-a", orderId]], sourceLocation: sourceLocation)
+      return (first, try #require(server.refunds(paymentIntent: paymentId).first?.amount, sourceLocation: sourceLocation))
+    }
+
     func stock() throws -> Int { try StripeCheckoutTests.stock(context) }
 
     func status() throws -> OrderStatus? { try context.store.order(id: orderId)?.status }
@@ -151,11 +161,7 @@ struct StripeBackOfficeJournalTests {
     defer { shop.server.shutdown() }
     let format = shop.context.config.format
     let captured = shop.minor(shop.amount)
-    shop.server.inject(.resetAfterExecuting, on: .refund)
-    let first = #"{"orderId":"\#(shop.orderId)","refundId":"rf-a","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}"#
-    Self.expectLost(shop.handler.call("refundOrder", first))
-    #expect(try shop.pending() == [["refund", "rf-a", shop.orderId]])
-    let reserved = try #require(shop.server.refunds(paymentIntent: shop.paymentId).first?.amount)
+    let (first, reserved) = try shop.loseRefundOfOneMug()
     #expect(reserved > 0 && reserved < captured)
     let remaining = captured - reserved
 
@@ -254,10 +260,7 @@ struct StripeBackOfficeJournalTests {
     defer { shop.server.shutdown() }
     let format = shop.context.config.format
     let captured = shop.minor(shop.amount)
-    shop.server.inject(.resetAfterExecuting, on: .refund)
-    let first = #"{"orderId":"\#(shop.orderId)","refundId":"rf-a","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}"#
-    Self.expectLost(shop.handler.call("refundOrder", first))
-    let reserved = try #require(shop.server.refunds(paymentIntent: shop.paymentId).first?.amount)
+    let (first, reserved) = try shop.loseRefundOfOneMug()
     let remaining = captured - reserved
 
     // The other unit, while the first is pending: its share is what remains.

@@ -32,6 +32,9 @@ public final class AddressRules: Sendable {
   let postalPattern: PostalPattern?
   /// Real postal codes of the country, from the data.
   public let postalExamples: [String]
+  /// The country's and then its subdivisions' examples: the shapes codes are normalized to and the
+  /// hidden parts that complete redacted ones.
+  private let allPostalExamples: [String]
   /// The data's word for the postal code (`postal`, `zip`, `pin`, `eircode`) and for the area
   /// (`state`, `province`, `prefecture`, `county`, …).
   public let postalNameType: String
@@ -72,6 +75,7 @@ public final class AddressRules: Sendable {
     self.requires = Set(require)
     self.postalPattern = postalPattern
     self.postalExamples = postalExamples
+    self.allPostalExamples = postalExamples + subdivisions.flatMap(\.postalExamples)
     self.postalNameType = postalNameType
     self.areaNameType = areaNameType
     self.subdivisions = subdivisions
@@ -120,7 +124,7 @@ public final class AddressRules: Sendable {
     let cleaned = Self.clean(code)
     guard let pattern = postalPattern else { return cleaned }
     let bare = cleaned.filter { $0 != " " && $0 != "-" }
-    for example in postalExamples + subdivisions.flatMap(\.postalExamples) {
+    for example in allPostalExamples {
       guard example.count(where: { $0 != " " && $0 != "-" }) == bare.count else { continue }
       var shaped = ""
       var rest = bare[...]
@@ -163,8 +167,7 @@ public final class AddressRules: Sendable {
   /// examples'. What this accepts, authorization accepts whole with the same area.
   public func acceptsRedactedPostalCode(_ code: String, in subdivision: Subdivision?) -> Bool {
     if acceptsPostalCode(code, in: subdivision) { return true }
-    let examples = postalExamples + subdivisions.flatMap(\.postalExamples)
-    return examples.contains { example in
+    return allPostalExamples.contains { example in
       guard let shown = Self.redacted(example, country: country), shown.count < example.count else { return false }
       return acceptsPostalCode(code + example.dropFirst(shown.count), in: subdivision)
     }

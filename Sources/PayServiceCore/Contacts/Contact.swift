@@ -94,20 +94,6 @@ public struct Region: Equatable, Sendable {
     code = area.map { country + "-" + $0 } ?? country
   }
 
-  /// `area` as its subdivision's key when the address data names one (`CALIFORNIA` and `CA` are
-  /// `CA`; `13`, `TOKYO` and `東京都` are `東京都`), else as it is: how a contact's area and a config
-  /// region's meet under different spellings.
-  static func canonicalArea(_ area: String, of country: String) -> String {
-    AddressRules.forCountry(country)?.subdivision(named: area)?.key ?? area
-  }
-
-  /// A config region code (`US`, `US-CA`, `JP-13`) with its area as `canonicalArea` reads it.
-  static func canonicalCode(_ code: String) -> String {
-    let parts = code.split(separator: "-", maxSplits: 1)
-    guard parts.count == 2 else { return code }
-    return parts[0] + "-" + canonicalArea(String(parts[1]), of: String(parts[0]))
-  }
-
   /// Trimmed of ASCII whitespace and uppercased; nil when nothing is left.
   static func normalize(_ text: String) -> String? {
     // Nearly every code arrives clean ("CA", "US", "90210"): return it without copying.

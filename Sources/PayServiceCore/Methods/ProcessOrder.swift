@@ -194,14 +194,16 @@ public enum ProcessOrder: RPCMethod {
 
     let params: Params
     public let key: String
-    public let subject: String?
+    /// The order the token pays for (`Identifiers.orderId(token:)`).
+    let orderId: String
+    public var subject: String? { orderId }
     public let fingerprint: String
     let sent: Fingerprint
 
     init(_ params: Params, context: ServiceContext) throws {
       self.params = params
       key = params.chargeToken
-      subject = try context.identifiers.orderId(token: params.chargeToken)
+      orderId = try context.identifiers.orderId(token: params.chargeToken)
       sent = Fingerprint(
         binding: params.binding, billingContact: params.billingContact, paymentMethod: params.paymentMethod?.recorded,
         amount: context.config.format(params.amount.minor), currencyCode: params.currencyCode, asSent: true)
@@ -265,7 +267,10 @@ public enum ProcessOrder: RPCMethod {
           final: false)
       }
       let prepared: PreparedOrder
-      switch try price(token, params: params, billing: billing, transaction: transaction, context: context, now: now) {
+      switch try price(
+        token, orderId: orderId, params: params, billing: billing, transaction: transaction, context: context,
+        now: now)
+      {
       case .failed(let failure): return .done(.failed(failure), final: false)
       case .ready(let order): prepared = order
       }
@@ -504,7 +509,7 @@ public enum ProcessOrder: RPCMethod {
   /// Prices the order as authorized and checks it: a failure when the amount does not match or
   /// stock is short (the token stays unused), else the order to record.
   static func price(
-    _ token: ChargeTokenRecord, params: Params, billing: Contact?, transaction: any StoreTransaction,
+    _ token: ChargeTokenRecord, orderId: String, params: Params, billing: Contact?, transaction: any StoreTransaction,
     context: ServiceContext, now: Int64
   ) throws -> Prepared {
     let config = context.config
@@ -531,7 +536,7 @@ public enum ProcessOrder: RPCMethod {
       return .failed(Failed(failureCode: .outOfStock, message: "Some items are out of stock.", errors: shortages))
     }
     let document = OrderDocument(
-      orderId: try context.identifiers.orderId(token: token.token), createdAt: RFC3339.format(now),
+      orderId: orderId, createdAt: RFC3339.format(now),
       items: quote.lines.map {
         OrderDocument.Line(
           sku: $0.sku, name: $0.name, quantity: $0.quantity, unitPrice: config.format($0.unitPriceMinor),

@@ -176,7 +176,6 @@ struct PricingTable: @unchecked Sendable {
           rules: list(entry.rules.map(\.position))))
     }
 
-    let areaCodes = regionKeys.filter { $0.key.split(separator: "-").count == 2 }
 
     var prefixTexts: [Text] = []
     let rules = tax.rules.map { rule in
@@ -207,7 +206,10 @@ struct PricingTable: @unchecked Sendable {
       skus: storage.keep(config.catalog.enumerated().map { ($0.element.sku, $0.offset) }),
       methods: storage.keep(methods),
       methodIdentifiers: storage.keep(config.shipping.methods.enumerated().map { ($0.element.identifier, $0.offset) }),
-      regionCodes: storage.keep(regionKeys), areaKeys: AreaKeys(codes: areaCodes), regions: storage.keep(regionEntries), lists: storage.keep(lists),
+      regionCodes: storage.keep(regionKeys),
+      areaKeys: AreaKeys(
+        spellings: pricer.rules.spellings, regions: Dictionary(regionKeys.map { ($0.key, $0.value) }) { first, _ in first }),
+      regions: storage.keep(regionEntries), lists: storage.keep(lists),
       rules: storage.keep(rules), prefixes: storage.keep(prefixTexts), rates: storage.keep(rates),
       classCount: classes.count, ruleCount: tax.rules.count, shippingClass: shippingClass, text: storage.keep(text),
       currencyCode: currencyCode, displayName: displayName, inclusiveLabel: inclusiveLabel,
@@ -237,35 +239,22 @@ struct PricingTable: @unchecked Sendable {
     var postalCode: UnsafeRawBufferPointer?
   }
 
-  /// The other spellings (`US-CALIFORNIA`, as `Region.normalize` leaves them) of the config's area
-  /// codes, to their regions' positions, made once. Where two config codes spell one area, the first
-  /// in order is its region, as `RuleIndex` has it.
+  /// `RuleIndex.Spellings`' table, as byte keys to the regions' positions, made once.
   final class AreaKeys: Sendable {
-    private let codes: [(key: String, value: Int)]
+    private let spellings: RuleIndex.Spellings
+    private let regions: [String: Int]
     private let table = Mutex<(ByteKeyTable, ByteKeyTable.Storage)?>(nil)
 
-    init(codes: [(key: String, value: Int)]) {
-      self.codes = codes.sorted { $0.key < $1.key }
+    init(spellings: RuleIndex.Spellings, regions: [String: Int]) {
+      self.spellings = spellings
+      self.regions = regions
     }
 
     func region(for key: UnsafeRawBufferPointer) -> Int? {
-      guard !codes.isEmpty else { return nil }
+      guard !spellings.isEmpty else { return nil }
       return table.withLock { table in
         if table == nil {
-          var others: [(key: String, value: Int)] = []
-          var seen = Set(codes.map(\.key))
-          for (code, region) in codes {
-            let country = String(code.prefix { $0 != "-" })
-            guard let rules = AddressRules.forCountry(country),
-              let subdivision = rules.subdivision(named: String(code.dropFirst(country.count + 1)))
-            else { continue }
-            for spelling in rules.spellings(of: subdivision.key) {
-              guard let area = Region.normalize(spelling) else { continue }
-              let other = country + "-" + area
-              if seen.insert(other).inserted { others.append((other, region)) }
-            }
-          }
-          table = ByteKeyTable.make(others)
+          table = ByteKeyTable.make(spellings.others.compactMap { other, code in regions[code].map { (other, $0) } })
         }
         return table!.0.value(for: key)
       }

@@ -52,29 +52,44 @@ struct RuleIndex: Sendable {
     spellings = Spellings(codes: Array(byCode.keys) + rulesByCode.keys)
   }
 
-  /// The config's area codes under the address data's keys (`JP-13` is `JP-東京都`), made at the
-  /// first area no config code spells as given: a contact's `Tokyo` finds the rules of `JP-13`.
-  private let spellings: Spellings
+  /// The other spellings of the config's area codes, for a region no code spells as given.
+  let spellings: Spellings
 
+  /// The other spellings the address data knows of the config's area codes (`US-CALIFORNIA` for
+  /// `US-CA`; `JP-TOKYO` and `JP-東京都` for `JP-13`), as `Region.normalize` leaves them, to the
+  /// config's code; made at the first area no config code spells as given. Where two config codes
+  /// spell one area, the first in order has it. The borrowed path reads the same table
+  /// (`PricingTable.AreaKeys`).
   final class Spellings: Sendable {
     private let codes: [String]
-    private let byCanonical = Mutex<[String: String]?>(nil)
+    private let table = Mutex<[String: String]?>(nil)
 
     init(codes: [String]) {
       self.codes = codes.sorted()
     }
 
-    /// The config's code for `region`'s area under another spelling; nil when none.
-    func configCode(for region: Region) -> String? {
-      guard let area = region.administrativeArea, !codes.isEmpty else { return nil }
-      let canonical = region.countryCode + "-" + Region.canonicalArea(area, of: region.countryCode)
-      return byCanonical.withLock { table in
-        if table == nil {
-          var made: [String: String] = [:]
-          for code in codes { made[Region.canonicalCode(code)] = made[Region.canonicalCode(code)] ?? code }
-          table = made
+    /// No config code names an area: there is nothing to spell otherwise.
+    var isEmpty: Bool { codes.isEmpty }
+
+    var others: [String: String] {
+      guard !codes.isEmpty else { return [:] }
+      return table.withLock { table in
+        if let table { return table }
+        let configured = Set(codes)
+        var made: [String: String] = [:]
+        for code in codes {
+          let country = String(code.prefix { $0 != "-" })
+          guard let rules = AddressRules.forCountry(country),
+            let subdivision = rules.subdivision(named: String(code.dropFirst(country.count + 1)))
+          else { continue }
+          for spelling in rules.spellings(of: subdivision.key) {
+            guard let area = Region.normalize(spelling) else { continue }
+            let other = country + "-" + area
+            if !configured.contains(other) && made[other] == nil { made[other] = code }
+          }
         }
-        return table![canonical]
+        table = made
+        return made
       }
     }
   }
@@ -82,7 +97,7 @@ struct RuleIndex: Sendable {
   /// The entry of `region`'s own code, or of the config's code for another spelling of its area.
   private func byCode<Value>(_ table: [String: Value], _ region: Region) -> Value? {
     if let value = table[region.code] { return value }
-    return spellings.configCode(for: region).flatMap { table[$0] }
+    return spellings.others[region.code].flatMap { table[$0] }
   }
 
   /// Shipping methods offered for `region`, in config order.
