@@ -63,27 +63,30 @@ class Transcript:
             responses[response.get("id")] = response
         return responses
 
-    def order(self, items, shipping_method, card, payment_data="tok_visa", coupon=None):
-        """Authorizes and processes an order; returns its orderId."""
+    def order(self, items, shipping_method, card, payment_data="tok_visa", coupon=None, contact=ALBANY,
+              billing=None, status="succeeded"):
+        """Authorizes and processes an order; returns its orderId (None when it failed as `status` says).
+        The processOrder params are kept in `last_process`, to send again."""
         authorize = {"items": items, "shippingMethod": shipping_method}
         if coupon:
             authorize["couponCode"] = coupon
         authorize["payment"] = {
             "token": {"paymentData": payment_data, "paymentMethod": card, "transactionIdentifier": "5394A8A3B4C9"},
-            "shippingContact": ALBANY, "billingContact": ALBANY}
+            "shippingContact": contact, "billingContact": billing or contact}
         authorization_id = self.add("authorizePayment", authorize)
         result = self.run()[authorization_id]["result"]
         assert result["status"] == "success", result
         process = {"chargeToken": result["chargeToken"], "items": items, "shippingMethod": shipping_method,
-                   "shippingContact": ALBANY}
+                   "shippingContact": contact}
         if coupon:
             process["couponCode"] = coupon
         process["amount"] = result["amount"]
         process["currencyCode"] = result["currencyCode"]
         process_id = self.add("processOrder", process)
+        self.last_process = process
         result = self.run()[process_id]["result"]
-        assert result["status"] == "succeeded", result
-        return result["orderId"]
+        assert result["status"] == status, result
+        return result.get("orderId")
 
     def write(self):
         if self.output:
@@ -214,7 +217,75 @@ def example():
     t.write()
 
 
+GRACE = {"givenName": "Grace", "familyName": "Hopper", "emailAddress": "grace@example.com",
+         "phoneNumber": "+1 212 555 0100", "addressLines": ["350 Fifth Avenue", "Floor 34"], "locality": "New York",
+         "administrativeArea": "NY", "postalCode": "10118", "countryCode": "US"}
+ADA_BILLING = {"givenName": "Ada", "familyName": "King", "emailAddress": "Ada@Example.com", "phoneNumber": "+44 20 7946 0000",
+               "addressLines": ["12 St James's Square"], "locality": "London", "postalCode": "SW1Y 4JH", "countryCode": "GB"}
+
+
+def stock():
+    """Stock by hand: goods received, a count, what cannot be, and an order's sale beside them."""
+    t = Transcript("stock", ["--back-office"], config=os.path.join(GOLDEN, "config.yaml"))
+    t.add("listStock", {})
+    received = {"adjustmentId": "po-1042", "sku": "notebook", "delta": 24, "reason": "Received PO-1042"}
+    t.add("adjustStock", received)
+    t.add("adjustStock", received)
+    t.add("adjustStock", dict(received, delta=25))
+    t.add("adjustStock", {"adjustmentId": "damaged-1", "sku": "notebook", "delta": -30, "reason": "Water damage"})
+    t.add("adjustStock", {"adjustmentId": "damaged-1", "sku": "notebook", "delta": -2, "reason": "Water damage"})
+    t.add("adjustStock", {"adjustmentId": "count-2026-11", "sku": "mug", "set": 97, "reason": "Stocktake"})
+    t.add("adjustStock", {"adjustmentId": "count-2026-11-b", "sku": "mug", "set": 97, "reason": "Stocktake, second count"})
+    t.add("adjustStock", {"adjustmentId": "po-1043", "sku": "teapot", "delta": 5, "reason": "Received PO-1043"})
+    t.order([{"sku": "notebook", "quantity": 2}], "free", VISA)
+    t.add("listStock", {"sku": "notebook"})
+    t.add("listStock", {"sku": "teapot"})
+    t.add("listProducts", {})
+    # Params that are not valid.
+    t.add("adjustStock", {"adjustmentId": "bad-1", "sku": "mug", "delta": 1, "set": 2, "reason": "Both"})
+    t.add("adjustStock", {"adjustmentId": "bad-2", "sku": "mug", "delta": 0, "reason": "Nothing"})
+    t.add("adjustStock", {"adjustmentId": "bad-3", "sku": "mug", "set": -1})
+    t.add("adjustStock", {"adjustmentId": "bad-4", "sku": "mug", "delta": 1.5, "reason": ""})
+    # The health check, and a reload of the unchanged file (Golden/reload changes it between requests).
+    t.add("health")
+    t.add("reloadConfig")
+    t.write()
+
+
+def erasure():
+    """A buyer's personal data erased on request, then the back office on the erased order."""
+    t = Transcript("erasure", ["--back-office"], config=os.path.join(GOLDEN, "config.yaml"))
+    a = t.order([{"sku": "clock"}, {"sku": "notebook"}], "free", VISA, billing=ADA_BILLING)
+    replay_a = t.last_process
+    b = t.order([{"sku": "mug", "quantity": 2}], "free", VISA, contact=GRACE)
+    c = t.order([{"sku": "lamp"}], "express", VISA)
+    t.order([{"sku": "mug"}], "free", VISA, payment_data="tok_visa_chargeDeclined", status="failed")
+    t.add("getOrder", {"orderId": a})
+    request = {"erasureId": "gdpr-2026-0001", "emailAddress": "ADA@example.com"}
+    t.add("erasePersonalData", request)
+    t.add("erasePersonalData", request)
+    t.add("erasePersonalData", dict(request, emailAddress="grace@example.com"))
+    t.add("getOrder", {"orderId": a})
+    t.add("refundOrder", {"orderId": a, "refundId": "rf-a-1", "lines": [{"sku": "clock", "quantity": 1, "restock": "return"}],
+                          "reason": "Returned"})
+    t.add("getOrder", {"orderId": a})
+    t.add("processOrder", replay_a)
+    t.add("getOrder", {"orderId": c})
+    t.add("getOrder", {"orderId": b})
+    t.add("erasePersonalData", {"erasureId": "gdpr-2026-0002", "orderId": a})
+    t.add("erasePersonalData", {"erasureId": "gdpr-2026-0003", "orderId": "ord_unknown"})
+    t.add("erasePersonalData", {"erasureId": "gdpr-2026-0004", "emailAddress": "ada@example.com", "orderId": a})
+    t.add("erasePersonalData", {"erasureId": "gdpr-2026-0005"})
+    t.add("erasePersonalData", {"erasureId": "retention-2026-11-22-1", "before": "2026-11-22T00:00:00Z", "limit": 1})
+    t.add("erasePersonalData", {"erasureId": "retention-2026-11-22-2", "before": "2026-11-22T00:00:00Z"})
+    t.add("getOrder", {"orderId": b})
+    t.add("listOrders", {})
+    t.write()
+
+
 if __name__ == "__main__":
+    stock()
+    erasure()
     example()
     automatic()
     manual()

@@ -38,6 +38,11 @@ CHOICES = [
     ("back-office", 18, "restocking-fee", "Units returned with a restocking fee withheld"),
     ("back-office", 13, "quantity-exceeds-remaining", "More units than remain: nothing is refunded"),
     ("back-office", 31, "first-page", "The newest orders, two per page"),
+    ("stock", 2, "goods-received", "Goods received: units added to a sku's stock on hand"),
+    ("stock", 12, "one-sku-with-history", "One sku's stock with its changes by hand"),
+    ("erasure", 10, "buyer-erased", "A buyer's personal data erased from their orders and payments"),
+    ("stock", 19, "healthy", "The process and its store answer; the config's digest"),
+    ("stock", 20, "reloaded", "The config file read again and in effect"),
 ]
 
 

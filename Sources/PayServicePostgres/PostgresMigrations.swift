@@ -173,6 +173,7 @@ enum PostgresMigrations {
       StoreSchema.usedChargeTokensToOperations(attemptObject: attemptObject),
       StoreSchema.backOfficeRequestsToOperations,
     ] + StoreSchema.supersededByOperations,
+    StoreSchema.shopMigration,
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

@@ -259,6 +259,36 @@ public final class PostgresStore: Store, @unchecked Sendable {
     return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
   }
 
+  public func stockLevels() throws(StoreError) -> [StockLevel] {
+    let rows = try decoded(
+      try statement(#"SELECT sku, quantityOnHand, sold FROM stock ORDER BY sku COLLATE "C""#), as: (String, Int, Int).self)
+    return rows.map { StockLevel(sku: $0.0, quantityOnHand: $0.1, sold: $0.2) }
+  }
+
+  public func stockEvents(sku: String, limit: Int) throws(StoreError) -> [StockEventRow] {
+    var binds = PostgresBindings()
+    binds.append(sku)
+    binds.append(limit)
+    let rows = try statement(
+      "SELECT \(PostgresTransaction.stockEventColumns) FROM stockEvent WHERE sku = $1 ORDER BY position DESC LIMIT $2",
+      binds)
+    do {
+      return try rows.map(PostgresTransaction.stockEvent)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
+    }
+  }
+
+  /// PostgreSQL keeps an updated row's old version until VACUUM reclaims it (autovacuum does, in
+  /// time); nothing to do here.
+  public func scrubErased() throws(StoreError) {}
+
+  public func check() throws(StoreError) {
+    _ = try statement("SELECT COUNT(*) FROM storeKey")
+  }
+
   /// Runs `body` between `begin` and COMMIT on `session`; when it throws, the transaction is rolled
   /// back and its error passes through.
   private func inTransaction<T>(_ session: PostgresSession, _ begin: String, _ body: () throws -> T) throws -> T {

@@ -437,4 +437,148 @@ struct PostgresTransaction: StoreTransaction {
       """, binds { $0.append(subject) }
     ).rows.map(Self.operation)
   }
+
+  func rewriteOperation(kind: String, key: String, fingerprint: String, result: String?) throws {
+    let changed = try session.changes(
+      "UPDATE operation SET fingerprint = $1, result = $2 WHERE kind = $3 AND key = $4 AND state = 'settled'",
+      binds {
+        $0.append(fingerprint)
+        $0.append(result)
+        $0.append(kind)
+        $0.append(key)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "operation \(kind) \(key) is not settled") }
+  }
+
+  // MARK: Stock by hand
+
+  func stockLevel(_ sku: String) throws -> StockLevel? {
+    try session.run("SELECT quantityOnHand, sold FROM stock WHERE sku = $1 FOR UPDATE", binds { $0.append(sku) })
+      .rows.first.map { row in
+        let (onHand, sold) = try row.columns((Int, Int).self)
+        return StockLevel(sku: sku, quantityOnHand: onHand, sold: sold)
+      }
+  }
+
+  func setQuantityOnHand(_ sku: String, to quantity: Int) throws {
+    let changed = try session.changes(
+      "UPDATE stock SET quantityOnHand = $1 WHERE sku = $2",
+      binds {
+        $0.append(Int64(quantity))
+        $0.append(sku)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "stock of \(sku) vanished") }
+  }
+
+  func nextStockEventPosition(_ sku: String) throws -> Int {
+    let rows = try session.run(
+      "SELECT COALESCE(MAX(position), 0) + 1 FROM stockEvent WHERE sku = $1", binds { $0.append(sku) }
+    ).rows
+    return try rows.first.map { try $0.columns(Int.self) } ?? 1
+  }
+
+  static let stockEventColumns = "sku, position, kind, at, delta, quantityOnHand, adjustmentId, reason"
+
+  /// A row selected with `stockEventColumns`.
+  static func stockEvent(_ row: PostgresRow) throws -> StockEventRow {
+    let (sku, position, kind, at, delta, onHand, adjustmentId, reason) = try row.columns(
+      (String, Int, String, String, Int, Int, String, String).self)
+    guard let kind = StockEventRow.Kind(rawValue: kind) else {
+      throw StoreError.unavailable(reason: "a stock event of unknown kind")
+    }
+    return StockEventRow(
+      sku: sku, position: position, kind: kind, at: at, delta: delta, quantityOnHand: onHand,
+      adjustmentId: adjustmentId, reason: reason)
+  }
+
+  func insert(_ event: StockEventRow) throws {
+    try session.run(
+      "INSERT INTO stockEvent (\(Self.stockEventColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      binds {
+        $0.append(event.sku)
+        $0.append(Int64(event.position))
+        $0.append(event.kind.rawValue)
+        $0.append(event.at)
+        $0.append(Int64(event.delta))
+        $0.append(Int64(event.quantityOnHand))
+        $0.append(event.adjustmentId)
+        $0.append(event.reason)
+      })
+  }
+
+  // MARK: Personal data
+
+  /// ASCII letters of `expression` lower-cased, as SQLite's lower() does (and `ErasureSelector.foldedEmail`).
+  private static func asciiLower(_ expression: String) -> String {
+    "translate(\(expression), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+  }
+
+  func tokensToErase(_ selector: ErasureSelector, limit: Int) throws -> [String] {
+    let condition: String
+    let value: String
+    switch selector {
+    case .emailAddress(let address):
+      condition = """
+        (\(Self.asciiLower("t.binding::jsonb #>> '{shippingContact,emailAddress}'")) = $1
+          OR \(Self.asciiLower("t.billingContact::jsonb ->> 'emailAddress'")) = $1
+          OR \(Self.asciiLower("(op.fingerprint::jsonb ->> 'billingContact')::jsonb ->> 'emailAddress'")) = $1)
+        """
+      value = ErasureSelector.foldedEmail(address)
+    case .orderId(let orderId):
+      condition = "o.orderId = $1"
+      value = orderId
+    case .issuedBefore(let time):
+      condition = #"t.issuedAt COLLATE "C" < $1"#
+      value = time
+    }
+    // FOR UPDATE OF t: an erasure and an order on the same token take turns.
+    return try session.run(
+      """
+      SELECT t.token FROM chargeToken t
+      LEFT JOIN charge c ON c.token = t.token LEFT JOIN "order" o ON o.chargeId = c.chargeId
+      LEFT JOIN operation op ON op.kind = 'order' AND op.key = t.token
+      WHERE t.erasedAt IS NULL AND (op.state IS NULL OR op.state = 'settled') AND \(condition)
+      ORDER BY t.sequence LIMIT $2 FOR UPDATE OF t
+      """,
+      binds {
+        $0.append(value)
+        $0.append(limit)
+      }
+    ).rows.map { try $0.columns(String.self) }
+  }
+
+  func personalData(token: String) throws -> PersonalDataRow? {
+    let rows = try session.run(
+      """
+      SELECT t.binding, t.billingContact, o.orderId, o.document FROM chargeToken t
+      LEFT JOIN charge c ON c.token = t.token LEFT JOIN "order" o ON o.chargeId = c.chargeId
+      WHERE t.token = $1 FOR UPDATE OF t
+      """, binds { $0.append(token) }
+    ).rows
+    guard let row = rows.first else { return nil }
+    let (binding, billing, orderId, document) = try row.columns((String, String?, String?, String?).self)
+    return PersonalDataRow(token: token, binding: binding, billingContact: billing, orderId: orderId, orderDocument: document)
+  }
+
+  func erasePersonalData(_ row: PersonalDataRow, at now: String) throws {
+    let changed = try session.changes(
+      "UPDATE chargeToken SET binding = $1, billingContact = $2, erasedAt = $3 WHERE token = $4",
+      binds {
+        $0.append(row.binding)
+        $0.append(row.billingContact)
+        $0.append(now)
+        $0.append(row.token)
+      })
+    guard changed == 1 else { throw StoreError.unavailable(reason: "a charge token vanished") }
+    if let orderId = row.orderId, let document = row.orderDocument {
+      let changed = try session.changes(
+        #"UPDATE "order" SET document = $1, erasedAt = $2 WHERE orderId = $3"#,
+        binds {
+          $0.append(document)
+          $0.append(now)
+          $0.append(orderId)
+        })
+      guard changed == 1 else { throw StoreError.unavailable(reason: "order \(orderId) vanished") }
+    }
+  }
 }

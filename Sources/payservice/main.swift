@@ -11,7 +11,7 @@ struct PayService: ParsableCommand {
     commandName: "payservice",
     abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
     version: PayServiceVersion.current,
-    subcommands: [Serve.self, CheckConfig.self, Call.self],
+    subcommands: [Serve.self, CheckConfig.self, Call.self, StockCommand.self, Erase.self, Retention.self],
     defaultSubcommand: Serve.self
   )
 }
@@ -81,6 +81,7 @@ struct ServeSettings: Equatable {
   var threads: Int?
   var groupCommit = true
   var backOffice = false
+  var logTimestamps = false
 
   static let backOfficeHelp = """
     Also serve the back-office methods (captureOrder, cancelOrder, refundOrder, listOrders), which \
@@ -145,6 +146,13 @@ struct ServeSettings: Equatable {
     },
     ServeOption(name: "--back-office", value: nil, help: backOfficeHelp) { settings, _ in
       settings.backOffice = true
+      return true
+    },
+    ServeOption(
+      name: "--log-timestamps", value: nil,
+      help: "Start each stderr line with its time, RFC 3339 UTC to the millisecond (journald adds its own)."
+    ) { settings, _ in
+      settings.logTimestamps = true
       return true
     },
   ]
@@ -262,15 +270,21 @@ struct ServeSettings: Equatable {
       }
     }
     let clock = ServiceClock(pinned: now.flatMap(RFC3339.parse))
-    let log = RequestLog(level: quiet ? .warnings : .requests)
+    let log = RequestLog(level: quiet ? .warnings : .requests, timestamps: logTimestamps)
     let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
     if let problem = checks.problems.first { ServeSettings.fail(problem) }
     for warning in checks.warnings { log.warning(warning) }
+    log.info("config \(config) (\(loaded.digest)) took effect")
     log.flush()
     let gateway = ServeSettings.gateway(for: loaded)
     let sessions = ServeSettings.merchantSessions(for: loaded)
+    // SIGHUP and reloadConfig load the file again, with the checks this start made.
+    let reloader = ConfigReloader(path: config) { config in
+      ServeSettings.startChecks(for: config, now: clock.now()).problems
+    }
     let context = ServiceContext(
-      config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions)
+      config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
+      reloader: reloader)
     if gateway != nil {
       // Work a previous process left pending (its gateway's answer lost to a crash or a timeout)
       // is resolved before the first request: sent again under the same keys.
@@ -400,6 +414,13 @@ struct CheckConfig: ParsableCommand {
   @Option(help: "The store configuration file.")
   var config: String = ServeSettings.defaultConfig
 
+  @Option(
+    help: """
+      Also show this store's stock beside the config's seed counts (a SQLite file that exists, or a \
+      postgres:// URL). The store is opened as serve opens it (its migrations applied).
+      """)
+  var database: String?
+
   func run() throws {
     let loaded: Config
     do {
@@ -408,6 +429,19 @@ struct CheckConfig: ParsableCommand {
       ServeSettings.fail("invalid config:\n\(error)")
     }
     print(ConfigSummary.text(loaded, path: config), terminator: "")
+    if let database {
+      if case .sqlite(let path) = ServeSettings.location(database), path == ":memory:" || access(path, F_OK) != 0 {
+        fflush(nil)
+        ServeSettings.fail("no store at \(path): give --database the store serve uses")
+      }
+      let store = ServeSettings.openStore(database, now: nil)
+      do {
+        print(ConfigSummary.stockText(loaded, levels: try store.stockLevels(), store: URLText.withoutUserInfo(database)), terminator: "")
+      } catch {
+        fflush(nil)
+        ServeSettings.fail("\(error)")
+      }
+    }
     // What serve checks at start, in this environment and at this time.
     let checks = ServeSettings.startChecks(for: loaded, now: Int64(Date().timeIntervalSince1970))
     for warning in checks.warnings { FileHandle.standardError.write(Data("payservice: warning: \(warning)\n".utf8)) }
@@ -415,6 +449,9 @@ struct CheckConfig: ParsableCommand {
       fflush(nil)
       ServeSettings.fail("serve would not start:\n" + checks.problems.map { "  \($0)" }.joined(separator: "\n"))
     }
+    // The merchant identity made into a TLS client, as serve makes it (a key that does not fit stops it).
+    fflush(nil)
+    ServeSettings.merchantSessions(for: loaded)?.shutdown()
   }
 }
 
@@ -463,35 +500,8 @@ struct Call: ParsableCommand {
     if params == "-" {
       paramsText = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     }
-    let loaded: Config
-    do {
-      loaded = try ConfigLoader.load(path: service.config)
-    } catch {
-      ServeSettings.fail("invalid config:\n\(error)")
-    }
-    let store = ServeSettings.openStore(service.database, now: service.now)
-    do {
-      try store.seedStock(loaded.catalog)
-    } catch {
-      ServeSettings.fail("\(error)")
-    }
-    let log = RequestLog(level: .warnings)
-    let clock = ServiceClock(pinned: service.now.flatMap(RFC3339.parse))
-    let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
-    if let problem = checks.problems.first { ServeSettings.fail(problem) }
-    for warning in checks.warnings { log.warning(warning) }
-    let gateway = ServeSettings.gateway(for: loaded)
-    let sessions = ServeSettings.merchantSessions(for: loaded)
-    let handler = RequestHandler(
-      context: ServiceContext(config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions),
-      methods: .payservice(backOffice: service.backOffice), log: log)
-    let outcome = OneShotCall.run(method: method ?? "", paramsText: paramsText, handler: handler, pretty: pretty)
-    log.flush()
-    gateway?.shutdown()
-    sessions?.shutdown()
-    Call.write(outcome.stdout, to: responses)
-    Call.write(outcome.stderr, to: STDERR_FILENO)
-    return outcome.exitCode
+    return OneShotSession(service, backOffice: service.backOffice).answer(
+      method: method ?? "", paramsText: paramsText, pretty: pretty, to: responses)
   }
 
   static func write(_ text: String, to fd: Int32) {

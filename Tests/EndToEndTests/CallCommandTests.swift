@@ -59,7 +59,10 @@ struct CallCommandTests {
     #expect(list.stdoutText == MethodRegistry.methods.map { $0.name + "\n" }.joined())
     #expect(list.stdoutText.hasPrefix("createPaymentRequest\nstartMerchantSession\ncomputeSummaryItems\n"))
     let backOffice = try PayserviceProcess.run(["call", "--list", "--back-office"])
-    #expect(backOffice.stdoutText == list.stdoutText + "getOrder\ncaptureOrder\ncancelOrder\nrefundOrder\nlistOrders\n")
+    #expect(
+      backOffice.stdoutText
+        == list.stdoutText
+        + "getOrder\ncaptureOrder\ncancelOrder\nrefundOrder\nlistOrders\nadjustStock\nlistStock\nerasePersonalData\nreloadConfig\n")
     // Without the flag the back office is not there: -32601, exit 1.
     let gated = try PayserviceProcess.run(
       ["call", "listOrders", "{}", "--config", TestConfig.yamlPath, "--database", ":memory:"])

@@ -92,7 +92,7 @@ struct CommandLineTests {
     #expect(help.contains("USAGE: payservice [serve] [<options>]"))
     #expect(ServeSettings.options.map(\.name) == [
       "--config", "--database", "--now", "--max-line-bytes", "--quiet", "--threads", "--group-commit", "--no-group-commit",
-      "--back-office",
+      "--back-office", "--log-timestamps",
     ])
   }
 }

@@ -32,14 +32,14 @@ struct GoldenTranscriptTests {
     return (result, result.stdout)
   }
 
-  @Test("all 21 golden cases have a transcript")
+  @Test("all 23 golden cases have a transcript")
   func casesExist() {
     #expect(
       Self.cases == [
         "applepay", "authorize", "back-office", "back-office-discovery", "back-office-gate", "back-office-manual",
         "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
-        "discounts", "discovery", "events", "jsonrpc", "line-limit", "mcp", "orders", "payment-request", "pricing", "read-only",
-        "shipping-contact",
+        "discounts", "discovery", "erasure", "events", "jsonrpc", "line-limit", "mcp", "orders", "payment-request",
+        "pricing", "read-only", "shipping-contact", "stock",
       ])
   }
 

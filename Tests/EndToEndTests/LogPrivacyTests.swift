@@ -16,6 +16,8 @@ struct LogPrivacyTests {
   static let requestLine =
     #"^payservice: id=(-|.{1,64}) method=".{0,66}" us=[0-9]+ outcome=(ok|ignored|error\(-32[0-9]{3}\))(,notification)?$"#
   static let warningLine = #"^payservice: warning: a notification of [A-Za-z/]+ was not executed"#
+  /// Which config a start took: its path (the operator's) and digest.
+  static let configLine = #"^payservice: config [^ ]+ \(sha256:[0-9a-f]{64}\) took effect$"#
 
   @Test("every golden session logs one fixed-form line per request and nothing personal")
   func goldenSessions() throws {
@@ -33,8 +35,11 @@ struct LogPrivacyTests {
     #expect(lines.count > 200)
     let requestLine = try Regex(Self.requestLine)
     let warningLine = try Regex(Self.warningLine)
+    let configLine = try Regex(Self.configLine)
     for line in lines {
-      let fixedForm = line.wholeMatch(of: requestLine) != nil || line.prefixMatch(of: warningLine) != nil
+      let fixedForm =
+        line.wholeMatch(of: requestLine) != nil || line.prefixMatch(of: warningLine) != nil
+        || line.wholeMatch(of: configLine) != nil
       #expect(fixedForm, "unexpected log line: \(line.prefix(200))")
       for secret in Self.forbidden where line.contains(secret) {
         Issue.record("log line contains \"\(secret)\": \(line.prefix(200))")

@@ -9,9 +9,11 @@ public final class RunningPayservice: @unchecked Sendable {
   public let stderr = Pipe()
 
   /// - Parameter environment: the process's environment; nil: this process's.
-  public init(_ arguments: [String], environment: [String: String]? = nil) throws {
+  /// - Parameter directory: the process's working directory; nil: this process's.
+  public init(_ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil) throws {
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
     var environment = environment ?? ProcessInfo.processInfo.environment
     if environment[IdentifierKey.pinVariable] == nil { environment[IdentifierKey.pinVariable] = TestConfig.identifierKey.hex }
     process.environment = environment
@@ -60,8 +62,17 @@ public final class RunningPayservice: @unchecked Sendable {
 
   /// Reads one response line, failing after `timeout` seconds.
   public func readLine(timeout: TimeInterval = 10) -> String? {
+    readLine(from: stdout, timeout: timeout)
+  }
+
+  /// Reads one log line from stderr, failing after `timeout` seconds.
+  public func readLogLine(timeout: TimeInterval = 10) -> String? {
+    readLine(from: stderr, timeout: timeout)
+  }
+
+  private func readLine(from pipe: Pipe, timeout: TimeInterval) -> String? {
     var buffer = Data()
-    let fd = stdout.fileHandleForReading.fileDescriptor
+    let fd = pipe.fileHandleForReading.fileDescriptor
     let deadline = Date().addingTimeInterval(timeout)
     var byte: UInt8 = 0
     while Date() < deadline {

@@ -82,10 +82,12 @@ def golden(case, ids):
     def by_id(name):
         lines = {}
         for line in open(os.path.join(folder, name), encoding='utf-8').read().split('\n'):
-            if line.strip():
+            if line.strip() and not line.startswith('#'):
                 lines.setdefault(json.loads(line).get('id'), line)
         return lines
-    requests, responses = by_id('requests.jsonl'), by_id('responses.jsonl')
+    # A case whose config changes between steps (Golden/reload) keeps its requests in steps.jsonl.
+    steps = os.path.exists(os.path.join(folder, 'steps.jsonl'))
+    requests, responses = by_id('steps.jsonl' if steps else 'requests.jsonl'), by_id('responses.jsonl')
     return '```\n' + '\n\n'.join(requests[int(i)] + '\n' + responses[int(i)] for i in ids) + '\n```'
 
 def repl(m):

@@ -20,6 +20,11 @@ public struct Config: Sendable {
   public var merchantSession: MerchantSessionSettings?
   /// Apple Wallet order tracking (`walletOrders:`); nil: authorizePayment gives no orderDetails.
   public var walletOrders: WalletOrders?
+  /// How long personal data is kept (`privacy:`).
+  public var privacy = Privacy()
+  /// "sha256:" and the hex SHA-256 of the config file's bytes (`ConfigLoader.digest`): which config
+  /// a process runs, in its log and its `ping` answer. Empty for a config not read from text.
+  public var digest = ""
 
   public let productsBySKU: [String: Product]
   /// Each product's position in `catalog`.
@@ -66,6 +71,18 @@ public struct Config: Sendable {
   /// Formats minor units in the merchant currency.
   public func format(_ minor: Int64) -> String {
     MoneyText.format(minor, digits: merchant.currency.minorDigits)
+  }
+}
+
+/// `privacy:`: what is kept of buyers.
+public struct Privacy: Sendable, Equatable {
+  /// Orders and payments keep names, street lines, email addresses and phone numbers this many days
+  /// after the payment was authorized; a retention run (`payservice retention`) erases them after
+  /// that, keeping country, region, postal prefix and the amounts. nil: kept until erased on request.
+  public var retainPersonalDataDays: Int?
+
+  public init(retainPersonalDataDays: Int? = nil) {
+    self.retainPersonalDataDays = retainPersonalDataDays
   }
 }
 

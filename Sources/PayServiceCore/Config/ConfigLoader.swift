@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Loads and validates `config.yaml`. Every problem found is reported, not just the first.
@@ -13,6 +14,11 @@ public enum ConfigLoader {
       throw ConfigError(problems: [.init(file: path, line: nil, column: nil, path: "", message: "is not UTF-8 text")])
     }
     return try parse(yaml: text, file: path)
+  }
+
+  /// A config's identity in logs and `ping`: "sha256:" and the SHA-256 of its file's bytes, hex.
+  public static func digest(of bytes: some Sequence<UInt8>) -> String {
+    "sha256:" + SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
   }
 
   /// The bytes of the file at `path`, read with open and read: the start does not go through
@@ -51,7 +57,10 @@ public enum ConfigLoader {
     }
     let reader = YAMLFieldReader(file: file)
     let config = ConfigDecoder(reader: reader).decode(root)
-    if let config, reader.problems.isEmpty { return config }
+    if var config, reader.problems.isEmpty {
+      config.digest = digest(of: text.utf8)
+      return config
+    }
     throw ConfigError(problems: reader.problems)
   }
 }
@@ -89,7 +98,7 @@ struct ConfigDecoder {
   func decode(_ root: YAMLNode) -> Config? {
     let keys = [
       "merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments", "applePay",
-      "walletOrders",
+      "walletOrders", "privacy",
     ]
     guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
     let merchantNode = reader.require(top, "merchant", in: root, "")
@@ -107,7 +116,9 @@ struct ConfigDecoder {
     let adjustments = top["paymentMethodAdjustments"].map { decodeAdjustments($0, merchant: merchant) } ?? []
     let applePay = top["applePay"].map { decodeApplePay($0, merchant: merchant) } ?? .some(nil)
     let walletOrders = top["walletOrders"].map { decodeWalletOrders($0) } ?? .some(nil)
-    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay, let walletOrders
+    let privacy = top["privacy"].map { decodePrivacy($0) } ?? Privacy()
+    guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay, let walletOrders,
+      let privacy
     else {
       return nil
     }
@@ -122,7 +133,19 @@ struct ConfigDecoder {
       config.merchantSession = applePay.merchantSession
     }
     config.walletOrders = walletOrders
+    config.privacy = privacy
     return config
+  }
+
+  /// `privacy:`: how long orders keep their buyers' personal data.
+  func decodePrivacy(_ node: YAMLNode) -> Privacy? {
+    guard let fields = reader.mapping(node, "privacy", allowed: ["retainPersonalDataDays"]) else { return nil }
+    var privacy = Privacy()
+    if let n = fields["retainPersonalDataDays"] {
+      guard let days = reader.int(n, "privacy.retainPersonalDataDays", range: 1...36_500) else { return nil }
+      privacy.retainPersonalDataDays = days
+    }
+    return privacy
   }
 
   /// A required `[A-Za-z0-9._-]{1,64}` key (a sku or method identifier) not used by an earlier entry.

@@ -17,7 +17,7 @@ public enum ConfigSummary {
     lines.append("catalog    \(config.catalog.count) product\(config.catalog.count == 1 ? "" : "s")")
     for product in config.catalog {
       lines.append(
-        "  \(product.sku)  \(product.name)  \(config.format(product.priceMinor))  stock \(product.quantityOnHand)"
+        "  \(product.sku)  \(product.name)  \(config.format(product.priceMinor))  seed stock \(product.quantityOnHand)"
           + (product.billing.map { "  " + billing($0, config) } ?? ""))
     }
     lines.append("shipping   ships to \(config.shipping.shipsTo.joined(separator: ", "))")
@@ -132,4 +132,20 @@ public enum ConfigSummary {
   }
 
   static func list(_ items: [String]) -> String { items.isEmpty ? "none" : items.joined(separator: ", ") }
+
+  /// The store's stock beside the config's seed counts (`check-config --database`): the store's
+  /// counts are the truth once it has seen a product.
+  public static func stockText(_ config: Config, levels: [StockLevel], store: String) -> String {
+    var lines = ["store      \(store): stock of \(levels.count) sku\(levels.count == 1 ? "" : "s")"]
+    let configured = config.catalog.compactMap { product in levels.first { $0.sku == product.sku } }
+    let others = levels.filter { config.productsBySKU[$0.sku] == nil }
+    for level in configured + others {
+      let seed = config.productsBySKU[level.sku].map { "seed \($0.quantityOnHand)" } ?? "not in the config: not sold"
+      lines.append("  \(level.sku)  on hand \(level.quantityOnHand)  sold \(level.sold)  \(seed)")
+    }
+    for product in config.catalog where !levels.contains(where: { $0.sku == product.sku }) {
+      lines.append("  \(product.sku)  not in the store yet: a start gives it its seed \(product.quantityOnHand)")
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
 }

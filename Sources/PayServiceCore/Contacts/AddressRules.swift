@@ -161,6 +161,13 @@ public final class AddressRules: Sendable {
     }
   }
 
+  /// What an erasure of personal data keeps of a postal code: what Apple Pay shows of it before
+  /// authorization where it redacts codes (the UK's outward code, Canada's and Japan's first three
+  /// characters), elsewhere its first three characters (a US ZIP code's sectional center).
+  public static func postalPrefix(_ code: String, country: String) -> String {
+    redacted(code, country: country) ?? String(code.prefix(3))
+  }
+
   /// Whether `code` is what the sheet sends of some postal code of the country (of `subdivision`,
   /// when given) before authorization: a whole code, or (where Apple Pay redacts codes) a redacted
   /// one that a real code's hidden part completes into one. The hidden parts are the data's

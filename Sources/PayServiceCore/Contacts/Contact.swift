@@ -75,6 +75,20 @@ public struct Contact: Equatable, Sendable, WireObject {
   }
 }
 
+extension Contact {
+  /// What an erasure of personal data keeps: the country, the region (administrative area) and the
+  /// postal code's prefix (`AddressRules.postalPrefix`), what tax and the books need. Names, street
+  /// lines, localities, email address and phone number go.
+  public var erased: Contact {
+    var kept = Contact()
+    kept.country = country
+    kept.countryCode = countryCode
+    kept.administrativeArea = administrativeArea
+    kept.postalCode = postalCode.map { AddressRules.postalPrefix($0, country: countryCode?.uppercased() ?? "") }
+    return kept
+  }
+}
+
 /// Where an order ships, as pricing sees it: `US`, or `US-CA` with a postal code.
 public struct Region: Equatable, Sendable {
   public let countryCode: String

@@ -124,5 +124,30 @@ public struct MethodExample: Sendable {
       golden: "back-office", requestId: 31,
       params: #"{"limit":2}"#,
       result: #"{"orders":[{"orderId":"ord_d9c52c53b04248b3f80f15f52a415662","createdAt":"2026-11-21T12:00:00Z","status":"paid","amount":"27.34","amountRefunded":"0.00","currencyCode":"USD","itemCount":1},{"orderId":"ord_aa44359b63858db4833d9216f8b94787","createdAt":"2026-11-21T12:00:00Z","status":"refunded","amount":"105.74","amountRefunded":"105.74","currencyCode":"USD","itemCount":3}],"nextCursor":"oc1_323032362d31312d32315431323a30303a30305a1f6f72645f6161343433353962363338353864623438333364393231366638623934373837"}"#),
+    MethodExample(
+      method: "adjustStock", name: "goods-received", summary: "Goods received: units added to a sku's stock on hand",
+      golden: "stock", requestId: 2,
+      params: #"{"adjustmentId":"po-1042","sku":"notebook","delta":24,"reason":"Received PO-1042"}"#,
+      result: #"{"status":"succeeded","adjustmentId":"po-1042","sku":"notebook","delta":24,"quantityBefore":3,"quantityOnHand":27,"at":"2026-11-21T12:00:00Z"}"#),
+    MethodExample(
+      method: "listStock", name: "one-sku-with-history", summary: "One sku's stock with its changes by hand",
+      golden: "stock", requestId: 12,
+      params: #"{"sku":"notebook"}"#,
+      result: #"{"stock":[{"sku":"notebook","name":"Notebook","inCatalog":true,"configuredQuantity":3,"quantityOnHand":23,"sold":2,"adjustments":[{"adjustmentId":"damaged-1","type":"adjusted","at":"2026-11-21T12:00:00Z","delta":-2,"quantityOnHand":25,"reason":"Water damage"},{"adjustmentId":"po-1042","type":"adjusted","at":"2026-11-21T12:00:00Z","delta":24,"quantityOnHand":27,"reason":"Received PO-1042"}]}]}"#),
+    MethodExample(
+      method: "erasePersonalData", name: "buyer-erased", summary: "A buyer's personal data erased from their orders and payments",
+      golden: "erasure", requestId: 10,
+      params: #"{"erasureId":"gdpr-2026-0001","emailAddress":"ADA@example.com"}"#,
+      result: #"{"status":"succeeded","erasureId":"gdpr-2026-0001","erasedAt":"2026-11-21T12:00:00Z","orders":["ord_5315036dd04754cba27246fb9c2ad234","ord_2d01812e3705f78f9a23b355e2e10e49"],"otherPayments":1,"more":false}"#),
+    MethodExample(
+      method: "health", name: "healthy", summary: "The process and its store answer; the config's digest",
+      golden: "stock", requestId: 19,
+      params: #"{}"#,
+      result: #"{"status":"ok","config":"sha256:3775a80dd96c760bb69a4891b3c5bb421179693026c54a1e2bb484dec91873c4"}"#),
+    MethodExample(
+      method: "reloadConfig", name: "reloaded", summary: "The config file read again and in effect",
+      golden: "stock", requestId: 20,
+      params: #"{}"#,
+      result: #"{"status":"succeeded","config":"sha256:3775a80dd96c760bb69a4891b3c5bb421179693026c54a1e2bb484dec91873c4"}"#),
   ]
 }

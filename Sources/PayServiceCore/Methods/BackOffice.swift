@@ -14,6 +14,8 @@ public enum BackOffice {
     case refundExceedsRemaining = "refund_exceeds_remaining"
     case quantityExceedsRemaining = "quantity_exceeds_remaining"
     case unknownSku = "unknown_sku"
+    /// adjustStock: the change would take the stock on hand below zero.
+    case insufficientStock = "insufficient_stock"
     case shippingAlreadyRefunded = "shipping_already_refunded"
     /// `amount` with lines or shipping is more than they paid: it may only lower the refund.
     case amountExceedsComputed = "amount_exceeds_computed"

@@ -51,6 +51,8 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   public var taxBreakdown: [TaxBreakdownItem]?
   public var shippingContact = Contact()
   public var billingContact: Contact?
+  /// When the buyer's personal data was erased from the order (`erasePersonalData`); nil while kept.
+  public var personalDataErasedAt: String?
   public var amount = ""
   public var currencyCode = ""
   /// The charge (the gateway's `ch_…` for Stripe); nil while the order is pending.
@@ -80,6 +82,11 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
       .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
       .member("shippingContact", \.shippingContact, .required, Contact.storedSchema),
       .member("billingContact", \.billingContact, .alwaysOrNull, Contact.storedSchema),
+      .member(
+        "personalDataErasedAt", \.personalDataErasedAt, .optional,
+        .string(
+          "When the buyer's personal data was erased (RFC 3339 UTC): the contacts keep only country, region and postal prefix.",
+          pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")),
       .member("amount", \.amount, .required, Shapes.amount),
       .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
       .member("chargeId", \.chargeId, .optional, .string("The charge; absent while the order is pending.", minLength: 1)),

@@ -159,6 +159,18 @@ public enum ProcessOrder: RPCMethod {
     var currencyCode = ""
     /// True: the billing contact and card as sent; nil: as resolved (earlier releases).
     var asSent: Bool?
+    /// True once the buyer's personal data was erased (`erased()`): the contacts keep only what
+    /// `Contact.erased` keeps, and a replay is compared in that form.
+    var erased: Bool?
+
+    /// The fingerprint with its contacts erased.
+    func erasing() -> Fingerprint {
+      var copy = self
+      copy.binding.shippingContact = binding.shippingContact?.erased
+      copy.billingContact = billingContact?.erased
+      copy.erased = true
+      return copy
+    }
 
     static let shape = ObjectShape<Fingerprint>(
       blank: { Fingerprint() },
@@ -168,6 +180,7 @@ public enum ProcessOrder: RPCMethod {
         .member("paymentMethod", \.paymentMethod, .optional, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
         .member("amount", \.amount), .member("currencyCode", \.currencyCode),
         .member("asSent", \.asSent, .optional),
+        .member("erased", \.erased, .optional),
       ])
   }
 
@@ -229,12 +242,15 @@ public enum ProcessOrder: RPCMethod {
     public func matches(_ stored: String, _ token: ChargeTokenRecord?, context: ServiceContext) throws -> Bool {
       guard let token, !stored.isEmpty else { return false }
       let recorded = try StoredJSON.read(stored, as: Fingerprint.self, "request fingerprint")
-      guard recorded.asSent != true else { return recorded == sent }
-      return recorded
-        == Fingerprint(
+      let request =
+        recorded.asSent == true
+        ? sent
+        : Fingerprint(
           binding: sent.binding, billingContact: params.billingContact ?? token.billingContact,
           paymentMethod: params.paymentMethod?.recorded ?? token.paymentMethod, amount: sent.amount,
           currencyCode: sent.currencyCode)
+      // After an erasure the store holds what the request's contacts come to once erased.
+      return recorded == (recorded.erased == true ? request.erasing() : request)
     }
 
     public func prepare(

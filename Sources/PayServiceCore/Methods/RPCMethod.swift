@@ -90,6 +90,8 @@ public final class ServiceContext: Sendable {
   /// Merchant session requests to Apple (`applePay.merchantIdentityCertificate`); nil when the
   /// config has no merchant identity.
   public let merchantSessions: MerchantSessionCalls?
+  /// What loads the config again (`reloadConfig`, SIGHUP); nil for a process that does not reload.
+  public let reloader: ConfigReloader?
   /// The config compiled for the borrowed request path; nil when it prices nothing this way.
   let pricingTable: PricingTable?
   private let pricingTableStorage: PricingTable.Storage?
@@ -106,9 +108,10 @@ public final class ServiceContext: Sendable {
 
   public init(
     config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
-    merchantSessions: MerchantSessionCalls? = nil
+    merchantSessions: MerchantSessionCalls? = nil, reloader: ConfigReloader? = nil
   ) {
     self.config = config
+    self.reloader = reloader
     self.gatewayCalls = gateway
     self.merchantSessions = merchantSessions
     self.pricer = Pricer(config: config)
@@ -122,10 +125,11 @@ public final class ServiceContext: Sendable {
 
   public convenience init(
     config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil,
-    merchantSessions: MerchantSessionCalls? = nil
+    merchantSessions: MerchantSessionCalls? = nil, reloader: ConfigReloader? = nil
   ) {
     self.init(
-      config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions)
+      config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions,
+      reloader: reloader)
   }
 }
 
@@ -144,6 +148,7 @@ public enum MethodRegistry {
     ProcessOrder.self,
     ListProducts.self,
     ListShippingMethods.self,
+    Health.self,
   ]
 
   /// The back office after the sale: served only when the process starts with `--back-office`, so
@@ -156,6 +161,10 @@ public enum MethodRegistry {
     CancelOrder.self,
     RefundOrder.self,
     ListOrders.self,
+    AdjustStock.self,
+    ListStock.self,
+    ErasePersonalData.self,
+    ReloadConfig.self,
   ]
 
   /// Methods whose common requests are also answered from the request's bytes without a parse

@@ -116,3 +116,25 @@ public enum UnsentReason: Error, Sendable, Equatable {
   /// This process has no way to send it (no remote gateway configured).
   case noSender
 }
+
+/// The call of an operation with no network step: nothing.
+public struct NoCall: WireObject, Sendable {
+  public init() {}
+  public static let shape = ObjectShape<NoCall>(blank: { NoCall() }, [])
+}
+
+/// An operation done entirely in its first transaction: `prepare` always answers `.done`, so its
+/// entry is never pending and it has nothing to send or settle. It still gets the journal's key,
+/// fingerprint, replay and conflict, like every other kind.
+public protocol LocalOperation: Operation where Call == NoCall, Reply == Never {}
+
+extension LocalOperation {
+  public static func sender(_ context: ServiceContext) -> (@Sendable (NoCall) -> PendingCall<Never>)? { nil }
+
+  public static func settle(
+    _ call: NoCall, reply: Never, _ subject: Subject, _ transaction: any StoreTransaction, context: ServiceContext,
+    now: Int64
+  ) throws -> Settlement<Result> {
+    switch reply {}
+  }
+}

@@ -10,6 +10,8 @@ public enum OperationRunner {
     CaptureOrder.Capture.self,
     CancelOrder.Cancellation.self,
     RefundOrder.Refund.self,
+    AdjustStock.Adjustment.self,
+    ErasePersonalData.Erasure.self,
   ]
 
   /// How far `start` took a request: answered, or recorded as pending with its call still to make.

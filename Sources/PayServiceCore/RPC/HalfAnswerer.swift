@@ -42,8 +42,8 @@ final class HalfAnswerer: @unchecked Sendable {
   private(set) var output = JSONWriter(capacity: 1 << 16)
   private(set) var outcomes: [Outcome] = []
 
-  init(context: ServiceContext, methods: MethodTable, level: RequestLog.Level, maxLineBytes: Int) {
-    log = RequestLog(collecting: level)
+  init(context: ServiceContext, methods: MethodTable, level: RequestLog.Level, timestamps: Bool, maxLineBytes: Int) {
+    log = RequestLog(collecting: level, timestamps: timestamps)
     handler = RequestHandler(context: context, methods: methods, log: log)
     self.maxLineBytes = maxLineBytes
     startServerHelperThread(name: "payservice-half") { [self] in run() }

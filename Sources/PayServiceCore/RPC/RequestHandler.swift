@@ -13,11 +13,18 @@ public final class RequestHandler {
   /// discovery documents, say): the largest order a request can make answers in under 1 MiB.
   public static let maxResponseBytes = 8 << 20
 
-  public let context: ServiceContext
+  /// The config, store and clock requests are answered with; replaced between requests by a reload.
+  public private(set) var context: ServiceContext
   let methods: MethodTable
   let log: RequestLog
   /// The context's compiled config, copied (plain memory) for the borrowed request path.
-  let pricingTable: PricingTable?
+  private(set) var pricingTable: PricingTable?
+
+  /// Answers the next requests with `context` (a reloaded config): between requests only.
+  func replace(_ context: ServiceContext) {
+    self.context = context
+    self.pricingTable = context.pricingTable
+  }
 
   public init(context: ServiceContext, methods: MethodTable, log: RequestLog) {
     self.context = context

@@ -15,15 +15,20 @@ public final class RequestLog {
   /// Reused to render ids and method names as JSON.
   private var scratch = JSONWriter(capacity: 128)
 
-  public init(fd: Int32 = STDERR_FILENO, level: Level = .requests) {
+  /// Whether each line starts with its RFC 3339 UTC time (`--log-timestamps`).
+  let timestamps: Bool
+
+  public init(fd: Int32 = STDERR_FILENO, level: Level = .requests, timestamps: Bool = false) {
     self.fd = fd
     self.level = level
+    self.timestamps = timestamps
   }
 
   /// A log that only collects lines (for the second thread): `withCollected` hands them to the server's.
-  init(collecting level: Level) {
+  init(collecting level: Level, timestamps: Bool) {
     self.fd = -1
     self.level = level
+    self.timestamps = timestamps
   }
 
   var logLevel: Level { level }
@@ -62,6 +67,7 @@ public final class RequestLog {
 
   public func request(id: JSONValue?, method: String, seconds: Double, outcome: String) {
     guard level.rawValue >= Level.requests.rawValue else { return }
+    stamp()
     buffer.append("payservice: id=")
     if let id {
       scratch.reset()
@@ -87,6 +93,7 @@ public final class RequestLog {
   /// beyond the duration's digits.
   func request(rawID: UnsafeRawBufferPointer, method: String, nanoseconds: UInt64) {
     guard level.rawValue >= Level.requests.rawValue else { return }
+    stamp()
     buffer.append("payservice: id=")
     buffer.append(rawID)
     buffer.append(" method=\"")
@@ -125,8 +132,54 @@ public final class RequestLog {
 
   public func warning(_ message: String) {
     guard level.rawValue >= Level.warnings.rawValue else { return }
+    stamp()
     buffer.append("payservice: warning: \(message)\n")
     flushIfFull()
+  }
+
+  /// A line about the process (not a request), logged with the requests: which config a start took.
+  public func info(_ message: String) {
+    guard level.rawValue >= Level.requests.rawValue else { return }
+    stamp()
+    buffer.append("payservice: \(message)\n")
+    flushIfFull()
+  }
+
+  /// What the operator should see even with `--quiet`, and is no problem: which config took effect.
+  public func notice(_ message: String) {
+    guard level.rawValue >= Level.warnings.rawValue else { return }
+    stamp()
+    buffer.append("payservice: \(message)\n")
+    flushIfFull()
+  }
+
+  /// With `timestamps`, a line's RFC 3339 UTC time to the millisecond and a space.
+  private func stamp() {
+    guard timestamps else { return }
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var seconds = time_t(now.tv_sec)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func digits(_ value: Int32, _ count: Int) {
+      var text = String(value)
+      while text.utf8.count < count { text = "0" + text }
+      buffer.append(text)
+    }
+    digits(parts.tm_year + 1900, 4)
+    buffer.append("-")
+    digits(parts.tm_mon + 1, 2)
+    buffer.append("-")
+    digits(parts.tm_mday, 2)
+    buffer.append("T")
+    digits(parts.tm_hour, 2)
+    buffer.append(":")
+    digits(parts.tm_min, 2)
+    buffer.append(":")
+    digits(parts.tm_sec, 2)
+    buffer.append(".")
+    digits(Int32(now.tv_nsec / 1_000_000), 3)
+    buffer.append("Z ")
   }
 
   private func flushIfFull() {

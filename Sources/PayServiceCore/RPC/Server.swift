@@ -109,6 +109,7 @@ public final class Server {
         stopped = true
         break
       }
+      adoptReloadedConfig()
       let count = read(input, chunk.baseAddress, chunkSize)
       if count < 0 {
         if errno == EINTR { continue }
@@ -134,6 +135,7 @@ public final class Server {
           mostLineBytesKept = max(mostLineBytesKept, line.count)
           line.withUnsafeBytes { answerAlone($0) }
           line.removeAll(keepingCapacity: line.count <= 1 << 16)
+          adoptReloadedConfig()
         }
         start = newline + 1
         if stopRequested() {
@@ -214,31 +216,43 @@ public final class Server {
       }
       return answerHere(from: next, before: limit, parse)
     }
-    guard threads > 1, lines.count >= Self.parallelMinimumLines else {
-      var next = 0
+    // From `first` on, every line on this thread (after a reload: what the helper answered was
+    // answered under the old config).
+    func answerAll(from first: Int) -> Bool {
+      var next = first
       while next < lines.count {
         next = answerFrom(next, before: lines.count)
+        adoptReloadedConfig()
         if stopRequested() { return false }
       }
       return true
     }
+    guard threads > 1, lines.count >= Self.parallelMinimumLines else { return answerAll(from: 0) }
     // The helper's share follows which side finished first last time: the server thread also
     // reads, writes and appends the helper's answers, so an even split would keep the helper waiting.
     let half = min(max(lines.count * (100 - helperShare) / 100, 1), lines.count - 1)
     let helper =
       self.half
-      ?? HalfAnswerer(context: handler.context, methods: handler.methods, level: log.logLevel, maxLineBytes: maxLineBytes)
+      ?? HalfAnswerer(
+        context: handler.context, methods: handler.methods, level: log.logLevel, timestamps: log.timestamps,
+        maxLineBytes: maxLineBytes)
     self.half = helper
     helper.post(lines[half...], of: bytes)
     var next = 0
+    var reloaded = false
     while next < half {
       next = answerFrom(next, before: half)
+      if adoptReloadedConfig() { reloaded = true }
       if stopRequested() {
         helper.wait()
         return false
       }
     }
     helperShare = helper.wait() ? min(helperShare + 2, 70) : max(helperShare - 2, 30)
+    if reloaded {
+      dropHelper()
+      return answerAll(from: half)
+    }
     // The helper's answers in order; the lines it left (parsed) are answered here in their places.
     func deferred(_ index: Int) -> RequestHandler.ParsedLine? {
       if case .deferred(let line) = helper.outcomes[index - half] { return line }
@@ -258,10 +272,39 @@ public final class Server {
       }
       if next < lines.count {
         next = answerHere(from: next, before: lines.count, deferred)
+        if adoptReloadedConfig() {
+          dropHelper()
+          return answerAll(from: next)
+        }
       }
       if stopRequested() { return false }
     }
     return true
+  }
+
+  // MARK: Config reload
+
+  /// Swaps in a config reloaded since the last look (`reloadConfig`, or SIGHUP, which is loaded
+  /// here first), logging what became of each reload; true when the config changed. Called on this
+  /// thread between requests, so each request is answered under one config.
+  @discardableResult
+  private func adoptReloadedConfig() -> Bool {
+    guard let reloader = handler.context.reloader else { return false }
+    if StopSignal.takeReloadRequest() { _ = reloader.reload(from: handler.context) }
+    guard reloader.hasNews else { return false }
+    for report in reloader.takeReports() {
+      for line in report.lines { report.isWarning ? log.warning(line) : log.notice(line) }
+    }
+    guard let context = reloader.takePending() else { return false }
+    handler.replace(context)
+    dropHelper()
+    return true
+  }
+
+  /// Stops the second thread, whose handler has the old config; the next split read starts a new one.
+  private func dropHelper() {
+    half?.stop()
+    half = nil
   }
 
   /// A line (without its LF) parsed; one longer than `maxLineBytes` is not parsed.
@@ -428,7 +471,15 @@ public final class Server {
         if errno == EINTR { continue }
         return true
       }
-      if fds[1].revents != 0 { return false }
+      if fds[1].revents != 0 {
+        // The pipe is shared with SIGHUP: a reload is done here, between requests, and the wait goes on.
+        var drained = [UInt8](repeating: 0, count: 64)
+        _ = read(stopSignal, &drained, drained.count)
+        if StopSignal.requested { return false }
+        adoptReloadedConfig()
+        log.flush()
+        continue
+      }
       return true
     }
   }

@@ -5,10 +5,12 @@ import Foundation
 // (sig_atomic_t, the type C guarantees a handler may write) and read by the server thread.
 nonisolated(unsafe) private var stopFlag: sig_atomic_t = 0
 nonisolated(unsafe) private var stopPipeWrite: Int32 = -1
+nonisolated(unsafe) private var reloadFlag: sig_atomic_t = 0
 
 /// SIGTERM and SIGINT handling: the handler only sets a flag and writes a byte to a self-pipe
 /// (both async-signal-safe). The server polls the pipe while waiting for input and checks the flag
-/// between requests, so the request in flight always finishes and is answered.
+/// between requests, so the request in flight always finishes and is answered. SIGHUP asks for a
+/// config reload the same way (its own flag, the same pipe): the server reloads between requests.
 public enum StopSignal {
   /// Installs the handlers (without SA_RESTART), unblocks both signals, and returns the pipe's read end.
   public static func install() -> Int32 {
@@ -33,15 +35,40 @@ public enum StopSignal {
     action.sa_flags = 0
     sigaction(SIGTERM, &action, nil)
     sigaction(SIGINT, &action, nil)
+    var reload = sigaction()
+    #if os(Linux)
+      reload.__sigaction_handler.sa_handler = { _ in
+        reloadFlag = 1
+        var byte: UInt8 = 2
+        _ = write(stopPipeWrite, &byte, 1)
+      }
+    #else
+      reload.__sigaction_u.__sa_handler = { _ in
+        reloadFlag = 1
+        var byte: UInt8 = 2
+        _ = write(stopPipeWrite, &byte, 1)
+      }
+    #endif
+    sigemptyset(&reload.sa_mask)
+    reload.sa_flags = 0
+    sigaction(SIGHUP, &reload, nil)
     // A parent may spawn us with these signals blocked (a mask inherited from one of its threads);
     // unblock them, or SIGTERM would never reach the handler.
     var unblock = sigset_t()
     sigemptyset(&unblock)
     sigaddset(&unblock, SIGTERM)
     sigaddset(&unblock, SIGINT)
+    sigaddset(&unblock, SIGHUP)
     pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     return fds[0]
   }
 
   public static var requested: Bool { stopFlag != 0 }
+
+  /// Whether SIGHUP came since the last call (which clears it): a reload is wanted.
+  public static func takeReloadRequest() -> Bool {
+    guard reloadFlag != 0 else { return false }
+    reloadFlag = 0
+    return true
+  }
 }

@@ -54,6 +54,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       // Statement and savepoint journals (a group commit's savepoints) stay in memory instead of
       // temporary files: they only serve rollbacks within a transaction, never recovery.
       try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
+      // Content a write frees (an erased contact's old text) is zeroed where that costs no extra I/O,
+      // so that it does not linger in the file's free space.
+      try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA secure_delete = FAST") }
       let migrator = SQLiteStore.migrator(newIdentifierKey: candidateKey)
       let superseded = try dbQueue.read { db in try migrator.hasBeenSuperseded(db) }
       if superseded { throw StoreError.newerSchema(location: path) }
@@ -212,6 +215,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       try db.execute(sql: StoreSchema.usedChargeTokensToOperations(attemptObject: SQLiteStore.attemptObject))
       try db.execute(sql: StoreSchema.backOfficeRequestsToOperations)
       for statement in StoreSchema.supersededByOperations { try db.execute(sql: statement) }
+    }
+    migrator.registerMigration(StoreSchema.migrations[9], foreignKeyChecks: .immediate) { db in
+      for statement in StoreSchema.shopMigration { try db.execute(sql: statement) }
     }
     return migrator
   }
@@ -382,6 +388,37 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       }
       return result
     }
+  }
+
+  public func stockLevels() throws(StoreError) -> [StockLevel] {
+    try read { db in
+      try Row.fetchAll(db, sql: "SELECT sku, quantityOnHand, sold FROM stock ORDER BY sku").map { row in
+        StockLevel(sku: row[0], quantityOnHand: row[1], sold: row[2])
+      }
+    }
+  }
+
+  public func stockEvents(sku: String, limit: Int) throws(StoreError) -> [StockEventRow] {
+    try read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(SQLiteTransaction.stockEventColumns) FROM stockEvent WHERE sku = ? ORDER BY position DESC LIMIT ?
+          """, arguments: [sku, limit]
+      ).map(SQLiteTransaction.stockEvent)
+    }
+  }
+
+  public func scrubErased() throws(StoreError) {
+    do {
+      try dbQueue.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    } catch {
+      throw SQLiteStore.unavailable(error)
+    }
+  }
+
+  public func check() throws(StoreError) {
+    _ = try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM storeKey") }
   }
 
   public func order(id: String) throws(StoreError) -> StoredOrder? {

@@ -302,4 +302,108 @@ struct SQLiteTransaction: StoreTransaction {
           """), arguments: [subject]
     ).map(Self.operation)
   }
+
+  func rewriteOperation(kind: String, key: String, fingerprint: String, result: String?) throws {
+    try db.cachedStatement(
+      sql: "UPDATE operation SET fingerprint = ?, result = ? WHERE kind = ? AND key = ? AND state = 'settled'"
+    ).execute(arguments: [fingerprint, result, kind, key])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "operation \(kind) \(key) is not settled") }
+  }
+
+  // MARK: Stock by hand
+
+  func stockLevel(_ sku: String) throws -> StockLevel? {
+    try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT quantityOnHand, sold FROM stock WHERE sku = ?"), arguments: [sku]
+    ).map { StockLevel(sku: sku, quantityOnHand: $0[0], sold: $0[1]) }
+  }
+
+  func setQuantityOnHand(_ sku: String, to quantity: Int) throws {
+    try db.cachedStatement(sql: "UPDATE stock SET quantityOnHand = ? WHERE sku = ?").execute(arguments: [quantity, sku])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "stock of \(sku) vanished") }
+  }
+
+  func nextStockEventPosition(_ sku: String) throws -> Int {
+    try Int.fetchOne(
+      db.cachedStatement(sql: "SELECT COALESCE(MAX(position), 0) + 1 FROM stockEvent WHERE sku = ?"), arguments: [sku]
+    ) ?? 1
+  }
+
+  static let stockEventColumns = "sku, position, kind, at, delta, quantityOnHand, adjustmentId, reason"
+
+  /// A row selected with `stockEventColumns`.
+  static func stockEvent(_ row: Row) throws(StoreError) -> StockEventRow {
+    guard let kind = StockEventRow.Kind(rawValue: row[2]) else {
+      throw StoreError.unavailable(reason: "a stock event of unknown kind")
+    }
+    return StockEventRow(
+      sku: row[0], position: row[1], kind: kind, at: row[3], delta: row[4], quantityOnHand: row[5],
+      adjustmentId: row[6], reason: row[7])
+  }
+
+  func insert(_ event: StockEventRow) throws {
+    try db.cachedStatement(
+      sql: "INSERT INTO stockEvent (\(Self.stockEventColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    ).execute(arguments: [
+      event.sku, event.position, event.kind.rawValue, event.at, event.delta, event.quantityOnHand, event.adjustmentId,
+      event.reason,
+    ])
+  }
+
+  // MARK: Personal data
+
+  func tokensToErase(_ selector: ErasureSelector, limit: Int) throws -> [String] {
+    let condition: String
+    let value: String
+    switch selector {
+    case .emailAddress(let address):
+      // ASCII case folding on both sides (SQLite's lower() folds ASCII only; PostgreSQL's store folds the same).
+      condition = """
+        (lower(json_extract(t.binding, '$.shippingContact.emailAddress')) = ?1
+          OR lower(json_extract(t.billingContact, '$.emailAddress')) = ?1
+          OR lower(json_extract(json_extract(op.fingerprint, '$.billingContact'), '$.emailAddress')) = ?1)
+        """
+      value = ErasureSelector.foldedEmail(address)
+    case .orderId(let orderId):
+      condition = "o.orderId = ?1"
+      value = orderId
+    case .issuedBefore(let time):
+      condition = "t.issuedAt < ?1"
+      value = time
+    }
+    return try String.fetchAll(
+      db,
+      sql: """
+        SELECT t.token FROM chargeToken t
+        LEFT JOIN charge c ON c.token = t.token LEFT JOIN "order" o ON o.chargeId = c.chargeId
+        LEFT JOIN operation op ON op.kind = 'order' AND op.key = t.token
+        WHERE t.erasedAt IS NULL AND (op.state IS NULL OR op.state = 'settled') AND \(condition)
+        ORDER BY t.sequence LIMIT ?2
+        """, arguments: [value, limit])
+  }
+
+  func personalData(token: String) throws -> PersonalDataRow? {
+    try Row.fetchOne(
+      db,
+      sql: """
+        SELECT t.binding, t.billingContact, o.orderId, o.document FROM chargeToken t
+        LEFT JOIN charge c ON c.token = t.token LEFT JOIN "order" o ON o.chargeId = c.chargeId
+        WHERE t.token = ?
+        """, arguments: [token]
+    ).map { row in
+      PersonalDataRow(token: token, binding: row[0], billingContact: row[1], orderId: row[2], orderDocument: row[3])
+    }
+  }
+
+  func erasePersonalData(_ row: PersonalDataRow, at now: String) throws {
+    try db.execute(
+      sql: "UPDATE chargeToken SET binding = ?, billingContact = ?, erasedAt = ? WHERE token = ?",
+      arguments: [row.binding, row.billingContact, now, row.token])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "a charge token vanished") }
+    if let orderId = row.orderId, let document = row.orderDocument {
+      try db.execute(
+        sql: #"UPDATE "order" SET document = ?, erasedAt = ? WHERE orderId = ?"#, arguments: [document, now, orderId])
+      guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "order \(orderId) vanished") }
+    }
+  }
 }

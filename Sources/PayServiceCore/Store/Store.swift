@@ -47,6 +47,20 @@ public protocol Store: AnyObject, Sendable {
   /// Current stock by sku.
   func stock() throws(StoreError) -> [String: Int]
 
+  /// Every sku the store has stock for (configured now or before), by sku.
+  func stockLevels() throws(StoreError) -> [StockLevel]
+
+  /// The stock changes made by hand to `sku`, newest first, at most `limit`.
+  func stockEvents(sku: String, limit: Int) throws(StoreError) -> [StockEventRow]
+
+  /// Returns when the store answers a query: a health check.
+  func check() throws(StoreError)
+
+  /// After an erasure: what the backend can do so that erased values leave its files (SQLite: the
+  /// write-ahead log checkpointed and truncated; freed space is zeroed as it is written, see
+  /// `SQLiteStore`). Best effort: a store busy with readers keeps the log until a later checkpoint.
+  func scrubErased() throws(StoreError)
+
   /// A recorded order with its status, money, events and refunds, read in one snapshot; nil when unknown.
   func order(id: String) throws(StoreError) -> StoredOrder?
 
@@ -125,6 +139,28 @@ public protocol StoreTransaction {
   func removeOperation(kind: String, key: String) throws
   /// The pending entries about `subject`, oldest first.
   func pendingOperations(subject: String) throws -> [OperationRow]
+  /// Replaces a settled entry's fingerprint and answer (an erasure of the personal data in them).
+  func rewriteOperation(kind: String, key: String, fingerprint: String, result: String?) throws
+
+  // Stock by hand (`adjustStock`).
+
+  /// A sku's stock, locked for this transaction; nil when the store has no stock row for it.
+  func stockLevel(_ sku: String) throws -> StockLevel?
+  /// Sets a sku's stock on hand (its row is locked by `stockLevel` first).
+  func setQuantityOnHand(_ sku: String, to quantity: Int) throws
+  /// The position the next stock event of `sku` takes.
+  func nextStockEventPosition(_ sku: String) throws -> Int
+  func insert(_ event: StockEventRow) throws
+
+  // Personal data (`erasePersonalData`).
+
+  /// Up to `limit` charge tokens the selector covers whose personal data is not erased yet and
+  /// whose order is not pending at a gateway, oldest first.
+  func tokensToErase(_ selector: ErasureSelector, limit: Int) throws -> [String]
+  /// What a token and its order hold of the buyer, locked for this transaction; nil when unknown.
+  func personalData(token: String) throws -> PersonalDataRow?
+  /// Writes the token's and order's erased forms (`row`), marking both erased at `now`.
+  func erasePersonalData(_ row: PersonalDataRow, at now: String) throws
 }
 
 /// A charge token to insert.
@@ -221,6 +257,7 @@ public enum StoreSchema {
     "v7: Wallet order tracking tokens",
     "v8: the store's identifier key; unused charge tokens by expiry",
     "v9: one operation journal for exactly-once work",
+    "v10: stock changes by hand; erased personal data",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

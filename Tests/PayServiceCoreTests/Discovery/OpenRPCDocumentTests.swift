@@ -103,7 +103,7 @@ struct OpenRPCDocumentTests {
     #expect(described == MethodRegistry.names)
     #expect(described == [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
-      "authorizePayment", "processOrder", "listProducts", "listShippingMethods",
+      "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health",
     ])
     let protocolMethods = [
       "rpc.discover", "initialize", "server/discover", "ping", "tools/list", "tools/call", "notifications/initialized",
@@ -117,7 +117,10 @@ struct OpenRPCDocumentTests {
     }
     #expect(Self.object(Self.object(handler.call("tools/get"))["error"])["code"] == .number("-32601"))
     // The back office is not there at all: unknown methods, not merely refused.
-    for name in ["getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders"] {
+    for name in [
+      "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock", "erasePersonalData",
+      "reloadConfig",
+    ] {
       #expect(Self.object(Self.object(handler.call(name, "{}"))["error"])["code"] == .number("-32601"), "\(name)")
     }
   }
@@ -128,7 +131,12 @@ struct OpenRPCDocumentTests {
     let described = Self.array(Self.object(try Self.discover(backOffice: true))["methods"]).compactMap {
       Self.string(Self.object($0)["name"])
     }
-    #expect(described == MethodRegistry.names + ["getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders"])
+    #expect(
+      described
+        == MethodRegistry.names + [
+          "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock",
+          "erasePersonalData", "reloadConfig",
+        ])
     #expect(described == MethodRegistry.methods(backOffice: true).map { $0.name })
     #expect(handler.servedMethodNames == described + [
       "rpc.discover", "initialize", "server/discover", "ping", "tools/list", "tools/call", "notifications/initialized",

@@ -48,16 +48,16 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 16 : 11))
+    #expect(served.count == (backOffice ? 21 : 12))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
-      "listProducts", "listShippingMethods", "getOrder", "listOrders",
+      "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock",
     ]
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
-      "processOrder", "captureOrder", "cancelOrder", "refundOrder",
+      "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
     ])
-    let destructive: Set = ["cancelOrder", "refundOrder"]
+    let destructive: Set = ["cancelOrder", "refundOrder", "erasePersonalData"]
     for (index, method) in served.enumerated() {
       let tool = try Self.object(tools[index], "tool \(index)")
       let described = try Self.object(methods[index], "method \(index)")

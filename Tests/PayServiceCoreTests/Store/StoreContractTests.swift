@@ -37,8 +37,9 @@ struct StoreContractTests {
     let database = try StoreBackend.postgres.freshDatabase()
     _ = try StoreBackend.postgres.open(database)
     let name = try #require(database.split(separator: "/").last.map(String.init))
-    let applied = try TestPostgres.execute("SELECT identifier FROM payservice_migrations ORDER BY identifier", database: name)
-    #expect(applied == StoreSchema.migrations)
+    let applied = try TestPostgres.execute("SELECT identifier FROM payservice_migrations", database: name)
+    #expect(applied.count == StoreSchema.migrations.count)
+    #expect(Set(applied) == Set(StoreSchema.migrations))
   }
 
   @Test(

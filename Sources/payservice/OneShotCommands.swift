@@ -1,0 +1,249 @@
+import ArgumentParser
+import Foundation
+import PayServiceCore
+
+/// What a one-shot command answers with: the config, store and clock of its options, opened as
+/// `serve` opens them (an invalid config or a store that cannot open exits 2), and a handler that
+/// answers requests the way a served line is answered.
+struct OneShotSession {
+  let handler: RequestHandler
+  private let log: RequestLog
+  private let gateway: GatewayCalls?
+  private let sessions: MerchantSessionCalls?
+
+  init(_ service: ServiceOptions, backOffice: Bool) {
+    let loaded: Config
+    do {
+      loaded = try ConfigLoader.load(path: service.config)
+    } catch {
+      ServeSettings.fail("invalid config:\n\(error)")
+    }
+    let store = ServeSettings.openStore(service.database, now: service.now)
+    do {
+      try store.seedStock(loaded.catalog)
+    } catch {
+      ServeSettings.fail("\(error)")
+    }
+    log = RequestLog(level: .warnings)
+    let clock = ServiceClock(pinned: service.now.flatMap(RFC3339.parse))
+    let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
+    if let problem = checks.problems.first { ServeSettings.fail(problem) }
+    for warning in checks.warnings { log.warning(warning) }
+    gateway = ServeSettings.gateway(for: loaded)
+    sessions = ServeSettings.merchantSessions(for: loaded)
+    handler = RequestHandler(
+      context: ServiceContext(config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions),
+      methods: .payservice(backOffice: backOffice), log: log)
+  }
+
+  var context: ServiceContext { handler.context }
+
+  /// One request's outcome, nothing printed.
+  func call(method: String, paramsText: String?, pretty: Bool) -> OneShotCall.Outcome {
+    OneShotCall.run(method: method, paramsText: paramsText, handler: handler, pretty: pretty)
+  }
+
+  /// Answers one request, prints it as `payservice call` does, ends the session and returns the exit status.
+  func answer(method: String, paramsText: String?, pretty: Bool, to responses: Int32) -> Int32 {
+    let outcome = call(method: method, paramsText: paramsText, pretty: pretty)
+    close()
+    Call.write(outcome.stdout, to: responses)
+    Call.write(outcome.stderr, to: STDERR_FILENO)
+    return outcome.exitCode
+  }
+
+  func close() {
+    log.flush()
+    gateway?.shutdown()
+    sessions?.shutdown()
+  }
+
+  /// `params` as JSON object text.
+  static func params(_ members: [(String, JSONValue)]) -> String {
+    var object = JSONObjectBuilder(capacity: members.count)
+    for (name, value) in members { object.set(name, value) }
+    return JSONWriter.string(object.value)
+  }
+}
+
+/// A one-shot of the back office: one request of `method`, answered as `payservice call … --back-office`.
+protocol BackOfficeOneShot: ParsableCommand {
+  var service: ServiceOptions { get }
+  var pretty: Bool { get }
+  /// The method and its params.
+  func request() -> (method: String, params: [(String, JSONValue)])
+}
+
+extension BackOfficeOneShot {
+  func run() throws {
+    let responses = StdoutGuard.install()
+    let (method, params) = request()
+    let code = OneShotSession(service, backOffice: true).answer(
+      method: method, paramsText: OneShotSession.params(params), pretty: pretty, to: responses)
+    Foundation.exit(code)
+  }
+}
+
+/// `payservice stock list|adjust|set`: the store's stock, by hand.
+struct StockCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "stock",
+    abstract: "List or change the store's stock (the back office's listStock and adjustStock).",
+    discussion: """
+      Each prints the method's result JSON (exit 0), or its error object (exit 1), like payservice call; \
+      an invalid config or store exits 2. The config seeds a product's stock only the first time the store \
+      sees it: after that, change it here.
+      """,
+    subcommands: [List.self, Adjust.self, Set.self])
+
+  struct List: BackOfficeOneShot {
+    static let configuration = CommandConfiguration(
+      abstract: "Every product's stock on hand and sold, beside the config's seed (listStock).")
+
+    @Argument(help: "Only this sku, with its stock changes made by hand.")
+    var sku: String?
+
+    @OptionGroup var service: ServiceOptions
+
+    @Flag(help: "Indent the JSON printed.")
+    var pretty = false
+
+    func request() -> (method: String, params: [(String, JSONValue)]) {
+      ("listStock", sku.map { [("sku", .string($0))] } ?? [])
+    }
+  }
+
+  struct Adjust: BackOfficeOneShot {
+    static let configuration = CommandConfiguration(
+      abstract: "Add units to a sku's stock on hand, or take them off with a negative DELTA (adjustStock).")
+
+    @Argument(help: "The product.")
+    var sku: String
+
+    @Argument(help: "Units to add; negative to take off (write it after --, as in -- -3).")
+    var delta: Int
+
+    @Option(help: "Your idempotency key for this change: the same id again changes nothing more.")
+    var id: String
+
+    @Option(help: "Why, for the stock's history.")
+    var reason: String
+
+    @OptionGroup var service: ServiceOptions
+
+    @Flag(help: "Indent the JSON printed.")
+    var pretty = false
+
+    func request() -> (method: String, params: [(String, JSONValue)]) {
+      (
+        "adjustStock",
+        [("adjustmentId", .string(id)), ("sku", .string(sku)), ("delta", .number(String(delta))), ("reason", .string(reason))]
+      )
+    }
+  }
+
+  struct Set: BackOfficeOneShot {
+    static let configuration = CommandConfiguration(abstract: "Set a sku's stock on hand to a count (adjustStock).")
+
+    @Argument(help: "The product.")
+    var sku: String
+
+    @Argument(help: "The units on hand counted.")
+    var quantity: Int
+
+    @Option(help: "Your idempotency key for this change: the same id again changes nothing more.")
+    var id: String
+
+    @Option(help: "Why, for the stock's history.")
+    var reason: String
+
+    @OptionGroup var service: ServiceOptions
+
+    @Flag(help: "Indent the JSON printed.")
+    var pretty = false
+
+    func request() -> (method: String, params: [(String, JSONValue)]) {
+      (
+        "adjustStock",
+        [("adjustmentId", .string(id)), ("sku", .string(sku)), ("set", .number(String(quantity))), ("reason", .string(reason))]
+      )
+    }
+  }
+}
+
+/// `payservice erase`: one buyer's or one order's personal data erased on request.
+struct Erase: BackOfficeOneShot {
+  static let configuration = CommandConfiguration(
+    abstract: "Erase one buyer's (or one order's) personal data from orders and payments (erasePersonalData).",
+    discussion: """
+      Names, street lines, localities, email addresses and phone numbers go; country, region, postal prefix \
+      and every amount stay for tax and the books. Prints the result JSON like payservice call; "more": true \
+      says more payments remain: run it again with another --erasure-id.
+      """)
+
+  @Option(help: "The buyer's email address.")
+  var emailAddress: String?
+
+  @Option(help: "One order.")
+  var orderId: String?
+
+  @Option(help: "Your idempotency key for this erasure: the same id again erases nothing more.")
+  var erasureId: String
+
+  @OptionGroup var service: ServiceOptions
+
+  @Flag(help: "Indent the JSON printed.")
+  var pretty = false
+
+  func validate() throws {
+    if (emailAddress == nil) == (orderId == nil) { throw ValidationError("give exactly one of --email-address and --order-id") }
+  }
+
+  func request() -> (method: String, params: [(String, JSONValue)]) {
+    var params: [(String, JSONValue)] = [("erasureId", .string(erasureId))]
+    if let emailAddress { params.append(("emailAddress", .string(emailAddress))) }
+    if let orderId { params.append(("orderId", .string(orderId))) }
+    return ("erasePersonalData", params)
+  }
+}
+
+/// `payservice retention`: erases the personal data older than the config's retention, for a daily timer.
+struct Retention: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Erase personal data older than privacy.retainPersonalDataDays (run it daily).",
+    discussion: """
+      Erases, in batches of 500, the personal data of every payment authorized more than \
+      privacy.retainPersonalDataDays days ago (erasePersonalData with before). Each batch's erasureId is \
+      retention-<cutoff>-<n>, so a run repeated for the same cutoff erases nothing twice. Prints one result \
+      JSON line per batch; exits 2 when the config sets no retention.
+      """)
+
+  @OptionGroup var service: ServiceOptions
+
+  func run() throws {
+    let responses = StdoutGuard.install()
+    let session = OneShotSession(service, backOffice: true)
+    guard let days = session.context.config.privacy.retainPersonalDataDays else {
+      session.close()
+      ServeSettings.fail("\(service.config) sets no privacy.retainPersonalDataDays: nothing is past its retention")
+    }
+    let cutoff = RFC3339.format(session.context.clock.now() - Int64(days) * 86_400)
+    var batch = 1
+    while true {
+      let params = OneShotSession.params([
+        ("erasureId", .string("retention-\(cutoff)-\(batch)")), ("before", .string(cutoff)),
+      ])
+      let outcome = session.call(method: "erasePersonalData", paramsText: params, pretty: false)
+      Call.write(outcome.stdout, to: responses)
+      Call.write(outcome.stderr, to: STDERR_FILENO)
+      guard outcome.exitCode == 0 else {
+        session.close()
+        Foundation.exit(outcome.exitCode)
+      }
+      guard case .object(let result)? = try? JSONParser.parse(outcome.stdout), result["more"] == .bool(true) else { break }
+      batch += 1
+    }
+    session.close()
+    Foundation.exit(0)
+  }
+}
