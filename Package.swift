@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 /// The functions a start and a session run, in the order the release link lays them out
-/// (`scripts/link-order.py` writes it; README, Performance).
+/// (`scripts/link-order.py` writes it; README, Building).
 let linkOrder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
   .appendingPathComponent("Sources/payservice/link-order.txt").path
 

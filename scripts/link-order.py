@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerate Sources/payservice/link-order.txt, the order the linker lays out the functions a
-start and a session run (profile-guided layout; see README, Performance).
+start and a session run (profile-guided layout; see README, Building).
 
 usage: scripts/link-order.py   (after `swift build -c release`; needs valgrind. It repeats the
 release link once with a map, and profiles that binary.)

@@ -2,7 +2,8 @@
 # A real check against Stripe's test mode, outside CI: one order charged through Stripe, the same
 # processOrder sent again (answered from the store, nothing charged twice), a partial refund and
 # its replay. Needs a test key in STRIPE_SECRET_KEY (sk_test_… or rk_test_…) and network access to
-# api.stripe.com; says it skipped otherwise. The key is never printed.
+# api.stripe.com; says it skipped (exit 0) otherwise, before building anything. The key is never
+# printed.
 #
 # usage: STRIPE_SECRET_KEY=sk_test_… scripts/stripe-smoke.sh
 #
@@ -19,6 +20,24 @@ case "${STRIPE_SECRET_KEY:-}" in
     exit 0
     ;;
 esac
+
+# Stripe (or STRIPE_SMOKE_API_BASE) must accept a TCP connection within 5 s (15 s with the name
+# lookup): without a network there is nothing to check.
+api_base=${STRIPE_SMOKE_API_BASE:-https://api.stripe.com}
+if ! unreachable=$(timeout 15 python3 - "$api_base" <<'PY'
+import socket, sys, urllib.parse
+url = urllib.parse.urlsplit(sys.argv[1])
+host, port = url.hostname, url.port or (80 if url.scheme == "http" else 443)
+try:
+    socket.create_connection((host, port), timeout=5).close()
+except OSError as error:
+    print("%s:%d is unreachable: %s" % (host, port, error.strerror or error))
+    sys.exit(1)
+PY
+); then
+  echo "stripe-smoke: skipped (${unreachable:-$api_base did not answer within 15 s})"
+  exit 0
+fi
 
 # PAYSERVICE_BINARY names a payservice already built; otherwise the release build is made here.
 binary=${PAYSERVICE_BINARY:-}

@@ -157,12 +157,30 @@ struct ServeSettings: Equatable {
     },
   ]
 
-  /// The options for `serve --help`.
+  /// The options for `serve --help`, each once. ArgumentParser knows none of them (they reach it
+  /// as one private argument) and adds its own OPTIONS block below the usage with `--version` and
+  /// `--help` only, so these go under a title of their own, in its layout: the help beside the
+  /// name from column 26, wrapped to 79 columns, so that the overview's wrapping leaves each row whole.
   static var optionsHelp: String {
-    "OPTIONS:\n"
-      + options.map { option in
-        "  \(option.name)\(option.value.map { " <\($0)>" } ?? "")\n      \(option.help)"
-      }.joined(separator: "\n")
+    let column = 26
+    let indent = String(repeating: " ", count: column)
+    let rows = options.map { option in
+      let label = "  \(option.name)\(option.value.map { " <\($0)>" } ?? "")"
+      var lines: [String] = []
+      var line = ""
+      for word in option.help.split(separator: " ") {
+        if !line.isEmpty && line.count + 1 + word.count > 79 - column {
+          lines.append(line)
+          line = ""
+        }
+        line += line.isEmpty ? String(word) : " \(word)"
+      }
+      lines.append(line)
+      let body = lines.map { indent + $0 }
+      guard label.count < column else { return ([label] + body).joined(separator: "\n") }
+      return ([label + body[0].dropFirst(label.count)] + body.dropFirst()).joined(separator: "\n")
+    }
+    return "SERVE OPTIONS:\n" + rows.joined(separator: "\n")
   }
 
   struct Problem: Error, Equatable {

@@ -83,13 +83,26 @@ struct CommandLineTests {
     }
   }
 
-  @Test("serve --help, as ArgumentParser prints it, lists every option")
+  @Test("serve --help, as ArgumentParser prints it, lists every option exactly once, with its help")
   func help() {
-    let help = Serve.helpMessage(columns: 1000)
-    for option in ServeSettings.options {
-      #expect(help.contains("\(option.name)\(option.value.map { " <\($0)>" } ?? "")\n"), "\(option.name)")
+    for columns in [80, 1000] {
+      let help = PayService.helpMessage(for: Serve.self, columns: columns)
+      let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+      // Every row's label: a line that starts with "  -", up to the two spaces before its help.
+      let labels = lines.filter { $0.hasPrefix("  -") }.map { line in
+        String(line.dropFirst(2).components(separatedBy: "  ").first!)
+      }
+      let expected = ServeSettings.options.map { "\($0.name)\($0.value.map { " <\($0)>" } ?? "")" } + ["--version", "-h, --help"]
+      #expect(labels.sorted() == expected.sorted(), "\(columns) columns:\n\(help)")
+      #expect(lines.filter { $0 == "OPTIONS:" }.count == 1, "\(columns) columns:\n\(help)")
+      #expect(lines.allSatisfy { $0.count <= max(columns, 79) }, "\(columns) columns")
+      // Every help text whole, however it is wrapped.
+      let words = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+      for option in ServeSettings.options {
+        #expect(words.contains(option.help.split(separator: " ").joined(separator: " ")), "\(option.name)")
+      }
+      #expect(help.contains("USAGE: payservice [serve] [<options>]"))
     }
-    #expect(help.contains("USAGE: payservice [serve] [<options>]"))
     #expect(ServeSettings.options.map(\.name) == [
       "--config", "--database", "--now", "--max-line-bytes", "--quiet", "--threads", "--group-commit", "--no-group-commit",
       "--back-office", "--log-timestamps",

@@ -1,8 +1,8 @@
 import Foundation
 
 /// A PostgreSQL server as `--database` names it: `postgres://user:password@host:port/dbname`
-/// (or `postgresql://`), with libpq's defaults for what is left out. The password may instead come
-/// from `PGPASSWORD`. `description` never includes the password.
+/// (or `postgresql://`). What the URL leaves out comes from `PGUSER`, `PGPASSWORD`, `PGHOST`,
+/// `PGPORT` and `PGDATABASE` as in libpq. `description` never includes the password.
 public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
   public enum TLSMode: String, Sendable {
     /// Plain TCP (the default; fine on loopback and private networks).
@@ -38,9 +38,14 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
     self.tls = tls
   }
 
-  /// Parses `argument`. Missing parts default as in libpq: user `PGUSER` or `USER`, host
-  /// `localhost`, port 5432, database the user's name; the password is `PGPASSWORD` when the URL
-  /// has none. The one query parameter understood is `sslmode` (`disable` or `require`).
+  /// Parses `argument`. A part the URL leaves out (or gives empty) comes from the environment as in
+  /// libpq: the user from `PGUSER`, else `USER`, else `postgres`; the password from `PGPASSWORD`;
+  /// the host from `PGHOST`, else `localhost`; the port from `PGPORT`, else 5432; the database from
+  /// `PGDATABASE`, else the user's name. An empty variable counts as unset. Two things libpq
+  /// takes from them are refused rather than misread: a `PGHOST` that names a Unix-domain socket
+  /// (it starts with `/` or `@`), and a `PGHOST` or `PGPORT` listing several servers. libpq's own
+  /// default host is a Unix-domain socket; payservice connects over TCP only, so it is `localhost`
+  /// here. The one query parameter understood is `sslmode` (`disable` or `require`).
   ///
   /// The user info (user name and password) is everything before the last `@`: no host, port,
   /// database name or parameter holds one, so a password with an unencoded `@` still splits
@@ -73,7 +78,12 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
       path = rest[rest.index(after: slash)...]
       rest = rest[..<slash]
     }
-    var user = environment["PGUSER"] ?? environment["USER"] ?? "postgres"
+    // libpq takes an empty variable as unset.
+    func variable(_ name: String) -> String? {
+      guard let value = environment[name], !value.isEmpty else { return nil }
+      return value
+    }
+    var user = variable("PGUSER") ?? variable("USER") ?? "postgres"
     var password = environment["PGPASSWORD"]
     if let userInfo {
       let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
@@ -89,7 +99,7 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
       }
     }
     // The host: a name, an IPv4 address, or an IPv6 address in brackets; then an optional port.
-    var host = "localhost"
+    var host: String?
     var portText: Substring?
     if rest.hasPrefix("[") {
       guard let close = rest.firstIndex(of: "]") else {
@@ -106,15 +116,34 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
       if !parts[0].isEmpty { host = String(parts[0]) }
       if parts.count == 2 { portText = parts[1] }
     }
+    if host == nil, let fromEnvironment = variable("PGHOST") {
+      if fromEnvironment.hasPrefix("/") || fromEnvironment.hasPrefix("@") {
+        throw Problem(
+          description: """
+            PGHOST is "\(fromEnvironment)", a Unix-domain socket, and payservice connects over TCP only: \
+            give the host in the URL (postgres://user@host/dbname) or a host name in PGHOST
+            """)
+      }
+      if fromEnvironment.contains(",") {
+        throw Problem(
+          description: "PGHOST lists several hosts (\"\(fromEnvironment)\"); payservice connects to one: give it in the URL or PGHOST")
+      }
+      host = fromEnvironment
+    }
     var port = 5432
-    if let portText {
+    if let portText, !portText.isEmpty {
       // Not quoted: in a URL that lacks its "@host", the port is where the password went.
       guard let number = Int(portText), (1...65535).contains(number) else {
         throw Problem(description: "the port is not a number from 1 to 65535; \(shape)")
       }
       port = number
+    } else if let fromEnvironment = variable("PGPORT") {
+      guard let number = Int(fromEnvironment), (1...65535).contains(number) else {
+        throw Problem(description: "PGPORT is not a number from 1 to 65535, got \"\(fromEnvironment)\"")
+      }
+      port = number
     }
-    var database = user
+    var database = variable("PGDATABASE") ?? user
     if !path.isEmpty {
       guard let name = Self.decode(path), !name.contains("/") else {
         throw Problem(description: "the database name is not valid; \(shape)")
@@ -132,7 +161,7 @@ public struct PostgresURL: Equatable, Sendable, CustomStringConvertible {
       }
       tls = mode
     }
-    self.init(user: user, password: password, host: host, port: port, database: database, tls: tls)
+    self.init(user: user, password: password, host: host ?? "localhost", port: port, database: database, tls: tls)
   }
 
   private static func decode(_ text: Substring) -> String? {

@@ -232,7 +232,8 @@ public enum StoreLocation: Equatable, Sendable {
   case postgres(PostgresURL)
 
   /// `postgres://` and `postgresql://` URLs name a server; anything else is a SQLite path.
-  /// `environment` supplies `PGPASSWORD` when the URL has no password.
+  /// `environment` supplies what the URL leaves out (`PGUSER`, `PGPASSWORD`, `PGHOST`, `PGPORT`,
+  /// `PGDATABASE`; see `PostgresURL`).
   /// (The process environment when nil, read only for a server: Foundation's copy of it is
   /// work a SQLite start does not need.)
   public static func parse(_ argument: String, environment: [String: String]? = nil)

@@ -23,7 +23,7 @@ struct StoreLocationTests {
     #expect(expected.description == "postgres://app@db.internal:6543/orders")
   }
 
-  @Test("libpq's defaults fill what is left out; PGPASSWORD gives the password the URL lacks")
+  @Test("the defaults fill what is left out; PGPASSWORD gives the password the URL lacks")
   func defaults() throws {
     #expect(
       try PostgresURL("postgres://", environment: Self.environment)
@@ -94,5 +94,76 @@ struct StoreLocationTests {
       try PostgresURL("postgres://app@db.internal/my@orders", environment: [:])
     }
     #expect(try PostgresURL("postgres://app@db.internal/my%40orders", environment: [:]).database == "my@orders")
+  }
+
+  static let libpqEnvironment = [
+    "USER": "shop", "PGUSER": "app", "PGPASSWORD": "from-env", "PGHOST": "db.internal", "PGPORT": "6543",
+    "PGDATABASE": "orders",
+  ]
+
+  @Test("PGUSER, PGHOST, PGPORT and PGDATABASE fill what the URL leaves out, as in libpq; the URL's parts win")
+  func libpqVariables() throws {
+    let fromEnvironment = PostgresURL(user: "app", password: "from-env", host: "db.internal", port: 6543, database: "orders")
+    for argument in ["postgres://", "postgresql:///", "postgres://:/", "postgres://db.internal"] {
+      #expect(try PostgresURL(argument, environment: Self.libpqEnvironment) == fromEnvironment, "\(argument)")
+    }
+    // Every part the URL gives wins over its variable.
+    #expect(
+      try PostgresURL("postgres://carol:secret@db2.internal:7/shop", environment: Self.libpqEnvironment)
+        == PostgresURL(user: "carol", password: "secret", host: "db2.internal", port: 7, database: "shop"))
+    // Each part on its own: the others still come from the environment.
+    #expect(
+      try PostgresURL("postgres://db2.internal/", environment: Self.libpqEnvironment)
+        == PostgresURL(user: "app", password: "from-env", host: "db2.internal", port: 6543, database: "orders"))
+    #expect(
+      try PostgresURL("postgres://:7/shop", environment: Self.libpqEnvironment)
+        == PostgresURL(user: "app", password: "from-env", host: "db.internal", port: 7, database: "shop"))
+    #expect(
+      try PostgresURL("postgres://carol@", environment: Self.libpqEnvironment)
+        == PostgresURL(user: "carol", password: "from-env", host: "db.internal", port: 6543, database: "orders"))
+    // Without PGDATABASE the database is named after the user, whichever gave it.
+    var environment = Self.libpqEnvironment
+    environment["PGDATABASE"] = nil
+    #expect(try PostgresURL("postgres://carol@h", environment: environment).database == "carol")
+    #expect(try PostgresURL("postgres://h", environment: environment).database == "app")
+    // An IPv6 address in PGHOST needs no brackets.
+    #expect(try PostgresURL("postgres://", environment: ["PGHOST": "::1"]).description == "postgres://postgres@[::1]:5432/postgres")
+  }
+
+  @Test("an empty variable counts as unset, as in libpq")
+  func emptyVariables() throws {
+    let environment = ["USER": "shop", "PGUSER": "", "PGHOST": "", "PGPORT": "", "PGDATABASE": ""]
+    #expect(
+      try PostgresURL("postgres://", environment: environment)
+        == PostgresURL(user: "shop", password: nil, host: "localhost", port: 5432, database: "shop"))
+    #expect(try PostgresURL("postgres://", environment: [:]) == PostgresURL(user: "postgres", password: nil, host: "localhost", database: "postgres"))
+  }
+
+  @Test("a PGHOST naming a Unix-domain socket or several hosts, and a PGPORT that is not a port, are refused when used")
+  func libpqVariableProblems() throws {
+    let socket = { (host: String) in
+      """
+      PGHOST is "\(host)", a Unix-domain socket, and payservice connects over TCP only: \
+      give the host in the URL (postgres://user@host/dbname) or a host name in PGHOST
+      """
+    }
+    let cases = [
+      (["PGHOST": "/var/run/postgresql"], socket("/var/run/postgresql")),
+      (["PGHOST": "@pgsocket"], socket("@pgsocket")),
+      (["PGHOST": "db1,db2"], #"PGHOST lists several hosts ("db1,db2"); payservice connects to one: give it in the URL or PGHOST"#),
+      (["PGPORT": "x"], #"PGPORT is not a number from 1 to 65535, got "x""#),
+      (["PGPORT": "70000"], #"PGPORT is not a number from 1 to 65535, got "70000""#),
+      (["PGPORT": "5432,5433"], #"PGPORT is not a number from 1 to 65535, got "5432,5433""#),
+    ]
+    for (environment, message) in cases {
+      #expect(throws: PostgresURL.Problem(description: message), "\(environment)") {
+        try PostgresURL("postgres://app@/orders", environment: environment)
+      }
+    }
+    // A variable the URL overrides is not read, so it cannot fail.
+    let unusable = ["PGHOST": "/var/run/postgresql", "PGPORT": "x"]
+    #expect(
+      try PostgresURL("postgres://app@db.internal:5432/orders", environment: unusable)
+        == PostgresURL(user: "app", password: nil, host: "db.internal", port: 5432, database: "orders"))
   }
 }
