@@ -1,6 +1,7 @@
 import Foundation
 import PayServiceTestSupport
 import Testing
+import Synchronization
 
 /// The one-shots of running a shop: `stock`, `erase`, `retention`, `check-config --database`, the
 /// `health` call and `--log-timestamps`, through the built binary.
@@ -146,5 +147,35 @@ struct ShopCommandTests {
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     return String(text.prefix(64))
+  }
+}
+
+/// Stock by hand under concurrency: processes taking units off one sku at once never take it below
+/// zero, on either store.
+@Suite("Stock adjustments across processes")
+struct StockConcurrencyTests {
+  @Test("eight processes each take one notebook off a stock of three: three succeed, five are refused", arguments: StoreBackend.available)
+  func neverBelowZero(backend: StoreBackend) throws {
+    let database = try backend.freshDatabase()
+    let common = ShopCommandTests.common(database)
+    // The store made (and seeded) before the race, so that the processes only adjust.
+    let listed = try PayserviceProcess.run(["stock", "list", "notebook"] + common)
+    #expect(listed.stdoutText.contains(#""quantityOnHand":3,"#))
+    let outputs = Mutex<[String]>([])
+    DispatchQueue.concurrentPerform(iterations: 8) { index in
+      let result = try? PayserviceProcess.run(
+        ["stock", "adjust", "notebook", "--id", "take-\(index)", "--reason", "Shelf count"] + common + ["--", "-1"])
+      outputs.withLock { $0.append(result?.stdoutText ?? "no result") }
+    }
+    let all = outputs.withLock { $0 }
+    #expect(all.filter { $0.hasPrefix(#"{"status":"succeeded""#) }.count == 3, "\(backend): \(all)")
+    #expect(
+      all.filter { $0 == #"{"status":"failed","failureCode":"insufficient_stock","message":"notebook has 0 on hand; at most 0 can be taken off."}"# + "\n" }
+        .count == 5, "\(backend): \(all)")
+    let after = try PayserviceProcess.run(["stock", "list", "notebook"] + common)
+    let result = try JSONSerialization.jsonObject(with: after.stdout) as? [String: Any]
+    let item = (result?["stock"] as? [[String: Any]])?.first
+    #expect(item?["quantityOnHand"] as? Int == 0)
+    #expect((item?["adjustments"] as? [[String: Any]])?.map { $0["quantityOnHand"] as? Int } == [0, 1, 2])
   }
 }

@@ -319,4 +319,83 @@ struct StoreContractTests {
       return "\(error)".contains("was written by a newer payservice") && !location.contains(password ?? "\u{0}")
     }
   }
+
+  @Test("stock by hand: a locked level, a set count and numbered events, newest first", arguments: StoreBackend.available)
+  func stockEvents(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    try store.write { transaction in
+      #expect(try transaction.stockLevel("teapot") == nil)
+      #expect(try transaction.stockLevel("mug") == StockLevel(sku: "mug", quantityOnHand: 100, sold: 0))
+      for (index, quantity) in [124, 120].enumerated() {
+        try transaction.setQuantityOnHand("mug", to: quantity)
+        #expect(try transaction.nextStockEventPosition("mug") == index + 1)
+        try transaction.insert(
+          StockEventRow(
+            sku: "mug", position: index + 1, kind: index == 0 ? .adjusted : .set, at: "2026-11-21T12:00:0\(index)Z",
+            delta: index == 0 ? 24 : -4, quantityOnHand: quantity, adjustmentId: "k\(index)", reason: "r\(index)"))
+      }
+    }
+    #expect(try store.stockLevels().first { $0.sku == "mug" } == StockLevel(sku: "mug", quantityOnHand: 120, sold: 0))
+    #expect(try store.stockLevels().map(\.sku) == Self.config.catalog.map(\.sku).sorted())
+    #expect(
+      try store.stockEvents(sku: "mug", limit: 10)
+        == [
+          StockEventRow(
+            sku: "mug", position: 2, kind: .set, at: "2026-11-21T12:00:01Z", delta: -4, quantityOnHand: 120,
+            adjustmentId: "k1", reason: "r1"),
+          StockEventRow(
+            sku: "mug", position: 1, kind: .adjusted, at: "2026-11-21T12:00:00Z", delta: 24, quantityOnHand: 124,
+            adjustmentId: "k0", reason: "r0"),
+        ])
+    #expect(try store.stockEvents(sku: "mug", limit: 1).map(\.position) == [2])
+    // The count never goes below zero, whatever a caller writes.
+    #expect(throws: (any Error).self) { try store.write { try $0.setQuantityOnHand("mug", to: -1) } }
+    try store.check()
+  }
+
+  @Test(
+    "erasure selects tokens by email address with ASCII case folded alike, by order and by time, and marks them erased",
+    arguments: StoreBackend.available)
+  func erasureSelection(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    func contact(_ email: String) -> Contact {
+      var contact = Contact()
+      contact.emailAddress = email
+      contact.countryCode = "US"
+      return contact
+    }
+    let tokens = try store.write { transaction -> [String] in
+      var tokens: [String] = []
+      for (index, email) in ["Ada@Example.com", "ÉLISE@example.com", "grace@example.com"].enumerated() {
+        let token = try transaction.issueChargeToken(
+          identifiers: Identifiers(key: TestConfig.identifierKey), merchant: "merchant.test",
+          binding: OrderBinding(
+            items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: "m\(index)", shippingContact: contact(email),
+            couponCode: nil),
+          billingContact: index == 2 ? contact("billing@example.com") : nil,
+          paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000, currencyCode: "USD",
+          outcome: .approved, issuedAt: TestConfig.now + Int64(index) * 3600, ttlSeconds: 86_400, authorizationId: nil
+        ).token
+        tokens.append(token)
+      }
+      return tokens
+    }
+    try store.write { transaction in
+      #expect(try transaction.tokensToErase(.emailAddress("ADA@EXAMPLE.COM"), limit: 10) == [tokens[0]])
+      // Only ASCII letters fold, on both stores: É and é are different addresses.
+      #expect(try transaction.tokensToErase(.emailAddress("élise@example.com"), limit: 10) == [])
+      #expect(try transaction.tokensToErase(.emailAddress("ÉLISE@EXAMPLE.COM"), limit: 10) == [tokens[1]])
+      #expect(try transaction.tokensToErase(.emailAddress("Billing@example.com"), limit: 10) == [tokens[2]])
+      #expect(try transaction.tokensToErase(.issuedBefore("2026-11-21T13:00:01Z"), limit: 10) == [tokens[0], tokens[1]])
+      #expect(try transaction.tokensToErase(.issuedBefore("2026-11-21T13:00:01Z"), limit: 1) == [tokens[0]])
+      #expect(try transaction.tokensToErase(.orderId("ord_none"), limit: 10) == [])
+      var row = try #require(try transaction.personalData(token: tokens[0]))
+      #expect(row.orderId == nil && row.orderDocument == nil)
+      row.binding = "{}"
+      try transaction.erasePersonalData(row, at: "2026-11-22T00:00:00Z")
+      #expect(try transaction.personalData(token: tokens[0])?.binding == "{}")
+      // Erased once: no longer selected.
+      #expect(try transaction.tokensToErase(.issuedBefore("2026-11-21T13:00:01Z"), limit: 10) == [tokens[1]])
+    }
+  }
 }
