@@ -11,7 +11,7 @@ struct PayService: ParsableCommand {
     commandName: "payservice",
     abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
     version: PayServiceVersion.current,
-    subcommands: [Serve.self, CheckConfig.self, Call.self],
+    subcommands: [Serve.self, CheckConfig.self, Call.self, Backup.self],
     defaultSubcommand: Serve.self
   )
 }
