@@ -11,7 +11,9 @@ struct PayService: ParsableCommand {
     commandName: "payservice",
     abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
     version: PayServiceVersion.current,
-    subcommands: [Serve.self, CheckConfig.self, Call.self, StockCommand.self, Erase.self, Retention.self],
+    subcommands: [
+      Serve.self, CheckConfig.self, Call.self, StockCommand.self, Erase.self, Retention.self, Backup.self,
+    ],
     defaultSubcommand: Serve.self
   )
 }
