@@ -117,6 +117,8 @@ cp config.yaml "$reload_config"
 coproc RELOAD { exec "$bin" serve --config "$reload_config" --database "$store" --quiet 2>>"$work/reload.log"; }
 reload_pid=$RELOAD_PID
 background+=("$reload_pid")
+echo '{"jsonrpc":"2.0","id":0,"method":"health"}' >&"${RELOAD[1]}"
+read -r -t 10 _ <&"${RELOAD[0]}" || fail "no answer before the reload"
 sed -i 's/price: "8.49"/price: "8.99"/' "$reload_config"
 kill -HUP "$reload_pid"
 wait_for_line "$work/reload.log" 'took effect'
@@ -428,8 +430,9 @@ expect "an expired coupon" \
   '[{"code":"couponCodeExpired","message":"The code HOLIDAY26 expired on 2026-12-31T23:59:59Z."}]'
 
 # --- Restocking and catalog changes ---------------------------------------------------------------
-# The README's commands, on the store of the back-office session (payservice.sqlite there), in a
-# directory of their own with config.yaml, as a shop would run them.
+# The README's commands, on the store of the back-office session and the checkouts above (two
+# payments of Ada's that made no order among them), as payservice.sqlite in a directory of its own
+# with config.yaml, as a shop would run them.
 shop=$(mktemp -d -p "$work")
 cp config.yaml "$shop/config.yaml"
 cp "$store" "$shop/payservice.sqlite"
@@ -455,7 +458,7 @@ expect "check-config --database" "$(payservice check-config --database payservic
 
 # --- Personal data ----------------------------------------------------------------------------------
 expect "erase by email address" "$(payservice erase --email-address ada@example.com --erasure-id gdpr-2026-0001 --now "$now")" \
-  '{"status":"succeeded","erasureId":"gdpr-2026-0001","erasedAt":"2026-11-21T12:00:00Z","orders":["ord_3f3d4a431eb19e111bc2329c17fd2ba9"],"otherPayments":0,"more":false}'
+  '{"status":"succeeded","erasureId":"gdpr-2026-0001","erasedAt":"2026-11-21T12:00:00Z","orders":["ord_3f3d4a431eb19e111bc2329c17fd2ba9"],"otherPayments":2,"more":false}'
 expect "erase by order, already erased" "$(payservice erase --order-id ord_3f3d4a431eb19e111bc2329c17fd2ba9 --erasure-id gdpr-2026-0002 --now "$now")" \
   '{"status":"succeeded","erasureId":"gdpr-2026-0002","erasedAt":"2026-11-21T12:00:00Z","orders":[],"otherPayments":0,"more":false}'
 expect_match "the erased order" "$(payservice call getOrder '{"orderId":"ord_3f3d4a431eb19e111bc2329c17fd2ba9"}' --back-office)" \
@@ -464,7 +467,7 @@ expect_match "the erased order" "$(payservice call getOrder '{"orderId":"ord_3f3
 printf 'privacy:\n  retainPersonalDataDays: 730     # two years after the payment was authorized\n' >> config.yaml
 cp "$store" retained.sqlite
 expect "retention" "$(payservice retention --config config.yaml --database retained.sqlite --now 2028-11-21T12:00:01Z)" \
-  '{"status":"succeeded","erasureId":"retention-2026-11-22T12:00:01Z-1","erasedAt":"2028-11-21T12:00:01Z","orders":["ord_3f3d4a431eb19e111bc2329c17fd2ba9"],"otherPayments":0,"more":false}'
+  '{"status":"succeeded","erasureId":"retention-2026-11-22T12:00:01Z-1","erasedAt":"2028-11-21T12:00:01Z","orders":["ord_3f3d4a431eb19e111bc2329c17fd2ba9"],"otherPayments":2,"more":false}'
 cd "$repo"
 
 echo "running-it: ok"

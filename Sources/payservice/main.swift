@@ -257,6 +257,9 @@ struct ServeSettings: Equatable {
     // From here on fd 1 is stderr: only the response writer holds the real stdout.
     let responses = StdoutGuard.install()
     signal(SIGPIPE, SIG_IGN)
+    // First, so that a SIGHUP (a reload) or SIGTERM that comes while the store opens is kept for the
+    // server loop rather than ending the process.
+    let stopSignal = StopSignal.install()
     // An existing store (or a throwaway one, or a server) is opened while the config is read; a new
     // store file is only created once the config is known to be valid. A throwaway store is only
     // waited for when a request first needs it.
@@ -321,7 +324,7 @@ struct ServeSettings: Equatable {
     let handler = RequestHandler(context: context, methods: .payservice(backOffice: backOffice), log: log)
     let server = Server(
       handler: handler, input: STDIN_FILENO, output: responses, maxLineBytes: maxLineBytes,
-      stopSignal: StopSignal.install(), log: log,
+      stopSignal: stopSignal, log: log,
       threads: threads ?? (Server.availableProcessors > 1 ? 2 : 1), groupCommits: groupCommit)
     _ = server.run()
     log.flush()

@@ -59,4 +59,19 @@ struct StoreFileTests {
     #expect(called.status == 2)
     #expect(called.stderr == "payservice: cannot open the store \(link): \(link) is a symbolic link; \(Self.rule)\n")
   }
+
+  @Test("a store and a config named by one character, in the working directory, open (no trap on the path)")
+  func oneCharacterNames() throws {
+    let directory = TestPaths.temporaryDirectory()
+    try Data(contentsOf: URL(fileURLWithPath: Self.config)).write(to: directory.appendingPathComponent("c"))
+    let served = try PayserviceProcess.run(
+      ["--config", "c", "--database", "s", "--quiet"], stdin: Data(#"{"jsonrpc":"2.0","id":1,"method":"health"}"#.utf8 + [0x0A]),
+      currentDirectory: directory)
+    #expect(served.status == 0)
+    #expect(served.stdoutText.hasPrefix(#"{"jsonrpc":"2.0","id":1,"result":{"status":"ok","config":"sha256:"#))
+    #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("s").path))
+    let backup = try PayserviceProcess.run(["backup", "--database", "s", "--to", "b"], currentDirectory: directory)
+    #expect(backup.status == 0, "\(backup.stderr)")
+  }
 }
+

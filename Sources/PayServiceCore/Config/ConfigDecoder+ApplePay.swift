@@ -14,7 +14,7 @@ extension ConfigDecoder {
   /// The text of the file `key` names (relative to the config file), or nil (reported).
   func configFile(_ fields: YAMLFields, _ key: String, _ path: String) -> (node: YAMLNode, text: String)? {
     guard let valueNode = fields[key], let name = reader.string(valueNode, "\(path).\(key)") else { return nil }
-    let directory = (reader.file as NSString).deletingLastPathComponent
+    let directory = PathText.directory(of: reader.file)
     let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
     guard let data = FileManager.default.contents(atPath: resolved), let text = String(data: data, encoding: .utf8) else {
       reader.report(valueNode, "\(path).\(key)", "cannot read \(resolved) (paths are relative to the config file)")

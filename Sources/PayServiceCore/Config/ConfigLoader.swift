@@ -635,7 +635,7 @@ struct ConfigDecoder {
       }
     }
     if let n = fields["trustRoots"], let name = reader.string(n, "gateway.trustRoots") {
-      let directory = (reader.file as NSString).deletingLastPathComponent
+      let directory = PathText.directory(of: reader.file)
       let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
       if let data = FileManager.default.contents(atPath: resolved),
         String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")

@@ -126,8 +126,8 @@ public enum SQLiteBackup {
 
   /// fsyncs the file and the directory that holds its name.
   private static func sync(_ path: String) throws(Problem) {
-    // The directory by hand: Foundation's deletingLastPathComponent traps on a one-character name.
-    let directory = path.lastIndex(of: "/").map { slash in slash == path.startIndex ? "/" : String(path[..<slash]) } ?? "."
+    let parent = PathText.directory(of: path)
+    let directory = parent.isEmpty ? "." : parent
     for (name, flags) in [(path, O_RDONLY), (directory, O_RDONLY | O_DIRECTORY)] {
       let fd = open(name, flags | O_CLOEXEC)
       guard fd >= 0, fsync(fd) == 0 else {

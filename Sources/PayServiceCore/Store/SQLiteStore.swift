@@ -89,7 +89,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     init(storePath: String, timeout: TimeInterval) {
       let deadline = Date().addingTimeInterval(timeout)
-      let directory = (storePath as NSString).deletingLastPathComponent
+      let directory = PathText.directory(of: storePath)
       fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       guard fd >= 0 else { return }
       while flock(fd, LOCK_EX | LOCK_NB) != 0 {
