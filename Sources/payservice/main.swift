@@ -297,7 +297,7 @@ struct ServeSettings: Equatable {
     let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
     if let problem = checks.problems.first { ServeSettings.fail(problem) }
     for warning in checks.warnings { log.warning(warning) }
-    log.info("config \(config) (\(loaded.digest)) took effect")
+    if !quiet { log.info("config \(config) (\(loaded.digest)) took effect") }
     log.flush()
     let gateway = ServeSettings.gateway(for: loaded)
     let sessions = ServeSettings.merchantSessions(for: loaded)

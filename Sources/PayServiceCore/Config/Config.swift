@@ -22,9 +22,12 @@ public struct Config: Sendable {
   public var walletOrders: WalletOrders?
   /// How long personal data is kept (`privacy:`).
   public var privacy = Privacy()
+  /// The config file's text, as read: what `digest` is of.
+  public var sourceText = ""
   /// "sha256:" and the hex SHA-256 of the config file's bytes (`ConfigLoader.digest`): which config
-  /// a process runs, in its log and its `ping` answer. Empty for a config not read from text.
-  public var digest = ""
+  /// a process runs, in its log and its `health` answer. Computed when asked (a start under
+  /// `--quiet` never is), so that the hash's code is not paged in by every start.
+  public var digest: String { ConfigLoader.digest(of: sourceText.utf8) }
 
   public let productsBySKU: [String: Product]
   /// Each product's position in `catalog`.

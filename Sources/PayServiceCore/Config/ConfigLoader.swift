@@ -18,7 +18,14 @@ public enum ConfigLoader {
 
   /// A config's identity in logs and `ping`: "sha256:" and the SHA-256 of its file's bytes, hex.
   public static func digest(of bytes: some Sequence<UInt8>) -> String {
-    "sha256:" + SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+    let digits = Array("0123456789abcdef".utf8)
+    var hex: [UInt8] = []
+    hex.reserveCapacity(64)
+    for byte in SHA256.hash(data: Array(bytes)) {
+      hex.append(digits[Int(byte >> 4)])
+      hex.append(digits[Int(byte & 0x0F)])
+    }
+    return "sha256:" + String(decoding: hex, as: UTF8.self)
   }
 
   /// The bytes of the file at `path`, read with open and read: the start does not go through
@@ -58,7 +65,7 @@ public enum ConfigLoader {
     let reader = YAMLFieldReader(file: file)
     let config = ConfigDecoder(reader: reader).decode(root)
     if var config, reader.problems.isEmpty {
-      config.digest = digest(of: text.utf8)
+      config.sourceText = text
       return config
     }
     throw ConfigError(problems: reader.problems)

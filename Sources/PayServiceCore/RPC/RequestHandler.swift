@@ -14,11 +14,14 @@ public final class RequestHandler {
   public static let maxResponseBytes = 8 << 20
 
   /// The config, store and clock requests are answered with; replaced between requests by a reload.
-  public private(set) var context: ServiceContext
+  /// Unchecked exclusivity: a handler is used by one thread (it is not Sendable), and `replace`
+  /// runs between requests, so the dynamic access checks of a class's `var` would only cost every
+  /// request its reads.
+  @exclusivity(unchecked) public private(set) var context: ServiceContext
   let methods: MethodTable
   let log: RequestLog
   /// The context's compiled config, copied (plain memory) for the borrowed request path.
-  private(set) var pricingTable: PricingTable?
+  @exclusivity(unchecked) private(set) var pricingTable: PricingTable?
 
   /// Answers the next requests with `context` (a reloaded config): between requests only.
   func replace(_ context: ServiceContext) {

@@ -48,6 +48,8 @@ public final class Server {
   let log: RequestLog
   let threads: Int
   let groupCommits: Bool
+  /// What reloads the config (the same for every context it makes); nil: this server never reloads.
+  private let reloader: ConfigReloader?
   /// The second thread (`threads: 2`): started at the first read it can help with (a
   /// one-request start pays nothing for it), stopped with the server.
   private var half: HalfAnswerer?
@@ -81,6 +83,7 @@ public final class Server {
     self.log = log
     self.threads = threads
     self.groupCommits = groupCommits
+    self.reloader = handler.context.reloader
   }
 
   deinit {
@@ -287,9 +290,15 @@ public final class Server {
   /// Swaps in a config reloaded since the last look (`reloadConfig`, or SIGHUP, which is loaded
   /// here first), logging what became of each reload; true when the config changed. Called on this
   /// thread between requests, so each request is answered under one config.
-  @discardableResult
+  @discardableResult @inline(__always)
   private func adoptReloadedConfig() -> Bool {
-    guard let reloader = handler.context.reloader else { return false }
+    // Between any two requests: two plain loads when nothing happened.
+    guard StopSignal.reloadRequested || reloader?.hasNews == true else { return false }
+    return adoptReload()
+  }
+
+  private func adoptReload() -> Bool {
+    guard let reloader else { return false }
     if StopSignal.takeReloadRequest() { _ = reloader.reload(from: handler.context) }
     guard reloader.hasNews else { return false }
     for report in reloader.takeReports() {

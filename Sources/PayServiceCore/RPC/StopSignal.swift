@@ -65,6 +65,9 @@ public enum StopSignal {
 
   public static var requested: Bool { stopFlag != 0 }
 
+  /// Whether SIGHUP came and was not taken yet (`takeReloadRequest`).
+  public static var reloadRequested: Bool { reloadFlag != 0 }
+
   /// Whether SIGHUP came since the last call (which clears it): a reload is wanted.
   public static func takeReloadRequest() -> Bool {
     guard reloadFlag != 0 else { return false }
