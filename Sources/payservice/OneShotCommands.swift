@@ -212,13 +212,20 @@ struct Retention: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Erase personal data older than privacy.retainPersonalDataDays (run it daily).",
     discussion: """
-      Erases, in batches of 500, the personal data of every payment authorized more than \
-      privacy.retainPersonalDataDays days ago (erasePersonalData with before). Each batch's erasureId is \
-      retention-<cutoff>-<n>, so a run repeated for the same cutoff erases nothing twice. Prints one result \
-      JSON line per batch; exits 2 when the config sets no retention.
+      Erases, in batches (--batch, 500 by default), the personal data of every payment authorized more \
+      than privacy.retainPersonalDataDays days ago (erasePersonalData with before and limit). Each batch's \
+      erasureId is retention-<cutoff>-<n>, so a run repeated for the same cutoff erases nothing twice. \
+      Prints one result JSON line per batch; exits 2 when the config sets no retention.
       """)
 
   @OptionGroup var service: ServiceOptions
+
+  @Option(help: "Payments erased per transaction (1 to 5000).")
+  var batch = ErasePersonalData.defaultLimit
+
+  func validate() throws {
+    guard (1...ErasePersonalData.maxLimit).contains(batch) else { throw ValidationError("--batch must be 1 to 5000") }
+  }
 
   func run() throws {
     let responses = StdoutGuard.install()
@@ -228,10 +235,11 @@ struct Retention: ParsableCommand {
       ServeSettings.fail("\(service.config) sets no privacy.retainPersonalDataDays: nothing is past its retention")
     }
     let cutoff = RFC3339.format(session.context.clock.now() - Int64(days) * 86_400)
-    var batch = 1
+    var round = 1
     while true {
       let params = OneShotSession.params([
-        ("erasureId", .string("retention-\(cutoff)-\(batch)")), ("before", .string(cutoff)),
+        ("erasureId", .string("retention-\(cutoff)-\(round)")), ("before", .string(cutoff)),
+        ("limit", .number(String(self.batch))),
       ])
       let outcome = session.call(method: "erasePersonalData", paramsText: params, pretty: false)
       Call.write(outcome.stdout, to: responses)
@@ -241,7 +249,7 @@ struct Retention: ParsableCommand {
         Foundation.exit(outcome.exitCode)
       }
       guard case .object(let result)? = try? JSONParser.parse(outcome.stdout), result["more"] == .bool(true) else { break }
-      batch += 1
+      round += 1
     }
     session.close()
     Foundation.exit(0)

@@ -98,14 +98,22 @@ struct ShopCommandTests {
     #expect(grace.status == 0)
     #expect(grace.stdoutText.hasPrefix(#"{"status":"succeeded","erasureId":"gdpr-7","erasedAt":"2026-11-22T09:00:00Z","orders":["ord_"#))
     #expect(grace.stdoutText.hasSuffix(#""],"otherPayments":0,"more":false}"# + "\n"))
-    // Past 30 days: Ada's two orders and the declined payment; Grace's was erased already.
-    let late = try PayserviceProcess.run(["retention"] + Self.common(database, config: config, now: "2026-12-22T12:00:00Z"))
+    // Past 30 days: Ada's two orders and her declined payment, one per batch, oldest first; Grace's
+    // was erased already.
+    let late = try PayserviceProcess.run(
+      ["retention", "--batch", "1"] + Self.common(database, config: config, now: "2026-12-22T12:00:00Z"))
     #expect(late.status == 0)
-    let result = try JSONSerialization.jsonObject(with: late.stdout) as? [String: Any]
-    #expect(result?["erasureId"] as? String == "retention-2026-11-22T12:00:00Z-1")
-    #expect((result?["orders"] as? [String])?.count == 2)
-    #expect(result?["otherPayments"] as? Int == 1)
-    #expect(result?["more"] as? Bool == false)
+    let batches = try late.stdoutText.split(separator: "\n").map {
+      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+    #expect(batches.map { $0["erasureId"] as? String } == (1...3).map { "retention-2026-11-22T12:00:00Z-\($0)" })
+    #expect(batches.map { ($0["orders"] as? [String])?.count } == [1, 1, 0])
+    #expect(batches.map { $0["otherPayments"] as? Int } == [0, 0, 1])
+    #expect(batches.map { $0["more"] as? Bool } == [true, true, false])
+    // The same run again erases nothing twice: the first batch's answer is the stored one.
+    let again = try PayserviceProcess.run(
+      ["retention", "--batch", "1"] + Self.common(database, config: config, now: "2026-12-22T12:00:00Z"))
+    #expect(again.stdoutText == late.stdoutText)
     // Nothing of a buyer is left in the store's text: orders, payments, the journal.
     let store = try Data(contentsOf: URL(fileURLWithPath: database))
       + ((try? Data(contentsOf: URL(fileURLWithPath: database + "-wal"))) ?? Data())

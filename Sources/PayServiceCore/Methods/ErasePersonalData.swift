@@ -89,8 +89,10 @@ public enum ErasePersonalData: RPCMethod {
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let result = try OperationRunner.run(Erasure(params: params, context: context), context: context)
+    // Best effort, after the erasure committed: a store busy with readers keeps its log until a
+    // later checkpoint, and the answer is the erasure's either way.
     if case .succeeded(let erased) = result, !erased.orders.isEmpty || erased.otherPayments > 0 {
-      try context.store.scrubErased()
+      try? context.store.scrubErased()
     }
     return result
   }
