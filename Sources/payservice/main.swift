@@ -152,7 +152,7 @@ struct ServeSettings: Equatable {
     },
     ServeOption(
       name: "--log-timestamps", value: nil,
-      help: "Start each stderr line with its time, RFC 3339 UTC to the millisecond (journald adds its own)."
+      help: "Start each stderr line with its time, RFC 3339 UTC to the millisecond."
     ) { settings, _ in
       settings.logTimestamps = true
       return true
