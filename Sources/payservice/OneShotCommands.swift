@@ -113,16 +113,8 @@ struct StockCommand: ParsableCommand {
     }
   }
 
-  struct Adjust: BackOfficeOneShot {
-    static let configuration = CommandConfiguration(
-      abstract: "Add units to a sku's stock on hand, or take them off with a negative DELTA (adjustStock).")
-
-    @Argument(help: "The product.")
-    var sku: String
-
-    @Argument(help: "Units to add; negative to take off (write it after --, as in -- -3).")
-    var delta: Int
-
+  /// What every change of stock takes besides its sku and number: the key, the reason, where.
+  struct Change: ParsableArguments {
     @Option(help: "Your idempotency key for this change: the same id again changes nothing more.")
     var id: String
 
@@ -134,12 +126,33 @@ struct StockCommand: ParsableCommand {
     @Flag(help: "Indent the JSON printed.")
     var pretty = false
 
-    func request() -> (method: String, params: [(String, JSONValue)]) {
+    /// adjustStock with `sku` and `amount` (`delta` or `set`).
+    func request(sku: String, _ amount: (String, Int)) -> (method: String, params: [(String, JSONValue)]) {
       (
         "adjustStock",
-        [("adjustmentId", .string(id)), ("sku", .string(sku)), ("delta", .number(String(delta))), ("reason", .string(reason))]
+        [
+          ("adjustmentId", .string(id)), ("sku", .string(sku)), (amount.0, .number(String(amount.1))),
+          ("reason", .string(reason)),
+        ]
       )
     }
+  }
+
+  struct Adjust: BackOfficeOneShot {
+    static let configuration = CommandConfiguration(
+      abstract: "Add units to a sku's stock on hand, or take them off with a negative DELTA (adjustStock).")
+
+    @Argument(help: "The product.")
+    var sku: String
+
+    @Argument(help: "Units to add; negative to take off (write it after --, as in -- -3).")
+    var delta: Int
+
+    @OptionGroup var change: Change
+
+    var service: ServiceOptions { change.service }
+    var pretty: Bool { change.pretty }
+    func request() -> (method: String, params: [(String, JSONValue)]) { change.request(sku: sku, ("delta", delta)) }
   }
 
   struct Set: BackOfficeOneShot {
@@ -151,23 +164,11 @@ struct StockCommand: ParsableCommand {
     @Argument(help: "The units on hand counted.")
     var quantity: Int
 
-    @Option(help: "Your idempotency key for this change: the same id again changes nothing more.")
-    var id: String
+    @OptionGroup var change: Change
 
-    @Option(help: "Why, for the stock's history.")
-    var reason: String
-
-    @OptionGroup var service: ServiceOptions
-
-    @Flag(help: "Indent the JSON printed.")
-    var pretty = false
-
-    func request() -> (method: String, params: [(String, JSONValue)]) {
-      (
-        "adjustStock",
-        [("adjustmentId", .string(id)), ("sku", .string(sku)), ("set", .number(String(quantity))), ("reason", .string(reason))]
-      )
-    }
+    var service: ServiceOptions { change.service }
+    var pretty: Bool { change.pretty }
+    func request() -> (method: String, params: [(String, JSONValue)]) { change.request(sku: sku, ("set", quantity)) }
   }
 }
 

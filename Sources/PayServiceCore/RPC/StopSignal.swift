@@ -12,55 +12,41 @@ nonisolated(unsafe) private var reloadFlag: sig_atomic_t = 0
 /// between requests, so the request in flight always finishes and is answered. SIGHUP asks for a
 /// config reload the same way (its own flag, the same pipe): the server reloads between requests.
 public enum StopSignal {
-  /// Installs the handlers (without SA_RESTART), unblocks both signals, and returns the pipe's read end.
+  /// Installs the handlers (without SA_RESTART), unblocks the signals, and returns the pipe's read end.
   public static func install() -> Int32 {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { return -1 }
     stopPipeWrite = fds[1]
-    var action = sigaction()
-    #if os(Linux)
-      action.__sigaction_handler.sa_handler = { _ in
-        stopFlag = 1
-        var byte: UInt8 = 1
-        _ = write(stopPipeWrite, &byte, 1)
-      }
-    #else
-      action.__sigaction_u.__sa_handler = { _ in
-        stopFlag = 1
-        var byte: UInt8 = 1
-        _ = write(stopPipeWrite, &byte, 1)
-      }
-    #endif
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = 0
-    sigaction(SIGTERM, &action, nil)
-    sigaction(SIGINT, &action, nil)
-    var reload = sigaction()
-    #if os(Linux)
-      reload.__sigaction_handler.sa_handler = { _ in
-        reloadFlag = 1
-        var byte: UInt8 = 2
-        _ = write(stopPipeWrite, &byte, 1)
-      }
-    #else
-      reload.__sigaction_u.__sa_handler = { _ in
-        reloadFlag = 1
-        var byte: UInt8 = 2
-        _ = write(stopPipeWrite, &byte, 1)
-      }
-    #endif
-    sigemptyset(&reload.sa_mask)
-    reload.sa_flags = 0
-    sigaction(SIGHUP, &reload, nil)
+    handle([SIGTERM, SIGINT]) { _ in
+      stopFlag = 1
+      var byte: UInt8 = 1
+      _ = write(stopPipeWrite, &byte, 1)
+    }
+    handle([SIGHUP]) { _ in
+      reloadFlag = 1
+      var byte: UInt8 = 2
+      _ = write(stopPipeWrite, &byte, 1)
+    }
     // A parent may spawn us with these signals blocked (a mask inherited from one of its threads);
     // unblock them, or SIGTERM would never reach the handler.
     var unblock = sigset_t()
     sigemptyset(&unblock)
-    sigaddset(&unblock, SIGTERM)
-    sigaddset(&unblock, SIGINT)
-    sigaddset(&unblock, SIGHUP)
+    for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, signal) }
     pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     return fds[0]
+  }
+
+  /// Makes `handler` the handler of `signals`, with no flags (no SA_RESTART) and nothing masked.
+  private static func handle(_ signals: [Int32], _ handler: @escaping @convention(c) (Int32) -> Void) {
+    var action = sigaction()
+    #if os(Linux)
+      action.__sigaction_handler.sa_handler = handler
+    #else
+      action.__sigaction_u.__sa_handler = handler
+    #endif
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = 0
+    for signal in signals { sigaction(signal, &action, nil) }
   }
 
   public static var requested: Bool { stopFlag != 0 }
