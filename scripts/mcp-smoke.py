@@ -31,10 +31,10 @@ warnings.filterwarnings("ignore", message="ping is removed")
 
 TOOLS = [
     "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod",
-    "changeCouponCode", "authorizePayment", "processOrder", "listProducts", "listShippingMethods",
+    "changeCouponCode", "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health",
 ]
 READ_ONLY = {"createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod",
-             "changeCouponCode", "listProducts", "listShippingMethods"}
+             "changeCouponCode", "listProducts", "listShippingMethods", "health"}
 # One clock shipped free in the US, 8% default tax: the README's first example.
 CLOCK = {
     "currencyCode": "USD",
