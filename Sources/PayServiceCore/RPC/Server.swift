@@ -53,6 +53,8 @@ public final class Server {
   /// The second thread (`threads: 2`): started at the first read it can help with (a
   /// one-request start pays nothing for it), stopped with the server.
   private var half: HalfAnswerer?
+  /// Whether `half` answers with a config a reload replaced: it is stopped before its next batch.
+  private var helperIsStale = false
   /// The percentage of a split read's lines the helper answers (30 to 70).
   private var helperShare = 50
 
@@ -234,6 +236,12 @@ public final class Server {
     // The helper's share follows which side finished first last time: the server thread also
     // reads, writes and appends the helper's answers, so an even split would keep the helper waiting.
     let half = min(max(lines.count * (100 - helperShare) / 100, 1), lines.count - 1)
+    if helperIsStale {
+      // Idle here (its last batch was waited for): it answers with the config before a reload.
+      self.half?.stop()
+      self.half = nil
+      helperIsStale = false
+    }
     let helper =
       self.half
       ?? HalfAnswerer(
@@ -252,10 +260,7 @@ public final class Server {
       }
     }
     helperShare = helper.wait() ? min(helperShare + 2, 70) : max(helperShare - 2, 30)
-    if reloaded {
-      dropHelper()
-      return answerAll(from: half)
-    }
+    if reloaded { return answerAll(from: half) }
     // The helper's answers in order; the lines it left (parsed) are answered here in their places.
     func deferred(_ index: Int) -> RequestHandler.ParsedLine? {
       if case .deferred(let line) = helper.outcomes[index - half] { return line }
@@ -275,10 +280,7 @@ public final class Server {
       }
       if next < lines.count {
         next = answerHere(from: next, before: lines.count, deferred)
-        if adoptReloadedConfig() {
-          dropHelper()
-          return answerAll(from: next)
-        }
+        if adoptReloadedConfig() { return answerAll(from: next) }
       }
       if stopRequested() { return false }
     }
@@ -306,14 +308,9 @@ public final class Server {
     }
     guard let context = reloader.takePending() else { return false }
     handler.replace(context)
-    dropHelper()
+    // The second thread may be answering a batch right now: it is replaced before its next one.
+    helperIsStale = half != nil
     return true
-  }
-
-  /// Stops the second thread, whose handler has the old config; the next split read starts a new one.
-  private func dropHelper() {
-    half?.stop()
-    half = nil
   }
 
   /// A line (without its LF) parsed; one longer than `maxLineBytes` is not parsed.

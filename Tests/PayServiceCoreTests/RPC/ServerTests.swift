@@ -9,7 +9,7 @@ struct ServerTests {
   /// Feeds `input` (from a file descriptor) through a server and returns everything it wrote.
   func serve(
     _ input: [UInt8], maxLineBytes: Int = 1 << 20, threads: Int = 1, logPath: String? = nil,
-    helperAnswered: (Int) -> Void = { _ in }, lineBytesKept: (Int) -> Void = { _ in }
+    context: ServiceContext? = nil, helperAnswered: (Int) -> Void = { _ in }, lineBytesKept: (Int) -> Void = { _ in }
   ) throws -> String {
     let directory = TestPaths.temporaryDirectory()
     let inPath = directory.appendingPathComponent("in").path
@@ -24,7 +24,8 @@ struct ServerTests {
     let logFD = logPath.map { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
     defer { logFD.map { _ = close($0) } }
     let log = logFD.map { RequestLog(fd: $0, level: .requests) } ?? RequestLog(level: .quiet)
-    let handler = RequestHandler(context: try TestConfig.context(), methods: .payservice(backOffice: true), log: log)
+    let handler = RequestHandler(
+      context: try context ?? TestConfig.context(), methods: .payservice(backOffice: true), log: log)
     let server = Server(
       handler: handler, input: inFD, output: outFD, maxLineBytes: maxLineBytes, log: log, threads: threads)
     #expect(server.run() == .finished)
@@ -145,4 +146,48 @@ struct ServerTests {
     #expect(try withoutDurations(twoLog) == withoutDurations(oneLog))
     #expect(try withoutDurations(oneLog).split(separator: "\n").count > 5000)
   }
+
+  @Test(
+    "a reloadConfig in a pipelined stream: every line after it is answered with the new config, on two threads as on one",
+    arguments: [1, 2])
+  func reloadInPipelinedStream(threads: Int) throws {
+    let directory = TestPaths.temporaryDirectory()
+    let path = directory.appendingPathComponent("config.yaml").path
+    let original = TestConfig.yaml()
+    try Data(original.utf8).write(to: URL(fileURLWithPath: path))
+    let config = try ConfigLoader.load(path: path)
+    let store = try SQLiteStore(path: ":memory:", newIdentifierKey: TestConfig.identifierKey)
+    try store.seedStock(config.catalog)
+    let context = ServiceContext(
+      config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), reloader: ConfigReloader(path: path))
+    // The file changes before the stream is read: the clock costs 55.00 once reloadConfig has run.
+    let changed = original.replacingOccurrences(of: #"price: "50.00""#, with: #"price: "55.00""#)
+    #expect(changed != original)
+    try Data(changed.utf8).write(to: URL(fileURLWithPath: path))
+    // Three reads of 128 KiB: the reload comes in the first part of the first, which the server
+    // thread answers while the second thread answers the rest of it under the old config.
+    var input = ""
+    for id in 0..<3000 {
+      input +=
+        id == 20
+        ? #"{"jsonrpc":"2.0","id":20,"method":"reloadConfig"}"#
+        : #"{"jsonrpc":"2.0","id":\#(id),"method":"computeSummaryItems","params":{"items":[{"sku":"clock"}]}}"#
+      input += "\n"
+    }
+    var helperAnswered = 0
+    let output = try serve(Array(input.utf8), threads: threads, context: context) { helperAnswered = $0 }
+    let lines = output.split(separator: "\n")
+    #expect(lines.count == 3000)
+    let prices = lines.map { line -> String in
+      guard let range = line.firstRange(of: #""label":"Clock","amount":""#) else { return "-" }
+      return String(line[range.upperBound...].prefix(5))
+    }
+    #expect(prices[..<20].allSatisfy { $0 == "50.00" })
+    #expect(prices[20] == "-")
+    #expect(lines[20].hasPrefix(#"{"jsonrpc":"2.0","id":20,"result":{"status":"succeeded","config":"sha256:"#))
+    #expect(prices[21...].allSatisfy { $0 == "55.00" }, "\(prices.enumerated().filter { $0.offset > 20 && $0.element != "55.00" }.prefix(3))")
+    // With two threads, the later reads were split: a new second thread answered them.
+    if threads == 2 { #expect(helperAnswered > 500) }
+  }
 }
+
