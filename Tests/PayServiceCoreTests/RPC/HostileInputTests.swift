@@ -58,6 +58,46 @@ struct HostileInputTests {
         == #"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"amount","message":"\"\#(digits)\" is too large"}]}}}"#)
   }
 
+  @Test("stock and erasure integers at their extremes: in range a result that says why not, out of range -32602")
+  func stockAndErasureExtremes() {
+    let handler = TestConfig.handler(try! TestConfig.context(), backOffice: true)
+    func adjust(_ id: Int, _ member: String) -> String {
+      let line = #"{"jsonrpc":"2.0","id":\#(id),"method":"adjustStock","params":{"adjustmentId":"k\#(id)","sku":"mug",\#(member),"reason":"r"}}"#
+      return handler.handle(line: Array(line.utf8)).map { String(decoding: $0, as: UTF8.self) } ?? "<none>"
+    }
+    func invalid(_ id: Int, _ path: String, _ message: String) -> String {
+      #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"\#(path)","message":"\#(message)"}]}}}"#
+    }
+    #expect(
+      adjust(1, #""delta":1000000000"#)
+        == #"{"jsonrpc":"2.0","id":1,"result":{"status":"failed","failureCode":"insufficient_stock","message":"mug would have 1000000100 on hand; the store holds at most 1000000000 of a sku."}}"#)
+    #expect(adjust(2, #""delta":1000000001"#) == invalid(2, "delta", "must be an integer from -1000000000 to 1000000000, got 1000000001"))
+    #expect(
+      adjust(3, #""delta":-1000000000"#)
+        == #"{"jsonrpc":"2.0","id":3,"result":{"status":"failed","failureCode":"insufficient_stock","message":"mug has 100 on hand; at most 100 can be taken off."}}"#)
+    #expect(
+      adjust(4, #""delta":-9223372036854775809"#)
+        == invalid(4, "delta", "must be an integer from -1000000000 to 1000000000, got -9223372036854775809"))
+    #expect(adjust(5, #""set":-1"#) == invalid(5, "set", "must be an integer from 0 to 1000000000, got -1"))
+    #expect(adjust(6, #""set":1e400"#) == invalid(6, "set", "must be an integer from 0 to 1000000000, got 1e400"))
+    #expect(
+      adjust(7, #""set":1000000000"#)
+        == #"{"jsonrpc":"2.0","id":7,"result":{"status":"succeeded","adjustmentId":"k7","sku":"mug","delta":999999900,"quantityBefore":100,"quantityOnHand":1000000000,"at":"2026-11-21T12:00:00Z"}}"#)
+    #expect(
+      adjust(8, #""delta":1"#)
+        == #"{"jsonrpc":"2.0","id":8,"result":{"status":"failed","failureCode":"insufficient_stock","message":"mug would have 1000000001 on hand; the store holds at most 1000000000 of a sku."}}"#)
+    for (id, limit) in [(9, "0"), (10, "5001"), (11, "18446744073709551616")] {
+      let line = #"{"jsonrpc":"2.0","id":\#(id),"method":"erasePersonalData","params":{"erasureId":"e","orderId":"o","limit":\#(limit)}}"#
+      #expect(
+        handler.handle(line: Array(line.utf8)).map { String(decoding: $0, as: UTF8.self) }
+          == invalid(id, "limit", "must be an integer from 1 to 5000, got \(limit)"))
+    }
+    let line = #"{"jsonrpc":"2.0","id":12,"method":"erasePersonalData","params":{"erasureId":"e","orderId":"o","limit":5000}}"#
+    #expect(
+      handler.handle(line: Array(line.utf8)).map { String(decoding: $0, as: UTF8.self) }
+        == #"{"jsonrpc":"2.0","id":12,"error":{"code":-32003,"message":"Order not found: o"}}"#)
+  }
+
   @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
   func hugeStrings() {
     let big = String(repeating: "x", count: 500_000)
