@@ -18,14 +18,7 @@ public enum ConfigLoader {
 
   /// A config's identity in logs and `ping`: "sha256:" and the SHA-256 of its file's bytes, hex.
   public static func digest(of bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var hex: [UInt8] = []
-    hex.reserveCapacity(64)
-    for byte in SHA256.hash(data: Array(bytes)) {
-      hex.append(digits[Int(byte >> 4)])
-      hex.append(digits[Int(byte & 0x0F)])
-    }
-    return "sha256:" + String(decoding: hex, as: UTF8.self)
+    "sha256:" + Hex.encode(Array(SHA256.hash(data: Array(bytes))))
   }
 
   /// The bytes of the file at `path`, read with open and read: the start does not go through

@@ -158,27 +158,10 @@ public final class RequestLog {
     guard timestamps else { return }
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    var seconds = time_t(now.tv_sec)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func digits(_ value: Int32, _ count: Int) {
-      var text = String(value)
-      while text.utf8.count < count { text = "0" + text }
-      buffer.append(text)
-    }
-    digits(parts.tm_year + 1900, 4)
-    buffer.append("-")
-    digits(parts.tm_mon + 1, 2)
-    buffer.append("-")
-    digits(parts.tm_mday, 2)
-    buffer.append("T")
-    digits(parts.tm_hour, 2)
-    buffer.append(":")
-    digits(parts.tm_min, 2)
-    buffer.append(":")
-    digits(parts.tm_sec, 2)
-    buffer.append(".")
-    digits(Int32(now.tv_nsec / 1_000_000), 3)
+    let milliseconds = Int(now.tv_nsec / 1_000_000)
+    buffer.append(String(RFC3339.format(Int64(now.tv_sec)).dropLast()))
+    buffer.append(milliseconds < 10 ? ".00" : milliseconds < 100 ? ".0" : ".")
+    buffer.append(decimal: Int64(milliseconds))
     buffer.append("Z ")
   }
 
