@@ -5,8 +5,8 @@ import NIOHTTP1
 import NIOSSL
 import PayServiceCore
 
-/// Stripe's API as payservice's remote gateway: PaymentIntents created and confirmed for orders,
-/// captured, canceled and refunded, over HTTPS (AsyncHTTPClient, connections kept and reused, the
+/// Stripe's API as payservice's remote gateway: Apple Pay tokens made into Stripe tokens,
+/// PaymentIntents created and confirmed for orders, captured, canceled and refunded, over HTTPS (AsyncHTTPClient, connections kept and reused, the
 /// system's trust roots unless `gateway.trustRoots` names others).
 ///
 /// Every call is a form-encoded POST with the secret key as a bearer token, `Stripe-Version`
@@ -67,7 +67,8 @@ public final class StripeGateway: RemoteGateway {
     if isID(paymentData) { return nil }
     return """
       must be a Stripe token (tok_…) or PaymentMethod (pm_…) that Stripe's iOS or JS SDK created from the \
-      Apple Pay payment (gateway.kind is stripe)
+      Apple Pay payment, or the Apple Pay token itself (PKPaymentToken.paymentData: an object, or its JSON \
+      text) (gateway.kind is stripe)
       """
   }
 
@@ -126,6 +127,55 @@ public final class StripeGateway: RemoteGateway {
   public func card(of paymentData: String) async -> GatewayReply<GatewayCard> {
     let path = paymentData.hasPrefix("pm_") ? "/v1/payment_methods/" : "/v1/tokens/"
     return await get(path + Self.pathSegment(paymentData)).map(Self.card)
+  }
+
+  /// A Stripe token for an Apple Pay token, made the way Stripe's iOS and Android SDKs make one
+  /// (`STPAPIClient.createToken(with: PKPayment)`): `POST /v1/tokens` with `pk_token` (the
+  /// payment data's JSON text), `pk_token_instrument_name`, `pk_token_payment_network` and
+  /// `pk_token_transaction_id`, under the payment's idempotency key. Stripe decrypts the token with
+  /// the merchant's Payment Processing Certificate, which it made. Its answer, a token object
+  /// (`tok_…`, `type: "card"`, `card.tokenization_method: "apple_pay"`), carries the card's
+  /// `brand` and `funding`: no second call reads them. Stripe's messages are read with the token's
+  /// encrypted text taken out (`withoutToken`).
+  public func tokenize(applePayToken token: ApplePayTokenization) async -> GatewayReply<GatewayToken> {
+    var form: [(String, String)] = [("pk_token", token.paymentData)]
+    if let name = token.displayName, !name.isEmpty { form.append(("pk_token_instrument_name", name)) }
+    form.append(("pk_token_payment_network", token.network))
+    form.append(("pk_token_transaction_id", token.transactionIdentifier))
+    let reply = await post("/v1/tokens", form, key: token.idempotencyKey).map { object -> GatewayToken? in
+      guard case .string(let id)? = object.member("id"), id.hasPrefix("tok_"), let card = Self.card(object) else { return nil }
+      return GatewayToken(id: id, card: card)
+    }
+    switch reply {
+    case .succeeded, .unanswered: return reply
+    case .declined(var decline):
+      decline.message = Self.withoutToken(decline.message, token.paymentData)
+      return .declined(decline)
+    case .refused(var refusal):
+      refusal.message = Self.withoutToken(refusal.message, token.paymentData)
+      return .refused(refusal)
+    }
+  }
+
+  /// `message` with the Apple Pay token's text, and each of its strings of 16 characters or more
+  /// (`data`, `signature`, the header's keys and hashes), replaced by "[the Apple Pay token]": an
+  /// error that quotes what it could not read passes on no encrypted card data.
+  static func withoutToken(_ message: String, _ paymentData: String) -> String {
+    var parts: [String] = [paymentData]
+    func collect(_ value: JSONValue) {
+      switch value {
+      case .string(let text) where text.count >= 16: parts.append(text)
+      case .array(let values): values.forEach(collect)
+      case .object(let object): object.members.forEach { collect($0.value) }
+      default: break
+      }
+    }
+    if let parsed = try? JSONParser.parse(paymentData) { collect(parsed) }
+    var scrubbed = message
+    for part in parts.sorted(by: { $0.count > $1.count }) where scrubbed.contains(part) {
+      scrubbed = scrubbed.replacingOccurrences(of: part, with: "[the Apple Pay token]")
+    }
+    return scrubbed
   }
 
   /// A token's or PaymentMethod's `card` as the card it is; nil when the object has none.

@@ -140,7 +140,7 @@ struct StripeCheckoutTests {
     #expect(server.paymentIntentCount == 0)
   }
 
-  @Test("authorizePayment takes Stripe tokens and PaymentMethods only; anything else is -32602 naming both forms")
+  @Test("authorizePayment takes Stripe tokens, PaymentMethods and Apple Pay tokens; any other string is -32602 naming the forms")
   func paymentDataForms() throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
@@ -148,13 +148,14 @@ struct StripeCheckoutTests {
     let context = try fixture.context(backend: .sqlite)
     let handler = fixture.handler(context)
     _ = try Self.authorize(handler, paymentData: "pm_card_visa")
-    for bad in [#""visa""#, #""tok_visa extra""#, #"{"version":"EC_v1","data":"x","signature":"y","header":{}}"#] {
+    for bad in [#""visa""#, #""tok_visa extra""#, #""""#, "42"] {
       let answer = handler.call("authorizePayment", Self.authorizeParams(bad))
       #expect(answer["error"]?["code"] == .number("-32602"), "\(answer.compact)")
       #expect(answer["error"]?["data"]?["errors"]?[0]?["path"] == .string("payment.token.paymentData"))
       #expect(
-        answer["error"]?["data"]?["errors"]?[0]?["message"]?.stringValue?.hasPrefix(
-          "must be a Stripe token (tok_…) or PaymentMethod (pm_…)") == true, "\(answer.compact)")
+        answer["error"]?["data"]?["errors"]?[0]?["message"]?.stringValue
+          == "must be a Stripe token (tok_…) or PaymentMethod (pm_…) that Stripe's iOS or JS SDK created from the Apple Pay payment, or the Apple Pay token itself (PKPaymentToken.paymentData: an object, or its JSON text) (gateway.kind is stripe)",
+        "\(answer.compact)")
     }
     #expect(try !fixture.secretLeaked(context))
   }

@@ -4,8 +4,9 @@ import PayServiceTestSupport
 // The Stripe test server as a process, for the benchmark and by hand: it prints one JSON line
 // (baseURL, the CA file a client must trust, the secret key it accepts), then reads commands on
 // stdin until EOF: `latency MS` sets the added latency; `fault reset|delay SECONDS|500|429 SECONDS
-// charge|refund` queues a fault for the next charge or refund (StripeTestServer.Fault); `count`
-// prints the PaymentIntents and refunds created so far as a JSON line. It is a test server: it
+// charge|refund|token` queues a fault for the next charge, refund or Apple Pay token
+// (StripeTestServer.Fault); `count` prints the PaymentIntents, refunds and tokens created so far as
+// a JSON line. It is a test server: it
 // moves no money.
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-test-server-\(getpid())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -23,7 +24,12 @@ while let line = readLine() {
   switch words.first {
   case "latency": server.setLatency(milliseconds: words.count > 1 ? Int(words[1]) ?? 0 : 0)
   case "fault":
-    let route: StripeTestServer.Route = words.last == "refund" ? .refund : .createPaymentIntent
+    let route: StripeTestServer.Route =
+      switch words.last {
+      case "refund": .refund
+      case "token": .createToken
+      default: .createPaymentIntent
+      }
     let seconds = words.count > 3 ? Double(words[2]) ?? 1 : 1
     switch words.count > 1 ? words[1] : "" {
     case "reset": server.inject(.resetAfterExecuting, on: route)
@@ -32,7 +38,8 @@ while let line = readLine() {
     case "429": server.inject(.rateLimited(retryAfterSeconds: Int(seconds)), on: route)
     default: say(#"{"error":"unknown fault"}"#)
     }
-  case "count": say(#"{"paymentIntents":\#(server.paymentIntentCount),"refunds":\#(server.refundCount)}"#)
+  case "count":
+    say(#"{"paymentIntents":\#(server.paymentIntentCount),"refunds":\#(server.refundCount),"tokens":\#(server.tokenCount)}"#)
   default: say(#"{"error":"unknown command"}"#)
   }
 }

@@ -17,7 +17,11 @@ public enum AuthorizePayment: RPCMethod {
       token (with the applePay config) is verified (signature, certificate chain to the Apple root, \
       signing time), decrypted with the merchant key and checked against the order total and currency; \
       the sandbox network then places an authorization hold that processOrder captures. A token is \
-      accepted once; any failed check is status failure with an unknown ApplePayError naming the check.
+      accepted once; any failed check is status failure with an unknown ApplePayError naming the check. \
+      With gateway.kind stripe, paymentData is a Stripe tok_/pm_ from Stripe's SDK, or the Apple Pay token \
+      itself (object or JSON text), which Stripe makes a tok_ of (POST /v1/tokens with pk_token; payservice \
+      neither verifies nor decrypts it): Stripe's card must be the claimed card, and Stripe declining, \
+      refusing or not answering is status failure naming why.
       """,
     errors: [.storeUnavailable], readOnly: false, idempotent: false)
   public static let runsAsNotification = false
@@ -45,7 +49,8 @@ public enum AuthorizePayment: RPCMethod {
               """
               The token's payment data: a sandbox test name such as "tok_visa", or a real Apple Pay \
               EC_v1 token (its JSON object, or that object's JSON text), verified and decrypted with \
-              the applePay config.
+              the applePay config. With gateway.kind stripe: a Stripe tok_ or pm_, or the Apple Pay \
+              token, which Stripe makes a token of.
               """,
               [.string(minLength: 1), .object([], closed: false)]),
             read: readPaymentData),
@@ -58,11 +63,18 @@ public enum AuthorizePayment: RPCMethod {
       /// A test name, an EC_v1 token object, or that object's JSON text.
       static let readPaymentData: MemberReader<JSONValue> = { value, path, reader in
         if let gateway = reader.context?.gatewayCalls?.gateway {
-          var text = ""
-          if case .string(let string) = value { text = string }
-          guard let problem = gateway.paymentDataProblem(text) else { return value }
-          reader.fail(path(), problem)
-          return nil
+          // An Apple Pay token (an object, or its JSON text) goes to the gateway as it is; anything
+          // else must be a form of the gateway's own.
+          switch value {
+          case .object: return value
+          case .string(let text) where text.trimmingWhitespaceAndNewlines().first == "{": break
+          default:
+            var text = ""
+            if case .string(let string) = value { text = string }
+            guard let problem = gateway.paymentDataProblem(text) else { return value }
+            reader.fail(path(), problem)
+            return nil
+          }
         }
         switch value {
         case .string(let text) where text.trimmingWhitespaceAndNewlines().first == "{":
@@ -198,14 +210,29 @@ public enum AuthorizePayment: RPCMethod {
         return answer(.failure, [ApplePayError(.unknown, nil, problem)])
       }
     }
-    if case .string(let data) = params.paymentData, let calls = context.gatewayCalls {
-      if let problem = gatewayCardProblem(data, params: params, calls: calls, context: context, now: now) {
-        return answer(.failure, [ApplePayError(.unknown, nil, problem)])
+    // With a remote gateway, what it charges: its own token or PaymentMethod as sent, or the token
+    // it makes from an Apple Pay token.
+    var gatewayPaymentData: String?
+    if let calls = context.gatewayCalls {
+      switch params.paymentData {
+      case .string(let data):
+        if let problem = gatewayCardProblem(data, params: params, calls: calls, context: context, now: now) {
+          return answer(.failure, [ApplePayError(.unknown, nil, problem)])
+        }
+        gatewayPaymentData = data
+      case .object(let tokenData):
+        switch try gatewayToken(tokenData, params: params, calls: calls, context: context, now: now) {
+        case .token(let id): gatewayPaymentData = id
+        case .problem(let problem): return answer(.failure, [ApplePayError(.unknown, nil, problem)])
+        }
+      default: break
       }
     }
     if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
     var hold: (authorization: PaymentAuthorization, declineReason: String?)?
-    if case .object(let tokenData) = params.paymentData {
+    // With a remote gateway, the gateway holds the processing certificate and decrypts the token
+    // (above); the applePay section, if any, is not used for it.
+    if case .object(let tokenData) = params.paymentData, context.gatewayCalls == nil {
       let identifiers = try context.identifiers
       do throws(ApplePayTokenFailure) {
         hold = try applePayHold(
@@ -216,7 +243,8 @@ public enum AuthorizePayment: RPCMethod {
     }
     let issued: (token: String, walletOrderToken: String?)?
     do {
-      issued = try issueChargeToken(params, quote: quote, hold: hold, context: context, now: now)
+      issued = try issueChargeToken(
+        params, quote: quote, hold: hold, gatewayPaymentData: gatewayPaymentData, context: context, now: now)
     } catch let replay as ApplePayTokenFailure {
       return answer(.failure, [ApplePayError(.unknown, nil, replay.message)])
     }
@@ -313,6 +341,43 @@ public enum AuthorizePayment: RPCMethod {
     }
   }
 
+  /// What a remote gateway made of an Apple Pay token.
+  enum GatewayTokenOutcome: Equatable {
+    /// Its token (`tok_…`), whose card agrees with the claimed card.
+    case token(String)
+    /// Why there is none, for the buyer: no key, no card data.
+    case problem(String)
+  }
+
+  /// Has the remote gateway turn the Apple Pay token into its own token (Stripe's `POST /v1/tokens`
+  /// with `pk_token`), under an idempotency key from the merchant and Apple's transaction
+  /// identifier, so that this authorization sent again makes no second token. The gateway decrypts
+  /// the token; its record of the card (`card.brand`, `card.funding`) must agree with the claimed
+  /// card, as for a token the device's SDK made (`gatewayCardProblem`).
+  static func gatewayToken(
+    _ tokenData: JSONObject, params: Params, calls: GatewayCalls, context: ServiceContext, now: Int64
+  ) throws -> GatewayTokenOutcome {
+    let name = calls.gateway.name
+    let key = try context.identifiers.tokenIdempotencyKey(
+      merchant: context.config.merchant.identifier, transactionIdentifier: params.payment.token.transactionIdentifier)
+    let request = ApplePayTokenization(
+      paymentData: JSONWriter.string(JSONValue.object(tokenData)), displayName: params.paymentMethod.displayName,
+      network: params.paymentMethod.network, transactionIdentifier: params.payment.token.transactionIdentifier,
+      idempotencyKey: key)
+    switch calls.start(key: key, { await $0.tokenize(applePayToken: request) }).wait() {
+    case .succeeded(let token):
+      let evidence = CardEvidence(
+        network: token.card.network ?? params.paymentMethod.network, type: token.card.type,
+        source: "\(name)'s token \(token.id) from the Apple Pay payment, brand \(token.card.brand)")
+      if let problem = claimProblem(params, evidence: evidence, context: context, now: now) { return .problem(problem) }
+      return .token(token.id)
+    case .declined(let decline): return .problem("\(name) declined the Apple Pay payment: \(decline.message)")
+    case .refused(let refusal):
+      return .problem("\(name) could not use the Apple Pay payment (\(refusal.type)): \(refusal.message)")
+    case .unanswered(let reason): return .problem("\(name) did not answer (\(reason)); authorize again")
+    }
+  }
+
   /// The contacts' problems with the status they give (shipping address, shipping person, billing,
   /// in that order of precedence), all of them listed; nil when there are none.
   static func contactProblems(_ params: Params, offered: ShippingMethod?, context: ServiceContext)
@@ -348,14 +413,12 @@ public enum AuthorizePayment: RPCMethod {
   /// nil when the network declined the hold.
   static func issueChargeToken(
     _ params: Params, quote: Pricer.Quote, hold: (authorization: PaymentAuthorization, declineReason: String?)?,
-    context: ServiceContext, now: Int64
+    gatewayPaymentData: String?, context: ServiceContext, now: Int64
   ) throws -> (token: String, walletOrderToken: String?)? {
     let config = context.config
     let binding = OrderBinding(
       items: params.items, shippingMethod: params.shippingMethod, shippingContact: params.shippingContact,
       couponCode: params.couponCode)
-    var gatewayPaymentData: String?
-    if case .string(let text) = params.paymentData { gatewayPaymentData = text }
     let identifiers = try context.identifiers
     let walletToken: ((String) -> String)? =
       config.walletOrders == nil
@@ -372,7 +435,7 @@ public enum AuthorizePayment: RPCMethod {
         outcome: hold == nil && context.gatewayCalls == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
         issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
         authorizationId: hold?.authorization.authorizationId,
-        // A remote gateway charges the payment data itself (checked when the params were read).
+        // A remote gateway charges its token or PaymentMethod (checked above).
         gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData, walletOrderToken: walletToken)
     }
   }

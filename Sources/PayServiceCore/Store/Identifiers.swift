@@ -65,6 +65,14 @@ public struct Identifiers: Sendable {
     mac(["wallet-order-token", chargeToken])
   }
 
+  /// The idempotency key of a remote gateway's token for an Apple Pay payment (Stripe's
+  /// `POST /v1/tokens`): one per merchant and Apple's transaction identifier, so that an
+  /// authorizePayment sent again for the same payment makes no second token. Keyed, so that it
+  /// says nothing about the transaction to whoever reads it.
+  public func tokenIdempotencyKey(merchant: String, transactionIdentifier: String) -> String {
+    "payservice-token-" + mac(["gateway-token", merchant, transactionIdentifier]).prefix(32)
+  }
+
   /// The idempotency key of an order's charge at a remote gateway: one per order, so the same
   /// charge sent again (a replay, the sweep at start-up) is the same call to the gateway.
   public static func chargeIdempotencyKey(orderId: String) -> String {

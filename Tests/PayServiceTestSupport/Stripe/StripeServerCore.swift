@@ -34,6 +34,7 @@ enum StripeEndpoint: Sendable, Equatable {
   case capture(String)
   case cancel(String)
   case createRefund
+  case createToken
   case retrievePaymentIntent(String)
   case retrieveRefund(String)
   case retrieveCharge(String)
@@ -52,6 +53,7 @@ enum StripeEndpoint: Sendable, Equatable {
       default: return nil
       }
     case ("POST", ["refunds"]): self = .createRefund
+    case ("POST", ["tokens"]): self = .createToken
     case ("GET", let rest) where rest.count == 2 && !rest[1].isEmpty:
       switch rest[0] {
       case "payment_intents": self = .retrievePaymentIntent(rest[1])
@@ -71,6 +73,7 @@ enum StripeEndpoint: Sendable, Equatable {
     case .capture: .capture
     case .cancel: .cancel
     case .createRefund: .refund
+    case .createToken: .createToken
     default: nil
     }
   }
@@ -263,10 +266,11 @@ final class StripeServerCore: Sendable {
       case .capture(let id): result = state.ledger.capture(id, form, now: now)
       case .cancel(let id): result = state.ledger.cancel(id, form, now: now)
       case .createRefund: result = state.ledger.createRefund(form, now: now)
+      case .createToken: result = state.ledger.createToken(form, idempotencyKey: key, now: now)
       case .retrievePaymentIntent(let id): result = state.ledger.retrievePaymentIntent(id)
       case .retrieveRefund(let id): result = state.ledger.retrieveRefund(id)
       case .retrieveCharge(let id): result = state.ledger.retrieveCharge(id)
-      case .retrieveToken(let id): result = StripeTestLedger.retrieveToken(id)
+      case .retrieveToken(let id): result = state.ledger.retrieveToken(id)
       case .retrievePaymentMethod(let id): result = StripeTestLedger.retrievePaymentMethod(id)
       }
       let (status, body): (Int, String)
@@ -288,6 +292,7 @@ final class StripeServerCore: Sendable {
     case .capture: StripeTestLedger.validateCapture(form)
     case .cancel: StripeTestLedger.validateCancel(form)
     case .createRefund: StripeTestLedger.validateRefund(form)
+    case .createToken: StripeTestLedger.validateToken(form)
     case .retrievePaymentIntent, .retrieveRefund, .retrieveCharge, .retrieveToken, .retrievePaymentMethod: nil
     }
   }

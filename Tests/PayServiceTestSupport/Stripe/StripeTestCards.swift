@@ -78,6 +78,21 @@ struct StripeTestCard: Sendable {
     id.hasPrefix("tok_") ? byName[String(id.dropFirst(4))] : nil
   }
 
+  /// The card of a token made from an Apple Pay token (`POST /v1/tokens` with `pk_token`): the test
+  /// card `instrumentName` names exactly (`visa_debit`, `chargeDeclined`, …), else the credit card
+  /// of `network` (Apple Pay's network names, any case: `visa`, `masterCard`, `amex`, `discover`,
+  /// `JCB`, `chinaUnionPay`). Nil for a network without a test card.
+  static func applePay(network: String, instrumentName: String?) -> StripeTestCard? {
+    if let name = instrumentName, let card = byName[name] { return card }
+    return applePayNetworks[network.lowercased()].flatMap { byName[$0] }
+  }
+
+  /// Apple Pay's networks (lower-cased) that have a test card, and its name.
+  static let applePayNetworks = [
+    "visa": "visa", "mastercard": "mastercard", "amex": "amex", "discover": "discover", "jcb": "jcb",
+    "chinaunionpay": "unionpay",
+  ]
+
   /// The card behind a magic test PaymentMethod (`pm_card_visa`).
   static func paymentMethod(_ id: String) -> StripeTestCard? {
     id.hasPrefix("pm_card_") ? byName[String(id.dropFirst(8))] : nil

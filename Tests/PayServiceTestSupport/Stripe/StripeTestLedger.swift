@@ -64,6 +64,14 @@ struct StripeTestLedger: Sendable {
     var created: Int64
   }
 
+  /// A card token made from an Apple Pay token (`POST /v1/tokens` with `pk_token`).
+  struct Token: Sendable {
+    var id: String
+    var cardID: String
+    var card: StripeTestCard
+    var created: Int64
+  }
+
   struct PaymentIntent: Sendable {
     var id: String
     var amount: Int64
@@ -124,6 +132,9 @@ struct StripeTestLedger: Sendable {
   var refundOrder: [String] = []
   var paymentMethods: [String: PaymentMethod] = [:]
   var consumedTokens: Set<String> = []
+  var tokens: [String: Token] = [:]
+  var tokenOrder: [String] = []
+  var tokensPerIdempotencyKey: [String: Int] = [:]
   var createdPerIdempotencyKey: [String: Int] = [:]
   /// Whether a `tok_…` is rejected the second time it is used (Stripe tokens are single-use).
   var singleUseTokens = true
@@ -150,6 +161,9 @@ struct StripeTestLedger: Sendable {
   static let cancelParameters: Set<String> = ["cancellation_reason", "expand"]
   static let refundParameters: Set<String> = [
     "payment_intent", "charge", "amount", "metadata", "reason", "expand", "instructions_email",
+  ]
+  static let tokenParameters: Set<String> = [
+    "pk_token", "pk_token_instrument_name", "pk_token_payment_network", "pk_token_transaction_id", "card", "expand",
   ]
   static let cancellationReasons = ["duplicate", "fraudulent", "requested_by_customer", "abandoned"]
   static let refundReasons = ["duplicate", "fraudulent", "requested_by_customer"]
@@ -290,6 +304,43 @@ struct StripeTestLedger: Sendable {
     return checkMetadata(form)
   }
 
+  /// `POST /v1/tokens` as Stripe's SDKs send an Apple Pay token: `pk_token` must be the JSON text
+  /// of an Apple Pay payment token, and `pk_token_payment_network` or `pk_token_instrument_name`
+  /// must name a card this server has (`StripeTestCard.applePay`).
+  static func validateToken(_ form: StripeForm) -> StripeAPIError? {
+    if let error = checkUnknown(form, allowed: tokenParameters) { return error }
+    guard let text = form["pk_token"], !text.isEmpty else {
+      if form.pairs.contains(where: { $0.name.hasPrefix("card[") }) {
+        return .invalidRequest("This test server makes tokens from Apple Pay tokens only (pk_token).", param: "card")
+      }
+      return .missing("pk_token")
+    }
+    func invalid(_ why: String) -> StripeAPIError {
+      .invalidRequest("Invalid pk_token: \(why).", param: "pk_token")
+    }
+    guard let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8)), let token = parsed as? [String: Any] else {
+      return invalid("it must be the JSON text of an Apple Pay payment token (PKPaymentToken.paymentData)")
+    }
+    guard let version = token["version"] as? String, ["EC_v1", "RSA_v1"].contains(version) else {
+      return invalid("version must be EC_v1 or RSA_v1")
+    }
+    for name in ["data", "signature"] {
+      guard let value = token[name] as? String, !value.isEmpty else { return invalid("\(name) must be a non-empty string") }
+    }
+    guard let header = token["header"] as? [String: Any] else { return invalid("header must be an object") }
+    guard let transactionID = header["transactionId"] as? String, !transactionID.isEmpty else {
+      return invalid("header.transactionId must be a non-empty string")
+    }
+    let network = form["pk_token_payment_network"] ?? ""
+    guard StripeTestCard.applePay(network: network, instrumentName: form["pk_token_instrument_name"]) != nil else {
+      return .invalidRequest(
+        "This test server has no card for the Apple Pay network '\(network)': use visa, masterCard, amex, discover, "
+          + "JCB or chinaUnionPay, or a test card's name as pk_token_instrument_name.",
+        param: "pk_token_payment_network")
+    }
+    return nil
+  }
+
   // MARK: - Execution (an endpoint has begun: the result is saved under an idempotency key)
 
   mutating func createPaymentIntent(_ form: StripeForm, idempotencyKey: String?, now: Int64) -> Result<
@@ -302,7 +353,7 @@ struct StripeTestLedger: Sendable {
     // Resolve the payment method: a magic test PaymentMethod, one made earlier, or a test token.
     var card: StripeTestCard?
     if let token = form["payment_method_data[card][token]"] {
-      guard let tokenCard = StripeTestCard.token(token) else {
+      guard let tokenCard = tokens[token]?.card ?? StripeTestCard.token(token) else {
         return .failure(
           .resourceMissing("No such token: '\(token)'", param: "payment_method_data[card][token]", status: 400))
       }
@@ -376,6 +427,17 @@ struct StripeTestLedger: Sendable {
     }
     charges[approved.id] = approved
     return .success(render(intent))
+  }
+
+  /// A card token for the Apple Pay token of the (validated) form.
+  mutating func createToken(_ form: StripeForm, idempotencyKey: String?, now: Int64) -> Result<StripeJSON, StripeAPIError> {
+    let card = StripeTestCard.applePay(
+      network: form["pk_token_payment_network"] ?? "", instrumentName: form["pk_token_instrument_name"])!
+    let token = Token(id: nextID("tok"), cardID: nextID("card"), card: card, created: now)
+    tokens[token.id] = token
+    tokenOrder.append(token.id)
+    if let idempotencyKey { tokensPerIdempotencyKey[idempotencyKey, default: 0] += 1 }
+    return .success(render(token))
   }
 
   mutating func capture(_ id: String, _ form: StripeForm, now: Int64) -> Result<StripeJSON, StripeAPIError> {
@@ -511,14 +573,19 @@ struct StripeTestLedger: Sendable {
     return .success(render(charge))
   }
 
-  /// `GET /v1/tokens/{id}`: a test token as Stripe shows it, its card's `brand` spelled for
-  /// people ("Visa", "American Express", "MasterCard"), as on Stripe's Card object.
-  static func retrieveToken(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+  /// A card's brand as Stripe's Card object (on tokens) spells it: for people.
+  static let tokenBrands = [
+    "visa": "Visa", "mastercard": "MasterCard", "amex": "American Express", "discover": "Discover",
+    "diners": "Diners Club", "jcb": "JCB", "unionpay": "UnionPay",
+  ]
+
+  /// `GET /v1/tokens/{id}`: a token made from an Apple Pay token, or a test token, as Stripe shows
+  /// it, its card's `brand` spelled for people ("Visa", "American Express", "MasterCard"), as on
+  /// Stripe's Card object.
+  func retrieveToken(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    if let token = tokens[id] { return .success(render(token)) }
     guard let card = StripeTestCard.token(id) else { return .failure(.resourceMissing("No such token: '\(id)'", param: "token")) }
-    let brands = [
-      "visa": "Visa", "mastercard": "MasterCard", "amex": "American Express", "discover": "Discover",
-      "diners": "Diners Club", "jcb": "JCB", "unionpay": "UnionPay",
-    ]
+    let brands = Self.tokenBrands
     return .success(
       .object([
         ("id", .string(id)), ("object", .string("token")), ("type", .string("card")), ("livemode", .bool(false)),
@@ -625,6 +692,38 @@ struct StripeTestLedger: Sendable {
       ("livemode", .bool(false)),
       ("metadata", .object([])),
       ("type", .string("card")),
+    ])
+  }
+
+  /// A token object as Stripe answers `POST /v1/tokens` with `pk_token`.
+  func render(_ token: Token) -> StripeJSON {
+    .object([
+      ("id", .string(token.id)),
+      ("object", .string("token")),
+      (
+        "card",
+        .object([
+          ("id", .string(token.cardID)),
+          ("object", .string("card")),
+          ("brand", .string(Self.tokenBrands[token.card.brand] ?? "Unknown")),
+          ("country", .string("US")),
+          ("cvc_check", .null),
+          ("dynamic_last4", .string(token.card.last4)),
+          ("exp_month", .int(12)),
+          ("exp_year", .int(2034)),
+          ("funding", .string(token.card.funding)),
+          ("last4", .string(token.card.last4)),
+          ("metadata", .object([])),
+          ("name", .null),
+          ("tokenization_method", .string("apple_pay")),
+          ("wallet", .null),
+        ])
+      ),
+      ("client_ip", .null),
+      ("created", .int(token.created)),
+      ("livemode", .bool(false)),
+      ("type", .string("card")),
+      ("used", .bool(consumedTokens.contains(token.id))),
     ])
   }
 

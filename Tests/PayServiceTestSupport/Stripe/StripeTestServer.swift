@@ -13,8 +13,11 @@ import Synchronization
 /// - `POST /v1/payment_intents` (create, with `confirm=true` to charge a test card),
 ///   `POST /v1/payment_intents/{id}/capture`, `POST /v1/payment_intents/{id}/cancel`,
 ///   `POST /v1/refunds`;
+/// - `POST /v1/tokens` with `pk_token`: a card token from an Apple Pay token, as Stripe's mobile
+///   SDKs create one (see below);
 /// - and, for reconciliation, `GET /v1/payment_intents/{id}`, `GET /v1/refunds/{id}`,
-///   `GET /v1/charges/{id}`.
+///   `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and `GET /v1/payment_methods/{id}` for the card
+///   behind a token or PaymentMethod.
 ///
 /// Authentication is `Authorization: Bearer <secretKey>` or HTTP Basic with the key as the
 /// username. POSTs honour `Idempotency-Key` the way Stripe's API v1 does
@@ -28,8 +31,31 @@ import Synchronization
 /// then become `failed` (right after the refund request is answered); `tok_pendingRefund` refunds
 /// start `pending` then become `succeeded`. A `tok_…` is single-use (see `setSingleUseTokens`).
 ///
+/// Apple Pay tokens (`POST /v1/tokens`): the form carries `pk_token`, the JSON text of
+/// `PKPaymentToken.paymentData`, with `pk_token_instrument_name`, `pk_token_payment_network` and
+/// `pk_token_transaction_id` (the parameters Stripe's iOS and Android SDKs send). `pk_token` must
+/// be a JSON object with `version` `EC_v1` or `RSA_v1`, non-empty `data` and `signature` strings,
+/// and a `header` object with a non-empty `transactionId`; otherwise, or without `pk_token`, the
+/// answer is 400 `invalid_request_error` with `param` `pk_token` (nothing executed or saved). The
+/// server holds no processing key and decrypts nothing: the token's card is chosen from the form.
+/// - `pk_token_instrument_name` naming one of the test cards exactly (`visa_debit`, `amex`,
+///   `chargeDeclined`, `visa_chargeDeclinedInsufficientFunds`, `refundFail`, …: the names of
+///   `tok_<name>`) makes the token that card: its brand, funding and last4, and its outcome when a
+///   PaymentIntent charges it (a declining card is declined there, with HTTP 402, as `tok_<name>`).
+/// - Any other instrument name ("Visa 4320", as Apple Pay shows a card) makes it the credit card of
+///   `pk_token_payment_network`, compared case-insensitively (`visa`, `masterCard`, `amex`,
+///   `discover`, `JCB`, `chinaUnionPay`), which charges. A network without a test card
+///   (`privateLabel`, `interac`, …) or none is 400 with `param` `pk_token_payment_network`.
+/// The answer is Stripe's token object: `id` `tok_test000001` (counted like the other ids), `object`
+/// `token`, `type` `card`, `used`, `livemode` false, and `card` with `brand` spelled for people
+/// ("Visa", "MasterCard", "American Express"), `funding`, `last4` and `tokenization_method`
+/// `apple_pay`. The token is chargeable once by `payment_method_data[card][token]`, like a test
+/// token. POSTs to `/v1/tokens` honour `Idempotency-Key` like every POST: the same key and form
+/// answer the same token again, with `Idempotent-Replayed: true`.
+///
 /// IDs are deterministic per server, in creation order: `pi_test000001`, `ch_test000001`,
-/// `re_test000001`, `pm_test000001` (one PaymentMethod per confirmed test card), and
+/// `re_test000001`, `pm_test000001` (one PaymentMethod per confirmed test card), `tok_test000001`
+/// and `card_test000001` (one per token made from an Apple Pay token), and
 /// `req_test000001` for the `Request-Id` of each request received.
 public final class StripeTestServer: Sendable {
   public let secretKey: String
@@ -94,7 +120,7 @@ public final class StripeTestServer: Sendable {
 
   /// Which requests a fault applies to.
   public enum Route: Sendable, Equatable {
-    case any, createPaymentIntent, capture, cancel, refund
+    case any, createPaymentIntent, capture, cancel, refund, createToken
   }
 
   /// A failure injected into the next matching request.
@@ -191,6 +217,14 @@ public final class StripeTestServer: Sendable {
   public func paymentIntentsCreated(idempotencyKey: String) -> Int {
     core.state.withLock { $0.ledger.createdPerIdempotencyKey[idempotencyKey] ?? 0 }
   }
+
+  /// Tokens created from Apple Pay tokens (executed, not replayed) with this Idempotency-Key.
+  public func tokensCreated(idempotencyKey: String) -> Int {
+    core.state.withLock { $0.ledger.tokensPerIdempotencyKey[idempotencyKey] ?? 0 }
+  }
+
+  /// Tokens created from Apple Pay tokens in total.
+  public var tokenCount: Int { core.state.withLock { $0.ledger.tokenOrder.count } }
 
   /// PaymentIntents created in total (declined ones included).
   public var paymentIntentCount: Int { core.state.withLock { $0.ledger.paymentIntentOrder.count } }

@@ -18,6 +18,12 @@ public protocol RemoteGateway: Sendable {
   /// The card `paymentData` (a form `paymentDataProblem` accepts) stands for, as the gateway
   /// recorded it: what prices the card at authorization (`CardEvidence`). Reads only.
   func card(of paymentData: String) async -> GatewayReply<GatewayCard>
+  /// The gateway's own token for an Apple Pay token exactly as the device handed it over (Stripe:
+  /// `POST /v1/tokens` with `pk_token`, as Stripe's mobile SDKs send it), made under the request's
+  /// idempotency key, with the card the gateway decrypted from it: what prices the card at
+  /// authorization, and what `charge` later charges. Used with a gateway that holds the merchant's
+  /// Payment Processing Certificate: payservice neither verifies nor decrypts the token.
+  func tokenize(applePayToken: ApplePayTokenization) async -> GatewayReply<GatewayToken>
   /// Closes connections; called once when the process is done with the gateway.
   func shutdown() async
 }
@@ -103,6 +109,43 @@ public struct GatewayRefund: Sendable, Equatable {
   public init(id: String, status: Status) {
     self.id = id
     self.status = status
+  }
+}
+
+/// An Apple Pay token for a gateway to turn into its own token (`RemoteGateway.tokenize`). It holds
+/// the encrypted payment data: it is sent to the gateway and never stored or logged.
+public struct ApplePayTokenization: Sendable, Equatable {
+  /// The JSON text of `PKPaymentToken.paymentData` (EC_v1 or RSA_v1), as the device made it.
+  public var paymentData: String
+  /// `paymentMethod.displayName` ("Visa 0492"); nil or empty is not sent.
+  public var displayName: String?
+  /// `paymentMethod.network` as the device named it ("Visa", "masterCard").
+  public var network: String
+  /// `PKPaymentToken.transactionIdentifier`.
+  public var transactionIdentifier: String
+  /// One per payment (`Identifiers.tokenIdempotencyKey`): an authorization sent again makes no
+  /// second token at the gateway.
+  public var idempotencyKey: String
+
+  public init(
+    paymentData: String, displayName: String?, network: String, transactionIdentifier: String, idempotencyKey: String
+  ) {
+    self.paymentData = paymentData
+    self.displayName = displayName
+    self.network = network
+    self.transactionIdentifier = transactionIdentifier
+    self.idempotencyKey = idempotencyKey
+  }
+}
+
+/// A token a gateway made (Stripe's `tok_…`): what a charge charges, and the card behind it.
+public struct GatewayToken: Sendable, Equatable {
+  public var id: String
+  public var card: GatewayCard
+
+  public init(id: String, card: GatewayCard) {
+    self.id = id
+    self.card = card
   }
 }
 
