@@ -340,6 +340,12 @@ run(P, "st_lost", rq(8, "processOrder", order_params("$ST3")))
 run(P, "st_pending", rq(9, "listOrders", {"status": "pending"}))
 run(P, "st_refund", rq(10, "refundOrder", {"orderId": "$STO", "refundId": "rf-1", "amount": "10.00", "reason": "dented"}))
 run(P, "st_refund_replay", rq(11, "refundOrder", {"orderId": "$STO", "refundId": "rf-1", "amount": "10.00", "reason": "dented"}))
+# The Apple Pay token itself (the real EC_v1 vector), made a Stripe token and charged.
+VECTOR = json.load(open(os.path.join(CWD, "Tests/PayServiceCoreTests/Fixtures/applepay-ec-v1/token.json")))
+ap = auth_params(pd=VECTOR, txn=VECTOR["header"]["transactionId"].upper())
+ap["payment"]["token"]["paymentMethod"]["displayName"] = "Visa 4320"
+VARS["ST4"] = run(P, "st_auth_applepay", rq(14, "authorizePayment", ap))["result"]["chargeToken"]
+run(P, "st_order_applepay", rq(15, "processOrder", order_params("$ST4")))
 P.close()
 # A new process: its start-up sweep sends the pending charge again under the same key.
 P = Proc(config=STRIPECFG, extra=["--back-office"], env=STRIPEENV)
