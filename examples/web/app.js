@@ -2,43 +2,97 @@
 // bridge.py's POST /rpc. No build step, no framework.
 'use strict';
 
-// ---- the checkout's state: one object, updated by every event of the sheet
+// ---- time budget of a payment
+//
+// Apple Pay cancels the sheet when the page has not completed an event within 30 s
+// (SHEET_TIMEOUT_MS). Everything the page does after onpaymentauthorized fits inside it:
+//   authorizePayment           at most AUTHORIZE_TIMEOUT_MS (10 s)
+//   processOrder, retried      until PAYMENT_BUDGET_MS (24 s) after the event, each attempt cut
+//                              off at the budget, RETRY_PAUSE_MS (1 s) between attempts
+//   completePayment            the 6 s left is the margin for the sheet to get it in time.
+// When processOrder has not answered by then, the page does not let the sheet time out (which
+// would read as a cancelled payment): it closes the sheet itself with abort(), tells the shopper
+// it is checking the payment, and sends the same processOrder again (payservice answers a repeat
+// with the stored outcome and never charges twice) until it knows the outcome.
+const SHEET_TIMEOUT_MS = 30000;
+const AUTHORIZE_TIMEOUT_MS = 10000;
+const PAYMENT_BUDGET_MS = SHEET_TIMEOUT_MS - 6000;
+const RETRY_PAUSE_MS = 1000;
+// After the sheet is closed: ask again after 2, 4, 8, 15, 15, ... s.
+const CHECK_PAUSES_MS = [2000, 4000, 8000, 15000];
+// Any other call (pricing, the sheet's other events) is cut off after this long.
+const CALL_TIMEOUT_MS = 15000;
 
-const state = {
-  items: [],             // [{sku, quantity}] from the page
-  shippingMethod: null,  // identifier the sheet shows as selected
-  shippingContact: null, // the sheet's (redacted until authorization) shipping contact
-  couponCode: '',        // as typed on the page or in the sheet
-  paymentMethod: null,   // {displayName, network, type}: card surcharges and discounts depend on it
-};
-
-// The payment request for the current cart, fetched ahead of the click: an ApplePaySession must be
-// created synchronously inside the click handler (a user gesture), so there is no time to ask then.
-let prepared = null;     // {key, minimumVersion, paymentRequest}
-let preparing = 0;       // sequence number of the latest createPaymentRequest, so stale answers are dropped
-let session = null;
-let prepareFailed = false; // the message shown is prepare()'s error, to clear once it succeeds
+// The shop's locale (the page's lang) formats its money; dates are shown in the shopper's time zone.
+const LOCALE = document.documentElement.lang || 'en-US';
 
 const catalog = JSON.parse(document.getElementById('catalog').textContent);
-const $products = document.getElementById('products');
-const $coupon = document.getElementById('coupon');
-const $summary = document.getElementById('summary');
-const $pay = document.getElementById('pay');
-const $message = document.getElementById('message');
+const $ = (id) => document.getElementById(id);
+const $products = $('products');
+const $couponForm = $('coupon-form');
+const $coupon = $('coupon');
+const $couponStatus = $('coupon-status');
+const $summary = $('summary');
+const $emptyCart = $('empty-cart');
+const $pay = $('pay');
+const $message = $('message');
+const $shop = $('shop');
+const $receipt = $('receipt');
+
+// ---- formatting
+
+const moneyFormats = new Map();
+// Amounts are decimal strings on the wire and stay strings: Intl.NumberFormat formats a string
+// as the exact decimal it is, never through a binary float.
+function money(amount, currencyCode) {
+  if (!moneyFormats.has(currencyCode)) {
+    moneyFormats.set(currencyCode, new Intl.NumberFormat(LOCALE, { style: 'currency', currency: currencyCode }));
+  }
+  return moneyFormats.get(currencyCode).format(amount);
+}
+
+const dateFormat = new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium' });
+function day(date) {
+  return date instanceof Date ? dateFormat.format(date) : '';
+}
+
+function sameDay(a, b) {
+  return a instanceof Date && b instanceof Date && a.toDateString() === b.toDateString();
+}
+
+// "month", "14 days", "2 weeks": one interval of a recurring line.
+function interval(unit, count) {
+  const n = count || 1;
+  if (n === 1) return unit;
+  return `${n} ${unit}s`;
+}
+
+// The same as an adjective: "month", "14-day".
+function intervalAdjective(unit, count) {
+  const n = count || 1;
+  return n === 1 ? unit : `${n}-${unit}`;
+}
 
 // ---- talking to the bridge
 
+/// A call that did not give a result: `httpStatus` 0 when no answer came (the network, a
+/// timeout), else the bridge's status; `code` the JSON-RPC error code when there was one.
 class RPCError extends Error {
-  constructor(message, httpStatus, code) {
+  constructor(message, httpStatus, code, data) {
     super(message);
     this.httpStatus = httpStatus;
     this.code = code;
+    this.data = data;
+  }
+
+  /// No answer, or one that says nothing happened yet: the same call may be sent again.
+  get unanswered() {
+    return this.httpStatus === 0 || this.httpStatus === 502 || this.httpStatus === 503 || this.httpStatus === 504;
   }
 }
 
-// Every member whose name ends in "Date" (recurringPaymentStartDate, recurringPaymentEndDate,
-// deferredPaymentDate, freeCancellationDate, ...), at any depth, is RFC 3339 text on the wire and a
-// Date for Apple Pay JS.
+// Every member whose name ends in "Date" (recurringPaymentStartDate, deferredPaymentDate,
+// freeCancellationDate, ...), at any depth, is RFC 3339 text on the wire and a Date for Apple Pay JS.
 function reviveDates(key, value) {
   if (typeof value === 'string' && key.endsWith('Date')) {
     const date = new Date(value);
@@ -47,105 +101,240 @@ function reviveDates(key, value) {
   return value;
 }
 
-// POST /rpc {method, params} -> the JSON-RPC result; throws RPCError for the error (HTTP 4xx/5xx).
-async function rpc(method, params, timeoutMs = 25000) {
+// POST /rpc {method, params} -> the JSON-RPC result; throws RPCError. Cut off after `timeoutMs`.
+async function rpc(method, params, timeoutMs = CALL_TIMEOUT_MS) {
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), timeoutMs); // the sheet gives up after about 30 s
-  let response;
+  const timer = setTimeout(() => abort.abort(), Math.max(timeoutMs, 1));
   try {
-    response = await fetch('/rpc', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ method, params }),
-      signal: abort.signal,
-      credentials: 'same-origin',
-    });
-  } catch (err) {
-    throw new RPCError(`The shop could not be reached (${method}).`, 0);
+    let response;
+    try {
+      response = await fetch('/rpc', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ method, params }),
+        signal: abort.signal,
+        credentials: 'same-origin',
+      });
+    } catch (err) {
+      throw new RPCError(`${method}: no answer (${abort.signal.aborted ? 'timed out' : err.message})`, 0);
+    }
+    let text;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw new RPCError(`${method}: the answer was cut off (${abort.signal.aborted ? 'timed out' : err.message})`, 0);
+    }
+    let body;
+    try {
+      body = JSON.parse(text, reviveDates);
+    } catch (err) {
+      throw new RPCError(`${method}: an unreadable answer (HTTP ${response.status})`, response.status);
+    }
+    if (!response.ok) {
+      const error = (body && body.error) || {};
+      const details = error.data && Array.isArray(error.data.errors)
+        ? ': ' + error.data.errors.map((e) => `${e.path} ${e.message}`).join('; ')
+        : '';
+      throw new RPCError(`${method}: ${error.message || 'HTTP ' + response.status}${details}`, response.status, error.code, error.data);
+    }
+    return body;
   } finally {
     clearTimeout(timer);
   }
-  const text = await response.text();
-  let body;
-  try {
-    body = JSON.parse(text, reviveDates);
-  } catch (err) {
-    throw new RPCError(`The shop sent an unreadable answer (HTTP ${response.status}).`, response.status);
-  }
-  if (!response.ok) {
-    const error = (body && body.error) || {};
-    const details = error.data && Array.isArray(error.data.errors)
-      ? ': ' + error.data.errors.map((e) => `${e.path} ${e.message}`).join('; ')
-      : '';
-    throw new RPCError(`${error.message || 'HTTP ' + response.status}${details}`, response.status, error.code);
-  }
-  return body;
 }
 
-// ---- the page: products, coupon, summary
+// Developer detail goes to the console (and the bridge's log has the request); shoppers read
+// `shopperText`. A warning, not an error: a declined card or a slow network is not a bug.
+function report(what, err) {
+  console.warn(`[shop] ${what}:`, err && err.message ? err.message : err);
+}
+
+function unreachableText() {
+  return 'We can’t reach the shop right now. Check your connection and try again.';
+}
+
+// ---- messages: each has a source, so that what clears it is the thing it was about
+
+let messageSource = '';
+function showMessage(text, kind = '', source = '') {
+  $message.textContent = text;
+  $message.className = kind;
+  messageSource = text ? source : '';
+}
+
+function clearMessage(source) {
+  if (messageSource === source) showMessage('');
+}
+
+// ---- the products, with payservice's prices
+
+function productBySku(sku) {
+  return catalog.find((product) => product.sku === sku);
+}
 
 function renderProducts() {
   for (const product of catalog) {
     const row = document.createElement('div');
     row.className = 'product';
+    row.dataset.sku = product.sku;
     const text = document.createElement('div');
     const kind = document.createElement('p');
     kind.className = 'kind';
     kind.textContent = product.kind;
     const name = document.createElement('p');
-    name.innerHTML = '<strong></strong>';
-    name.firstChild.textContent = product.name;
+    const strong = document.createElement('strong');
+    strong.textContent = product.name;
+    name.append(strong);
     const description = document.createElement('p');
     description.textContent = product.description;
-    text.append(kind, name, description);
-    const quantity = document.createElement('input');
-    quantity.type = 'number';
-    quantity.min = '0';
-    quantity.max = '99';
-    quantity.value = '0';
-    quantity.dataset.sku = product.sku;
-    quantity.setAttribute('aria-label', `Quantity of ${product.name}`);
-    quantity.addEventListener('input', cartChanged);
+    const price = document.createElement('p');
+    price.className = 'price';
+    price.textContent = '…';
+    const terms = document.createElement('p');
+    terms.className = 'terms';
+    text.append(kind, name, description, price, terms);
+
+    const quantity = document.createElement('div');
+    quantity.className = 'quantity';
+    const less = document.createElement('button');
+    less.type = 'button';
+    less.textContent = '−';
+    less.setAttribute('aria-label', `One less ${product.name}`);
+    const input = document.createElement('input');
+    input.type = 'number';
+    input.inputMode = 'numeric';
+    input.min = '0';
+    input.max = '99';
+    input.value = '0';
+    input.dataset.sku = product.sku;
+    input.setAttribute('aria-label', `Quantity of ${product.name}`);
+    const more = document.createElement('button');
+    more.type = 'button';
+    more.textContent = '+';
+    more.setAttribute('aria-label', `One more ${product.name}`);
+    const step = (delta) => {
+      input.value = String(Math.min(99, Math.max(0, quantityOf(input) + delta)));
+      cartChanged();
+    };
+    less.addEventListener('click', () => step(-1));
+    more.addEventListener('click', () => step(1));
+    input.addEventListener('input', cartChanged);
+    quantity.append(less, input, more);
     row.append(text, quantity);
     $products.append(row);
   }
 }
 
+// Each product priced alone, once, by payservice: its lines say what is paid once and what repeats.
+async function loadPrices() {
+  await Promise.all(catalog.map(async (product) => {
+    const row = $products.querySelector(`.product[data-sku="${product.sku}"]`);
+    try {
+      const answer = await rpc('createPaymentRequest', { items: [{ sku: product.sku, quantity: 1 }] });
+      const { price, terms } = productTerms(answer.paymentRequest);
+      row.querySelector('.price').textContent = price;
+      row.querySelector('.terms').textContent = terms;
+    } catch (err) {
+      report(`price of ${product.sku}`, err);
+      row.querySelector('.price').textContent = 'Price unavailable right now';
+    }
+  }));
+}
+
+// The product's own lines of a one-product payment request: the ones with a payment timing, or
+// the first line of a one-off product.
+function productTerms(request) {
+  const currency = request.currencyCode;
+  const recurring = request.recurringPaymentRequest;
+  if (recurring) {
+    const regular = recurring.regularBilling;
+    const every = `${money(regular.amount, currency)} every ${interval(regular.recurringPaymentIntervalUnit, regular.recurringPaymentIntervalCount)}`;
+    const trial = recurring.trialBilling;
+    if (!trial) return { price: every, terms: '' };
+    const length = intervalAdjective(trial.recurringPaymentIntervalUnit, trial.recurringPaymentIntervalCount);
+    return { price: every, terms: `Starts with a ${length} trial for ${money(trial.amount, currency)}.` };
+  }
+  const reload = request.automaticReloadPaymentRequest;
+  if (reload) {
+    const billing = reload.automaticReloadBilling;
+    return {
+      price: `${money(billing.amount, currency)} top-up`,
+      terms: `Topped up again whenever the balance falls below ${money(billing.automaticReloadPaymentThresholdAmount, currency)}.`,
+    };
+  }
+  const deferred = request.deferredPaymentRequest;
+  if (deferred) {
+    const billing = deferred.deferredBilling;
+    return { price: money(billing.amount, currency), terms: `Nothing to pay today: charged on ${day(billing.deferredPaymentDate)}.` };
+  }
+  return { price: money(request.lineItems[0].amount, currency), terms: '' };
+}
+
+// ---- the cart
+
+function quantityOf(input) {
+  const quantity = Math.floor(Number(input.value));
+  return Number.isFinite(quantity) && quantity > 0 ? Math.min(quantity, 99) : 0;
+}
+
 function cartItems() {
   const items = [];
   for (const input of $products.querySelectorAll('input[data-sku]')) {
-    const quantity = Math.floor(Number(input.value));
+    const quantity = quantityOf(input);
     if (quantity > 0) items.push({ sku: input.dataset.sku, quantity });
   }
   return items;
 }
 
+function emptyCart() {
+  for (const input of $products.querySelectorAll('input[data-sku]')) input.value = '0';
+}
+
+// The coupon the shopper applied on the page ('' for none): checked by payservice before it is
+// used, and then shown in the sheet's own coupon field, where the shopper can see and change it.
+let couponCode = '';
+// A coupon payservice refused is remembered so that it is not sent again.
+let refusedCoupon = '';
+
 function cartKey() {
-  return JSON.stringify([cartItems(), $coupon.value.trim()]);
+  return JSON.stringify([cartItems(), couponCode]);
 }
 
-function showMessage(text, kind = '') {
-  $message.textContent = text;
-  $message.className = kind;
+// One payment request describes at most one plan: a subscription, an automatic reload or a pre-order.
+function mixedPlans(items) {
+  const plans = new Set(items.map((item) => productBySku(item.sku).plan).filter(Boolean));
+  return plans.size > 1;
 }
 
-function describeTiming(item, currency) {
-  const day = (d) => (d instanceof Date ? d.toISOString().slice(0, 10) : String(d));
+// ---- the summary
+
+// What a line of the summary means for the shopper: what is paid once and what repeats.
+function describeLine(item, request) {
+  const currency = request.currencyCode;
   switch (item.paymentTiming) {
     case 'recurring': {
-      const every = item.recurringPaymentIntervalCount > 1
-        ? `every ${item.recurringPaymentIntervalCount} ${item.recurringPaymentIntervalUnit}s`
-        : `every ${item.recurringPaymentIntervalUnit || 'period'}`;
-      const from = item.recurringPaymentStartDate ? ` from ${day(item.recurringPaymentStartDate)}` : '';
-      const until = item.recurringPaymentEndDate ? ` until ${day(item.recurringPaymentEndDate)}` : '';
-      return `${every}${from}${until}`;
+      const recurring = request.recurringPaymentRequest || {};
+      const trial = recurring.trialBilling;
+      const start = item.recurringPaymentStartDate;
+      const length = interval(item.recurringPaymentIntervalUnit, item.recurringPaymentIntervalCount);
+      if (trial && trial.label === item.label) {
+        const ends = item.recurringPaymentEndDate ? `, until ${day(item.recurringPaymentEndDate)}` : '';
+        const trialLength = intervalAdjective(item.recurringPaymentIntervalUnit, item.recurringPaymentIntervalCount);
+        return `Once, today: a ${trialLength} trial${ends}.`;
+      }
+      const from = sameDay(start, new Date()) ? 'starting today' : `from ${day(start)}`;
+      const until = item.recurringPaymentEndDate ? `, until ${day(item.recurringPaymentEndDate)}` : ', until you cancel';
+      return `Then every ${length}, ${from}${until}.`;
     }
-    case 'deferred':
-      return item.deferredPaymentDate ? `paid on ${day(item.deferredPaymentDate)}` : 'paid later';
+    case 'deferred': {
+      const deferred = request.deferredPaymentRequest || {};
+      const cancel = deferred.freeCancellationDate ? ` Free cancellation until ${day(deferred.freeCancellationDate)}.` : '';
+      return `Charged on ${day(item.deferredPaymentDate)}, not today.${cancel}`;
+    }
     case 'automaticReload':
       return item.automaticReloadPaymentThresholdAmount
-        ? `reloaded when the balance is below ${item.automaticReloadPaymentThresholdAmount} ${currency}`
-        : 'reloaded automatically';
+        ? `Today, and again whenever the balance falls below ${money(item.automaticReloadPaymentThresholdAmount, currency)}.`
+        : 'Today, and again whenever the balance runs low.';
     default:
       return '';
   }
@@ -153,6 +342,7 @@ function describeTiming(item, currency) {
 
 function renderSummary(request) {
   $summary.replaceChildren();
+  $summary.classList.remove('updating');
   if (!request) return;
   const row = (label, amount, note, className) => {
     const tr = $summary.insertRow();
@@ -165,109 +355,455 @@ function renderSummary(request) {
       span.textContent = note;
       left.append(span);
     }
-    tr.insertCell().textContent = `${amount} ${request.currencyCode}`;
+    tr.insertCell().textContent = money(amount, request.currencyCode);
   };
-  for (const item of request.lineItems || []) {
-    row(item.label, item.amount, describeTiming(item, request.currencyCode));
-  }
-  row(`Total due today (${request.total.label})`, request.total.amount, '', 'total');
+  for (const item of request.lineItems || []) row(item.label, item.amount, describeLine(item, request));
+  // Before Apple Pay gives the address, tax is the shop's default rate and shipping its first method.
+  row('Total due today', request.total.amount, 'Shipping and tax are confirmed for your address in Apple Pay.', 'total');
 }
+
+// ---- preparing the payment request ahead of the click
+
+// An ApplePaySession must be created synchronously inside the click's handler (a user gesture),
+// so the payment request for the cart on the page is fetched ahead of the click.
+let prepared = null; // {key, minimumVersion, paymentRequest}
+let preparing = 0;   // sequence number of the latest createPaymentRequest: stale answers are dropped
 
 let debounce = null;
 function cartChanged() {
+  prepared = null;
+  $summary.classList.add('updating');
   clearTimeout(debounce);
   debounce = setTimeout(prepare, 250);
 }
 
-// Asks payservice for the payment request of the cart on the page, ahead of the click.
 async function prepare() {
   const key = cartKey();
   const items = cartItems();
   const sequence = ++preparing;
   prepared = null;
+  $emptyCart.hidden = items.length > 0;
   if (items.length === 0) {
     renderSummary(null);
     $pay.hidden = true;
+    clearMessage('cart');
+    clearMessage('wait');
+    return;
+  }
+  if (mixedPlans(items)) {
+    renderSummary(null);
+    $pay.hidden = true;
+    showMessage('A subscription, a Café Card and a pre-order each need a checkout of their own: buy them one at a time.', 'error', 'cart');
     return;
   }
   const params = { items };
-  const couponCode = $coupon.value.trim();
   if (couponCode) params.couponCode = couponCode;
+  let answer;
   try {
-    const answer = await rpc('createPaymentRequest', params);
-    if (sequence !== preparing) return; // the cart changed meanwhile
-    prepared = { key, minimumVersion: answer.minimumVersion, paymentRequest: answer.paymentRequest };
-    renderSummary(answer.paymentRequest);
-    $pay.hidden = !applePayAvailable;
-    if (prepareFailed) showMessage('');
-    prepareFailed = false;
+    answer = await rpc('createPaymentRequest', params);
   } catch (err) {
     if (sequence !== preparing) return;
+    report('createPaymentRequest', err);
     renderSummary(null);
     $pay.hidden = true;
-    showMessage(err.message, 'error');
-    prepareFailed = true;
+    showMessage(err.unanswered ? unreachableText() : 'This cart can’t be checked out right now. Please change it or try again later.', 'error', 'cart');
+    return;
+  }
+  if (sequence !== preparing) return; // the cart changed meanwhile
+  const request = answer.paymentRequest;
+  showCouponAnswer(answer.errors || [], request);
+  prepared = { key: cartKey(), minimumVersion: answer.minimumVersion, paymentRequest: request };
+  renderSummary(request);
+  clearMessage('cart');
+  clearMessage('wait');
+  showPayButton(answer.minimumVersion);
+}
+
+function showCouponAnswer(errors, request) {
+  const couponError = errors.find((error) => error.code === 'couponCodeInvalid' || error.code === 'couponCodeExpired');
+  if (couponError && couponCode) {
+    // Refused: shown here, and never sent to the sheet (which would show it without its cause).
+    refusedCoupon = couponCode;
+    $couponStatus.textContent = `${couponCode}: ${couponError.message}`;
+    $couponStatus.className = 'error';
+    couponCode = '';
+  } else if (request.couponCode) {
+    const discount = (request.lineItems || []).find((item) => item.amount.startsWith('-'));
+    $couponStatus.textContent = discount
+      ? `${request.couponCode} applied: ${discount.label} ${money(discount.amount, request.currencyCode)}.`
+      : `${request.couponCode} applied.`;
+    $couponStatus.className = 'applied';
+  } else if (!refusedCoupon) {
+    $couponStatus.textContent = '';
+    $couponStatus.className = '';
   }
 }
+
+$couponForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  couponCode = $coupon.value.trim().toUpperCase();
+  refusedCoupon = '';
+  $couponStatus.textContent = couponCode ? 'Checking…' : '';
+  $couponStatus.className = '';
+  prepared = null;
+  prepare();
+});
 
 // ---- Apple Pay
 
 let applePayAvailable = false;
 function checkApplePay() {
+  if (!window.ApplePaySession) {
+    showMessage('Apple Pay isn’t available in this browser. Open this page in Safari on an iPhone, iPad or Mac with Apple Pay set up.', '', 'applepay');
+    return;
+  }
   try {
-    applePayAvailable = Boolean(window.ApplePaySession && ApplePaySession.canMakePayments());
+    applePayAvailable = Boolean(ApplePaySession.canMakePayments());
   } catch (err) {
-    // canMakePayments throws on a page that is not served over HTTPS.
-    showMessage('Apple Pay needs this page to be served over HTTPS on a domain verified with Apple.', 'error');
+    // canMakePayments throws on a page that is not served over HTTPS on a verified domain.
+    report('ApplePaySession.canMakePayments', err);
+    showMessage('Apple Pay can’t be used on this page right now.', 'error', 'applepay');
     return;
   }
   if (!applePayAvailable) {
-    showMessage('Apple Pay is not available in this browser or on this device.');
+    showMessage('Apple Pay isn’t set up on this device. Add a card in Wallet to pay with Apple Pay.', '', 'applepay');
   }
 }
 
-function resetCheckout() {
-  state.items = cartItems();
-  state.shippingMethod = null;
-  state.shippingContact = null;
-  state.couponCode = $coupon.value.trim();
-  state.paymentMethod = null;
-  session = null;
+// The button shows when the cart has a payment request this device's Apple Pay can show.
+function showPayButton(minimumVersion) {
+  if (!applePayAvailable) {
+    $pay.hidden = true;
+    return;
+  }
+  if (!ApplePaySession.supportsVersion(minimumVersion)) {
+    // Subscriptions, reloads and pre-orders need a recent Apple Pay (minimumVersion).
+    $pay.hidden = true;
+    showMessage('Apple Pay on this device is too old for this order. Update the device, or buy one-off items on their own.', 'error', 'cart');
+    return;
+  }
+  $pay.hidden = false;
 }
 
-// The params every sheet event shares: the state, leaving out what the sheet has not given yet.
-function sheetParams(extra) {
-  const params = { items: state.items };
-  if (state.shippingMethod) params.shippingMethod = state.shippingMethod;
-  if (state.shippingContact) params.shippingContact = state.shippingContact;
-  if (state.couponCode) params.couponCode = state.couponCode;
-  if (state.paymentMethod) params.paymentMethod = state.paymentMethod;
-  return Object.assign(params, extra);
+// The open sheet's checkout, or null: one session at a time.
+let checkout = null;
+
+function startCheckout() {
+  if (!applePayAvailable) return;
+  if (checkout) return; // the sheet is already open: a second click does nothing
+  if (!prepared || prepared.key !== cartKey()) {
+    showMessage('One moment: the price is being updated.', '', 'wait');
+    return;
+  }
+  let session;
+  try {
+    session = new ApplePaySession(prepared.minimumVersion, prepared.paymentRequest);
+  } catch (err) {
+    report('new ApplePaySession', err);
+    showMessage('Apple Pay couldn’t start. Please try again.', 'error', 'checkout');
+    return;
+  }
+  checkout = new Checkout(session, prepared);
+  showMessage('');
+  session.begin();
 }
 
-function toApplePayError(error) {
+/// One sheet, from begin() to its end: the state every event updates and every call sends.
+class Checkout {
+  constructor(session, { minimumVersion, paymentRequest }) {
+    this.session = session;
+    this.version = minimumVersion;
+    this.request = paymentRequest;
+    this.items = cartItems();
+    // What the sheet shows as selected: its first shipping method and the coupon in its field.
+    const first = (paymentRequest.shippingMethods || [])[0];
+    this.shippingMethod = first ? first.identifier : null;
+    this.shippingContact = null;
+    this.couponCode = paymentRequest.couponCode || '';
+    this.paymentMethod = null;
+    this.ended = false;
+
+    session.onvalidatemerchant = (event) => this.handle('startMerchantSession', () => this.validateMerchant(event));
+    session.onshippingcontactselected = (event) => this.handle('selectShippingContact', async () => {
+      this.shippingContact = event.shippingContact;
+      const result = await rpc('selectShippingContact', this.params({ shippingContact: event.shippingContact }));
+      this.shippingMethod = result.shippingMethod || this.shippingMethod;
+      this.complete('completeShippingContactSelection', update(result, 'shippingContact', this.version));
+    });
+    session.onshippingmethodselected = (event) => this.handle('selectShippingMethod', async () => {
+      this.shippingMethod = event.shippingMethod.identifier;
+      const result = await rpc('selectShippingMethod', this.params({}));
+      this.complete('completeShippingMethodSelection', update(result, 'shippingMethod', this.version));
+    });
+    session.onpaymentmethodselected = (event) => this.handle('selectPaymentMethod', async () => {
+      this.paymentMethod = cardOf(event.paymentMethod);
+      // Not a card payservice can price (no network or type): priced without a card adjustment.
+      const method = this.paymentMethod ? 'selectPaymentMethod' : 'computeSummaryItems';
+      const result = await rpc(method, this.params({}));
+      this.complete('completePaymentMethodSelection', update(result, 'paymentMethod', this.version));
+    });
+    session.oncouponcodechanged = (event) => this.handle('changeCouponCode', async () => {
+      this.couponCode = (event.couponCode || '').trim();
+      const result = await rpc('changeCouponCode', this.params({ couponCode: this.couponCode }));
+      this.shippingMethod = result.shippingMethod || this.shippingMethod;
+      this.complete('completeCouponCodeChange', update(result, 'couponCode', this.version));
+    });
+    session.onpaymentauthorized = (event) => this.handle('payment', () => this.pay(event.payment, performance.now()));
+    session.oncancel = () => {
+      if (this.ended) return;
+      this.ended = true;
+      showMessage('Payment cancelled. You have not been charged.', '', 'checkout');
+      this.finish();
+    };
+  }
+
+  // The params every sheet event shares: the state, leaving out what the sheet has not given yet.
+  // The coupon is the one in the sheet's field, which the shopper sees.
+  params(extra) {
+    const params = { items: this.items };
+    if (this.shippingMethod) params.shippingMethod = this.shippingMethod;
+    if (this.shippingContact) params.shippingContact = this.shippingContact;
+    if (this.couponCode) params.couponCode = this.couponCode;
+    if (this.paymentMethod) params.paymentMethod = this.paymentMethod;
+    return Object.assign(params, extra);
+  }
+
+  // Runs an event's work; a failure ends the sheet at once with a message, so it never waits.
+  handle(what, work) {
+    work().catch((err) => {
+      report(what, err);
+      this.fail(err instanceof RPCError && err.unanswered
+        ? unreachableText()
+        : 'Something went wrong with this payment. You have not been charged; please try again.');
+    });
+  }
+
+  complete(method, value) {
+    if (this.ended) return; // the sheet was closed meanwhile (cancelled, timed out)
+    this.session[method](value);
+  }
+
+  // Closes the sheet without claiming an outcome, and says why on the page.
+  fail(message) {
+    if (this.ended) return;
+    this.ended = true;
+    try { this.session.abort(); } catch (err) { report('abort', err); }
+    showMessage(message, 'error', 'checkout');
+    this.finish();
+  }
+
+  finish() {
+    if (checkout === this) checkout = null;
+    prepare();
+  }
+
+  async validateMerchant(event) {
+    const answer = await rpc('startMerchantSession', { validationURL: event.validationURL, domain: location.hostname });
+    if (answer.status === 'success') {
+      this.complete('completeMerchantValidation', answer.merchantSession);
+      return;
+    }
+    report('startMerchantSession', new Error(`${answer.code || 'failure'}: ${answer.message || ''}`));
+    this.fail('Apple Pay isn’t available for this shop right now. Please try again later.');
+  }
+
+  // onpaymentauthorized: authorize, charge, complete, all within PAYMENT_BUDGET_MS of `start`.
+  async pay(payment, start) {
+    this.shippingContact = payment.shippingContact || this.shippingContact;
+    const params = { items: this.items, shippingMethod: this.shippingMethod, payment: { token: payment.token } };
+    if (payment.shippingContact) params.payment.shippingContact = payment.shippingContact;
+    if (payment.billingContact) params.payment.billingContact = payment.billingContact;
+    if (this.couponCode) params.couponCode = this.couponCode;
+    if (this.request.applicationData) params.applicationData = this.request.applicationData;
+
+    let authorization;
+    try {
+      authorization = await rpc('authorizePayment', params, AUTHORIZE_TIMEOUT_MS);
+    } catch (err) {
+      // No charge token reached the page, so nothing can have been charged.
+      report('authorizePayment', err);
+      this.closeWithFailure(err.unanswered ? unreachableText() : 'This payment couldn’t be confirmed. You have not been charged; please try again.');
+      return;
+    }
+    if (authorization.status !== 'success') {
+      const errors = (authorization.errors || []).map(sheetError);
+      const fixable = errors.filter((error) => error.code !== 'unknown');
+      if (fixable.length === 0 || fixable.length < errors.length) {
+        // Nothing the shopper can fix in this sheet (the card, the payment data): it closes.
+        this.closeWithFailure(errors.length > 0 ? errors.find((e) => e.code === 'unknown').message
+          : 'This payment couldn’t be confirmed. You have not been charged; please try again.');
+        return;
+      }
+      // Contact or coupon errors: the sheet shows them and stays open, so the shopper may fix
+      // them and pay again.
+      this.complete('completePayment', { status: ApplePaySession.STATUS_FAILURE, errors });
+      showMessage(errors[0].message, 'error', 'checkout');
+      return;
+    }
+
+    // Charge it: the same items, shipping method, contacts and coupon the token is bound to.
+    const order = {
+      chargeToken: authorization.chargeToken,
+      items: this.items,
+      shippingMethod: this.shippingMethod,
+      shippingContact: payment.shippingContact || {},
+      amount: authorization.amount,
+      currencyCode: authorization.currencyCode,
+    };
+    if (payment.billingContact) order.billingContact = payment.billingContact;
+    if (this.couponCode) order.couponCode = this.couponCode;
+
+    const result = await processOrderWithin(order, start + PAYMENT_BUDGET_MS);
+    if (result === null) {
+      // No outcome in time: close the sheet ourselves rather than let it time out as "cancelled".
+      this.ended = true;
+      try { this.session.abort(); } catch (err) { report('abort', err); }
+      showMessage('We’re checking your payment. Please keep this page open: you will not be charged twice.', 'pending', 'checkout');
+      const known = await processOrderUntilKnown(order);
+      this.settle(known, authorization, payment);
+      return;
+    }
+    this.settle(result, authorization, payment);
+  }
+
+  // The outcome of processOrder, known: the receipt, or what went wrong.
+  settle(result, authorization, payment) {
+    if (result.status === 'succeeded') {
+      const completion = { status: ApplePaySession.STATUS_SUCCESS };
+      // authorizePayment's, present when the merchant configures Wallet order tracking.
+      if (authorization.orderDetails) completion.orderDetails = authorization.orderDetails;
+      this.complete('completePayment', completion);
+      this.ended = true;
+      if (checkout === this) checkout = null;
+      showReceipt(result, this.request, payment.shippingContact);
+      return;
+    }
+    report('processOrder', new Error(`${result.failureCode}: ${result.message}`));
+    const message = failureText(result);
+    if (this.ended) {
+      // The sheet was already closed: the page says it.
+      showMessage(message, 'error', 'checkout');
+      this.finish();
+      return;
+    }
+    this.closeWithFailure(message);
+  }
+
+  // completePayment with a failure the shopper cannot fix in the sheet (an `unknown` error): the
+  // sheet shows it and closes; the page says it too, and the shopper may begin again.
+  closeWithFailure(message) {
+    this.complete('completePayment', {
+      status: ApplePaySession.STATUS_FAILURE,
+      errors: [new ApplePayError('unknown', undefined, message)],
+    });
+    this.ended = true;
+    showMessage(message, 'error', 'checkout');
+    this.finish();
+  }
+}
+
+// processOrder is exactly-once: the same params again return the stored outcome, never a second
+// charge. Until `deadline` (performance.now()), a lost answer, a slow one and a gateway that is
+// briefly unavailable are asked again. Null when no outcome is known by then.
+async function processOrderWithin(order, deadline) {
+  for (;;) {
+    const left = deadline - performance.now();
+    if (left <= 0) return null;
+    try {
+      const result = await rpc('processOrder', order, left);
+      if (!(result.status === 'failed' && result.failureCode === 'gateway_unavailable')) return result;
+      report('processOrder', new Error(result.message));
+    } catch (err) {
+      report('processOrder', err);
+      if (!err.unanswered) return { status: 'failed', failureCode: 'refused', message: err.message };
+    }
+    await pause(Math.min(RETRY_PAUSE_MS, Math.max(0, deadline - performance.now())));
+  }
+}
+
+// After the sheet is closed: the same processOrder until its outcome is known.
+async function processOrderUntilKnown(order) {
+  for (let attempt = 0; ; attempt++) {
+    await pause(CHECK_PAUSES_MS[Math.min(attempt, CHECK_PAUSES_MS.length - 1)]);
+    const result = await processOrderWithin(order, performance.now() + CALL_TIMEOUT_MS);
+    if (result !== null) return result;
+  }
+}
+
+function pause(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// What a shopper reads for a processOrder that did not succeed.
+function failureText(result) {
+  switch (result.failureCode) {
+    case 'card_declined':
+      return result.declineCode === 'insufficient_funds'
+        ? 'Your card was declined for insufficient funds. Try another card.'
+        : 'Your card was declined. Try another card.';
+    case 'expired_card':
+      return 'This card has expired. Try another card.';
+    case 'processing_error':
+      return 'Your card couldn’t be processed. Try again, or use another card.';
+    case 'out_of_stock': {
+      const short = (result.errors || []).map((line) => {
+        const product = productBySku(line.sku);
+        return `${product ? product.name : line.sku} (${line.available} left)`;
+      });
+      return `Sorry, we don’t have enough of ${short.join(', ') || 'these items'}. Change the quantity and try again. You have not been charged.`;
+    }
+    case 'amount_mismatch':
+      return 'The price changed while you were paying. You have not been charged; check the new total and pay again.';
+    case 'invalid_charge_token':
+      return 'This payment couldn’t be confirmed in time. You have not been charged; please pay again.';
+    default:
+      return 'The payment didn’t go through. You have not been charged; please try again later.';
+  }
+}
+
+// payservice's ApplePayErrors for the sheet. Contact and coupon errors are written for the sheet;
+// an `unknown` one carries developer detail (which check failed), so the shopper reads a summary.
+function sheetError(error) {
+  if (error.code === 'unknown') {
+    report('authorizePayment', new Error(error.message));
+    return new ApplePayError('unknown', undefined, 'This card can’t be used for this purchase. Try another card.');
+  }
   return new ApplePayError(error.code, error.contactField, error.message);
 }
 
-// A payservice pricing result -> ApplePayShippingContactUpdate, ApplePayShippingMethodUpdate,
-// ApplePayPaymentMethodUpdate or ApplePayCouponCodeUpdate: the last summary item is the total.
-function toUpdate(result) {
+// The Apple Pay JS version from which each update dictionary has `errors` and
+// `newShippingMethods` (Apple's "Apple Pay on the Web" reference; where it names no version, the
+// version that added the dictionary's other late members): a shipping method update never has
+// errors, a payment method update has them from version 14.
+const UPDATE_MEMBERS = {
+  shippingContact: { errors: 3, newShippingMethods: 3 },
+  shippingMethod: { newShippingMethods: 14 },
+  paymentMethod: { errors: 14, newShippingMethods: 14 },
+  couponCode: { errors: 12, newShippingMethods: 12 },
+};
+
+// A payservice pricing result -> the update for its event at the session's Apple Pay JS version:
+// the last summary item is the total.
+function update(result, event, version) {
   const items = result.summaryItems;
-  const update = { newTotal: items[items.length - 1], newLineItems: items.slice(0, -1) };
-  if (Array.isArray(result.shippingMethods)) update.newShippingMethods = result.shippingMethods;
-  if (Array.isArray(result.errors) && result.errors.length > 0) {
-    update.errors = result.errors.map(toApplePayError);
+  const value = { newTotal: items[items.length - 1], newLineItems: items.slice(0, -1) };
+  const since = UPDATE_MEMBERS[event];
+  if (version >= (since.newShippingMethods || Infinity) && Array.isArray(result.shippingMethods)) {
+    value.newShippingMethods = result.shippingMethods;
   }
-  const billing = {
+  if (version >= (since.errors || Infinity) && Array.isArray(result.errors) && result.errors.length > 0) {
+    value.errors = result.errors.map(sheetError);
+  }
+  const plans = {
     recurringPaymentRequest: 'newRecurringPaymentRequest',
     automaticReloadPaymentRequest: 'newAutomaticReloadPaymentRequest',
     deferredPaymentRequest: 'newDeferredPaymentRequest',
     multiTokenContexts: 'newMultiTokenContexts',
   };
-  for (const [member, updateMember] of Object.entries(billing)) {
-    if (result[member] !== undefined) update[updateMember] = result[member];
+  for (const [member, updateMember] of Object.entries(plans)) {
+    if (result[member] !== undefined) value[updateMember] = result[member];
   }
-  return update;
+  return value;
 }
 
 function cardOf(paymentMethod) {
@@ -277,177 +813,65 @@ function cardOf(paymentMethod) {
   return card;
 }
 
-async function processOrder(params) {
-  // processOrder is exactly-once: the same params again return the stored result, never a second
-  // charge. So a lost answer or a gateway that is briefly unavailable is retried.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const result = await rpc('processOrder', params);
-      if (result.status === 'failed' && result.failureCode === 'gateway_unavailable' && attempt < 3) {
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-        continue;
-      }
-      return result;
-    } catch (err) {
-      const retryable = err.httpStatus === 0 || err.httpStatus === 502 || err.httpStatus === 503 || err.httpStatus === 504;
-      if (!retryable || attempt >= 3) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-    }
-  }
-}
+// ---- after the purchase
 
-function startCheckout() {
-  if (!applePayAvailable) return;
-  if (!prepared || prepared.key !== cartKey()) {
-    showMessage('The price is being updated. Try again in a moment.');
-    return;
+function showReceipt(result, request, shippingContact) {
+  $('receipt-order').textContent = result.orderId;
+  $('receipt-total').textContent = money(result.amount, result.currencyCode);
+  const lines = $('receipt-lines');
+  lines.replaceChildren();
+  for (const item of (result.order && result.order.items) || []) {
+    const li = document.createElement('li');
+    li.textContent = `${item.quantity} × ${item.name}: ${money(item.amount, result.currencyCode)}`;
+    lines.append(li);
   }
-  const { minimumVersion, paymentRequest } = prepared;
-  // The request uses features of Apple Pay JS version minimumVersion (subscriptions, reloads,
-  // pre-orders need newer versions): a device that does not support it cannot show this cart.
-  if (!ApplePaySession.supportsVersion(minimumVersion)) {
-    showMessage('This device’s Apple Pay is too old for this order. Update the device, or buy the one-off items separately.', 'error');
-    return;
+  const next = [];
+  const recurring = request.recurringPaymentRequest;
+  if (recurring) {
+    const regular = recurring.regularBilling;
+    next.push(`Your subscription continues at ${money(regular.amount, request.currencyCode)} every ${interval(regular.recurringPaymentIntervalUnit, regular.recurringPaymentIntervalCount)} from ${day(regular.recurringPaymentStartDate)}, until you cancel.`);
   }
+  const reload = request.automaticReloadPaymentRequest;
+  if (reload) {
+    const billing = reload.automaticReloadBilling;
+    next.push(`Your card is topped up with ${money(billing.amount, request.currencyCode)} whenever its balance falls below ${money(billing.automaticReloadPaymentThresholdAmount, request.currencyCode)}.`);
+  }
+  const deferred = request.deferredPaymentRequest;
+  if (deferred) {
+    const billing = deferred.deferredBilling;
+    next.push(`${money(billing.amount, request.currencyCode)} will be charged on ${day(billing.deferredPaymentDate)}, when it ships.`);
+    if (deferred.freeCancellationDate) next.push(`You can cancel free of charge until ${day(deferred.freeCancellationDate)}.`);
+  }
+  const plan = recurring || reload || deferred;
+  if (plan && plan.managementURL) next.push('Manage it from your account page.');
+  if (shippingContact && shippingContact.emailAddress) next.push(`We’ll email ${shippingContact.emailAddress} when your order ships.`);
+  $('receipt-next').textContent = next.join(' ');
 
-  resetCheckout();
+  emptyCart();
+  couponCode = '';
+  refusedCoupon = '';
+  $coupon.value = '';
+  $couponStatus.textContent = '';
+  $couponStatus.className = '';
+  prepared = null;
+  renderSummary(null);
+  $pay.hidden = true;
   showMessage('');
-  // The sheet preselects the first shipping method of the request.
-  const initialShippingMethod = (paymentRequest.shippingMethods || [])[0];
-  state.shippingMethod = initialShippingMethod ? initialShippingMethod.identifier : null;
-  if (paymentRequest.couponCode) state.couponCode = paymentRequest.couponCode;
-
-  const current = new ApplePaySession(minimumVersion, paymentRequest);
-  session = current;
-  let ended = false;
-
-  // Ends the sheet at once and says why: the sheet is never left waiting for an answer.
-  const fail = (message) => {
-    if (ended) return;
-    ended = true;
-    try { current.abort(); } catch (err) { /* already closed */ }
-    showMessage(message, 'error');
-    resetCheckout();
-    prepare();
-  };
-  const handle = (work) => work().catch((err) => fail(err.message || String(err)));
-
-  current.onvalidatemerchant = (event) => handle(async () => {
-    const answer = await rpc('startMerchantSession', {
-      validationURL: event.validationURL,
-      domain: location.hostname,
-    });
-    if (answer.status === 'success') {
-      current.completeMerchantValidation(answer.merchantSession);
-    } else {
-      fail(answer.message || `Apple Pay could not start (${answer.code || 'merchant validation failed'}).`);
-    }
-  });
-
-  current.onshippingcontactselected = (event) => handle(async () => {
-    state.shippingContact = event.shippingContact;
-    const result = await rpc('selectShippingContact', sheetParams({ shippingContact: event.shippingContact }));
-    state.shippingMethod = result.shippingMethod || state.shippingMethod;
-    current.completeShippingContactSelection(toUpdate(result));
-  });
-
-  current.onshippingmethodselected = (event) => handle(async () => {
-    state.shippingMethod = event.shippingMethod.identifier;
-    const result = await rpc('selectShippingMethod', sheetParams({ shippingMethod: state.shippingMethod }));
-    current.completeShippingMethodSelection(toUpdate(result));
-  });
-
-  current.onpaymentmethodselected = (event) => handle(async () => {
-    state.paymentMethod = cardOf(event.paymentMethod);
-    const params = sheetParams({});
-    if (!params.paymentMethod) {
-      // Not a card payservice can price (no network or type): price without a card adjustment.
-      const result = await rpc('computeSummaryItems', params);
-      current.completePaymentMethodSelection(toUpdate(result));
-      return;
-    }
-    const result = await rpc('selectPaymentMethod', params);
-    current.completePaymentMethodSelection(toUpdate(result));
-  });
-
-  current.oncouponcodechanged = (event) => handle(async () => {
-    state.couponCode = event.couponCode || '';
-    const result = await rpc('changeCouponCode', sheetParams({ couponCode: state.couponCode }));
-    state.shippingMethod = result.shippingMethod || state.shippingMethod;
-    current.completeCouponCodeChange(toUpdate(result));
-  });
-
-  current.onpaymentauthorized = (event) => handle(async () => {
-    const payment = event.payment; // ApplePayPayment: token, shippingContact, billingContact
-    state.shippingContact = payment.shippingContact || state.shippingContact;
-    const shippingMethod = state.shippingMethod || (initialShippingMethod && initialShippingMethod.identifier);
-    const params = {
-      items: state.items,
-      shippingMethod,
-      payment: { token: payment.token },
-    };
-    if (payment.shippingContact) params.payment.shippingContact = payment.shippingContact;
-    if (payment.billingContact) params.payment.billingContact = payment.billingContact;
-    if (state.couponCode) params.couponCode = state.couponCode;
-    if (paymentRequest.applicationData) params.applicationData = paymentRequest.applicationData;
-
-    const authorization = await rpc('authorizePayment', params);
-    if (authorization.status !== 'success') {
-      // The sheet shows the errors and stays open: the buyer may fix them and pay again.
-      current.completePayment({
-        status: ApplePaySession.STATUS_FAILURE,
-        errors: (authorization.errors || []).map(toApplePayError),
-      });
-      const first = (authorization.errors || [])[0];
-      showMessage(first ? first.message : 'The payment was not authorized.', 'error');
-      return;
-    }
-
-    // Charge it: the same items, shipping method, contacts and coupon the token is bound to.
-    const order = {
-      chargeToken: authorization.chargeToken,
-      items: state.items,
-      shippingMethod,
-      shippingContact: payment.shippingContact || {},
-      amount: authorization.amount,
-      currencyCode: authorization.currencyCode,
-    };
-    if (payment.billingContact) order.billingContact = payment.billingContact;
-    if (state.couponCode) order.couponCode = state.couponCode;
-
-    const result = await processOrder(order);
-    if (result.status === 'succeeded') {
-      ended = true;
-      const completion = { status: ApplePaySession.STATUS_SUCCESS };
-      // authorizePayment's, present when the merchant configures Wallet order tracking.
-      if (authorization.orderDetails) completion.orderDetails = authorization.orderDetails;
-      current.completePayment(completion);
-      showMessage(`Thank you! Your order ${result.orderId} is placed (${result.amount} ${result.currencyCode}).`, 'success');
-      resetCheckout();
-    } else {
-      current.completePayment({
-        status: ApplePaySession.STATUS_FAILURE,
-        errors: [new ApplePayError('unknown', undefined, result.message || 'The payment failed.')],
-      });
-      showMessage(result.message || 'The payment failed.', 'error');
-    }
-  });
-
-  current.oncancel = () => {
-    // Keeps a failure's message (a refused authorization or charge) visible.
-    if (!ended && $message.className !== 'error') showMessage('Payment cancelled.');
-    ended = true;
-    resetCheckout();
-    prepare();
-  };
-
-  current.begin();
+  $shop.hidden = true;
+  $receipt.hidden = false;
+  $receipt.scrollIntoView({ block: 'start' });
 }
+
+$('continue').addEventListener('click', () => {
+  $receipt.hidden = true;
+  $shop.hidden = false;
+  prepare();
+});
 
 // ---- start
 
 renderProducts();
-$coupon.addEventListener('input', cartChanged);
 $pay.addEventListener('click', startCheckout);
 checkApplePay();
+loadPrices();
 prepare();

@@ -71,6 +71,9 @@ MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
 # most 6; payservice itself allows 512.
 MAX_DEPTH = 64
 
+# Where Apple fetches the file that verifies the merchant's domain (--domain-association).
+DOMAIN_ASSOCIATION_PATH = "/.well-known/apple-developer-merchantid-domain-association"
+
 STATIC_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/index.html": ("index.html", "text/html; charset=utf-8"),
@@ -478,6 +481,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self._rpc()
 
     def _static(self, path):
+        if path == DOMAIN_ASSOCIATION_PATH and self.server.domain_association is not None:
+            self._send(200, self.server.domain_association, "text/plain")
+            return 200
         entry = STATIC_FILES.get(path)
         if entry is None:
             self._error(404, -32601, "Not found")
@@ -587,6 +593,7 @@ class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # stopping does not wait for idle keep-alive connections
     request_queue_size = 128  # the listen backlog: socketserver's 5 drops a burst of new connections
+    domain_association = None  # the bytes of --domain-association, served at DOMAIN_ASSOCIATION_PATH
 
     def configure(self, options, payservice, tls_context):
         self.options = options
@@ -830,6 +837,9 @@ def main(argv=None):
                         help="connections served at once; more get 503 and are closed (default 64)")
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate chain")
     parser.add_argument("--tls-key", help="the PEM private key of --tls-cert")
+    parser.add_argument("--domain-association", metavar="FILE",
+                        help="serve this file (Apple's, from the merchant id's domain registration) at "
+                        + DOMAIN_ASSOCIATION_PATH)
     parser.add_argument("--selftest", "--check", action="store_true",
                         help="start on an ephemeral port, exercise /rpc, print the answers and exit")
     parser.add_argument("--selftest-items", metavar="JSON",
@@ -854,11 +864,19 @@ def main(argv=None):
     except ValueError as error:
         parser.error(str(error))
 
+    domain_association = None
+    if args.domain_association:
+        try:
+            with open(args.domain_association, "rb") as f:
+                domain_association = f.read()
+        except OSError as error:
+            parser.error("--domain-association: %s" % error)
     if args.selftest:
         return selftest(args)
 
     try:
         server = make_server(args, args.listen)
+        server.domain_association = domain_association
     except (OSError, ssl.SSLError) as error:
         log("cannot start: %s" % error)
         return 1

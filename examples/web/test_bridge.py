@@ -464,6 +464,27 @@ class AllowedHostsFlag(unittest.TestCase):
             bridge.stop()
 
 
+class DomainAssociationFlag(unittest.TestCase):
+    def test_apples_domain_file_is_served_where_apple_fetches_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "apple-developer-merchantid-domain-association")
+            with open(path, "wb") as f:
+                f.write(b"7b2270737049...\n")
+            bridge = Bridge("--domain-association", path)
+            try:
+                status, body, headers = bridge.request("GET", "/.well-known/apple-developer-merchantid-domain-association")
+                self.assertEqual((status, body, headers.getheader("Content-Type")), (200, b"7b2270737049...\n", "text/plain"))
+            finally:
+                bridge.stop()
+        # Without the flag the path is an unknown one.
+        bridge = Bridge()
+        try:
+            self.assertEqual(bridge.request("GET", "/.well-known/apple-developer-merchantid-domain-association")[:2],
+                             (404, NOT_FOUND))
+        finally:
+            bridge.stop()
+
+
 class Tls(unittest.TestCase):
     @unittest.skipUnless(shutil.which("openssl"), "needs the openssl command to make a throwaway certificate")
     def test_a_silent_connection_does_not_block_the_others(self):
