@@ -324,7 +324,7 @@ function describeLine(item, request) {
       }
       const from = sameDay(start, new Date()) ? 'starting today' : `from ${day(start)}`;
       const until = item.recurringPaymentEndDate ? `, until ${day(item.recurringPaymentEndDate)}` : ', until you cancel';
-      return `Then every ${length}, ${from}${until}.`;
+      return `${trial ? 'Then every' : 'Every'} ${length}, ${from}${until}.`;
     }
     case 'deferred': {
       const deferred = request.deferredPaymentRequest || {};

@@ -254,10 +254,26 @@ class Purchases(BrowserTest):
                 self.driver.find_element(By.ID, "continue").click()
                 self.assertFalse(self.pay_button().is_displayed())
                 self.assertEqual(self.text_of("empty-cart"), "Your cart is empty.")
+        # The page's icon is inline: the browser asks the bridge for no /favicon.ico.
+        self.assertNotIn(b"favicon", open(self.shop.log_path, "rb").read())
+
+    def test_every_product_shows_payservices_price_and_terms(self):
+        self.open()
+        rows = self.js("""return [...document.querySelectorAll('.product')].map(
+            (p) => [p.dataset.sku, p.querySelector('.price').textContent, p.querySelector('.terms').textContent]);""")
+        self.assertEqual(rows, [
+            ["grinder", "$89.00", ""],
+            ["beans-club", "$18.00 every month", "Starts with a 14-day trial for $5.00."],
+            ["cafe-card", "$25.00 top-up", "Topped up again whenever the balance falls below $5.00."],
+            ["espresso-machine", "$499.00", "Nothing to pay today: charged on Feb 1, 2027."],
+        ])
 
     def test_subscription_with_a_trial(self):
         self.open()
         self.add("beans-club")
+        self.assertEqual(self.summary()[:2], [
+            ["Beans Club trial | Once, today: a 14-day trial, until Dec 4, 2026.", "$5.00"],
+            ["Beans Club | Then every month, from Dec 4, 2026, until you cancel.", "$18.00"]])
         self.buy()
         receipt = self.receipt()
         orders = self.new_orders()
