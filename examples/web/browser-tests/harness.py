@@ -86,6 +86,7 @@ class Announcing:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.proc.stdout.close()
 
 
 def shop_config(directory, apple, stripe=None):
@@ -295,6 +296,7 @@ class Shop:
                 self.proc.kill()
                 self.proc.wait()
         self.proxy.shutdown()
+        self.proxy.server_close()
         self.log_file.close()
 
 

@@ -95,6 +95,7 @@ def tearDownModule():
             server.stop()
     if Suite.sdk:
         Suite.sdk.shutdown()
+        Suite.sdk.server_close()
     print("browser suite: screenshots in %s" % Suite.screenshots, file=sys.stderr)
 
 
