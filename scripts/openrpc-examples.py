@@ -43,6 +43,8 @@ CHOICES = [
     ("erasure", 10, "buyer-erased", "A buyer's personal data erased from their orders and payments"),
     ("stock", 19, "healthy", "The process and its store answer; the config's digest"),
     ("stock", 20, "reloaded", "The config file read again and in effect"),
+    ("stripe-events", 1, "recorded", "A Stripe webhook delivery verified, its event recorded once"),
+    ("stripe-events", 6, "another-secret", "Signed with another secret: refused, nothing recorded"),
 ]
 
 

@@ -372,7 +372,11 @@ struct ServeSettings: Equatable {
     switch stripe.secretKey(environment: ProcessInfo.processInfo.environment) {
     case .failure(let problem): fail("\(problem)")
     case .success(let key):
-      return GatewayCalls(gateway: StripeGateway(settings: stripe, secretKey: key), maxConcurrent: stripe.maxConcurrentCalls)
+      let webhookSecrets = StripeWebhookSignature.secrets(
+        in: ProcessInfo.processInfo.environment[stripe.webhookSecretVariable] ?? "")
+      return GatewayCalls(
+        gateway: StripeGateway(settings: stripe, secretKey: key), maxConcurrent: stripe.maxConcurrentCalls,
+        webhookSecrets: webhookSecrets)
     }
   }
 

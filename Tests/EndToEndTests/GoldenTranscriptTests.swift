@@ -3,8 +3,9 @@ import PayServiceTestSupport
 import Testing
 
 /// Whole transcripts through the built binary: `requests.jsonl` in, `responses.jsonl` out, compared
-/// byte for byte. Each case folder under Golden/ may hold a `config.yaml` (default: Golden/config.yaml)
-/// and an `args` file with extra arguments, one per line. Every case runs on a fresh store with the
+/// byte for byte. Each case folder under Golden/ may hold a `config.yaml` (default: Golden/config.yaml),
+/// an `args` file with extra arguments, one per line, and an `env` file of `NAME=VALUE` lines added to
+/// the process's environment (test secrets only). Every case runs on a fresh store with the
 /// clock pinned to 2026-11-21T12:00:00Z, once on each store backend (`StoreBackend.available`): the
 /// same bytes from SQLite and from PostgreSQL.
 ///
@@ -22,24 +23,39 @@ struct GoldenTranscriptTests {
   }
 
   static func transcript(
-    requests: URL, config: String, backend: StoreBackend, extraArguments: [String] = []
+    requests: URL, config: String, backend: StoreBackend, extraArguments: [String] = [],
+    environment: [String: String] = [:]
   ) throws -> (ProcessResult, Data) {
     let input = try Data(contentsOf: requests)
     let result = try PayserviceProcess.run(
       ["--config", config, "--database", try backend.freshDatabase(), "--now", "2026-11-21T12:00:00Z"]
         + extraArguments,
-      stdin: input)
+      stdin: input,
+      environment: ProcessInfo.processInfo.environment.merging(environment) { _, added in added })
     return (result, result.stdout)
   }
 
-  @Test("all 23 golden cases have a transcript")
+  /// The `NAME=VALUE` lines of a case's `env` file (none without one).
+  static func environment(of name: String) -> [String: String] {
+    var environment: [String: String] = [:]
+    let file = goldenRoot.appendingPathComponent(name).appendingPathComponent("env")
+    if let text = try? String(contentsOf: file, encoding: .utf8) {
+      for line in text.split(separator: "\n") {
+        let pair = line.split(separator: "=", maxSplits: 1)
+        if pair.count == 2 { environment[String(pair[0])] = String(pair[1]) }
+      }
+    }
+    return environment
+  }
+
+  @Test("all 24 golden cases have a transcript")
   func casesExist() {
     #expect(
       Self.cases == [
         "applepay", "authorize", "back-office", "back-office-discovery", "back-office-gate", "back-office-manual",
         "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
         "discounts", "discovery", "erasure", "events", "jsonrpc", "line-limit", "mcp", "orders", "payment-request",
-        "pricing", "read-only", "shipping-contact", "stock",
+        "pricing", "read-only", "shipping-contact", "stock", "stripe-events",
       ])
   }
 
@@ -56,7 +72,7 @@ struct GoldenTranscriptTests {
     }
     let (result, output) = try Self.transcript(
       requests: folder.appendingPathComponent("requests.jsonl"), config: config, backend: backend,
-      extraArguments: extra)
+      extraArguments: extra, environment: Self.environment(of: name))
     #expect(result.status == 0, "stderr: \(result.stderr)")
     let goldenURL = folder.appendingPathComponent("responses.jsonl")
     // Recorded from SQLite; PostgreSQL is compared against the same file.

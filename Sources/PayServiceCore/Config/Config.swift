@@ -323,6 +323,9 @@ public struct Gateway: Sendable {
     public var mode: Mode = .test
     /// The environment variable holding the secret key (`sk_…` or a restricted `rk_…`).
     public var secretKeyVariable = "STRIPE_SECRET_KEY"
+    /// The environment variable holding the webhook endpoint's signing secret (`whsec_…`), or
+    /// several separated by commas while one is rolled (`processStripeEvent`).
+    public var webhookSecretVariable = "STRIPE_WEBHOOK_SECRET"
     /// The API origin: https, no path (tests point it at a local server).
     public var apiBase = Stripe.defaultAPIBase
     /// A PEM file of CA certificates trusted instead of the system's (a TLS-inspecting proxy, a

@@ -550,8 +550,8 @@ struct ConfigDecoder {
 
   func decodeGateway(_ node: YAMLNode) -> Gateway? {
     let stripeKeys = [
-      "mode", "secretKeyVariable", "apiBase", "trustRoots", "connectTimeoutSeconds", "requestTimeoutSeconds",
-      "maxRetries", "maxConcurrentCalls",
+      "mode", "secretKeyVariable", "webhookSecretVariable", "apiBase", "trustRoots", "connectTimeoutSeconds",
+      "requestTimeoutSeconds", "maxRetries", "maxConcurrentCalls",
     ]
     // A secret written into the file is refused with its own message (not just "unknown key"):
     // keys come from the environment only, so a config file can be shared and committed.
@@ -564,6 +564,13 @@ struct ConfigDecoder {
           reader.report(
             value, "gateway.\(key.string)",
             "a secret key is never written in the config: set it in the environment variable named by gateway.secretKeyVariable (default STRIPE_SECRET_KEY)"
+          )
+          return nil
+        }
+        if key.string == "webhookSecret" || (value.string?.hasPrefix("whsec_") ?? false) {
+          reader.report(
+            value, "gateway.\(key.string)",
+            "a webhook signing secret is never written in the config: set it in the environment variable named by gateway.webhookSecretVariable (default STRIPE_WEBHOOK_SECRET)"
           )
           return nil
         }
@@ -615,14 +622,21 @@ struct ConfigDecoder {
         valid = false
       }
     }
-    if let n = fields["secretKeyVariable"] {
-      if let name = reader.string(n, "gateway.secretKeyVariable"),
-        name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }),
+    for (member, example, keyPath) in [
+      ("secretKeyVariable", "STRIPE_SECRET_KEY", \Gateway.Stripe.secretKeyVariable),
+      ("webhookSecretVariable", "STRIPE_WEBHOOK_SECRET", \Gateway.Stripe.webhookSecretVariable),
+    ] {
+      guard let n = fields[member] else { continue }
+      guard let name = reader.string(n, "gateway.\(member)") else {  // reported: not a non-empty string
+        valid = false
+        continue
+      }
+      if name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }),
         !(0x30...0x39).contains(name.utf8.first!)
       {
-        settings.secretKeyVariable = name
+        settings[keyPath: keyPath] = name
       } else {
-        reader.report(n, "gateway.secretKeyVariable", "must be an environment variable name like STRIPE_SECRET_KEY (letters, digits, _)")
+        reader.report(n, "gateway.\(member)", "must be an environment variable name like \(example) (letters, digits, _)")
         valid = false
       }
     }

@@ -77,6 +77,12 @@ public enum ConfigSummary {
         "  calls    connect \(Int(stripe.connectTimeoutSeconds)) s, request \(Int(stripe.requestTimeoutSeconds)) s, "
           + "\(stripe.maxRetries) retries, \(stripe.maxConcurrentCalls) at once"
           + (stripe.trustRoots.map { ", trusting \($0)" } ?? ""))
+      let secrets = StripeWebhookSignature.secrets(in: environment[stripe.webhookSecretVariable] ?? "")
+      lines.append(
+        "  webhooks "
+          + (secrets.isEmpty
+            ? "\(stripe.webhookSecretVariable) not set: processStripeEvent answers not_configured"
+            : "\(stripe.webhookSecretVariable) set, \(secrets.count) secret\(secrets.count == 1 ? "" : "s")"))
     }
     if let applePay = config.applePay {
       let certificate = applePay.certificate

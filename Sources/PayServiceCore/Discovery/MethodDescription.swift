@@ -56,7 +56,8 @@ extension RPCError.Code {
     case .chargeTokenConflict: return "Charge token conflict: the charge token was already used for a different order"
     case .orderNotFound: return "Order not found: no order has this orderId"
     case .idempotencyKeyConflict:
-      return "Idempotency key conflict: the captureId, cancelId or refundId was already used with different params"
+      return
+        "Idempotency key conflict: the request's key (captureId, cancelId, refundId, adjustmentId, erasureId, a Stripe event id) was already used with different params"
     case .unsupportedProtocolVersion: return "Unsupported protocol version: data.supported lists the ones to retry with"
     default: return "Internal error"
     }

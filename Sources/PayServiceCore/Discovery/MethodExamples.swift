@@ -149,5 +149,15 @@ public struct MethodExample: Sendable {
       golden: "stock", requestId: 20,
       params: #"{}"#,
       result: #"{"status":"succeeded","config":"sha256:3775a80dd96c760bb69a4891b3c5bb421179693026c54a1e2bb484dec91873c4"}"#),
+    MethodExample(
+      method: "processStripeEvent", name: "recorded", summary: "A Stripe webhook delivery verified, its event recorded once",
+      golden: "stripe-events", requestId: 1,
+      params: #"{"payload":"{\"id\":\"evt_1Golden00000001\",\"object\":\"event\",\"api_version\":\"2024-06-20\",\"created\":1795262341,\"data\":{\"object\":{\"id\":\"pi_1Golden\",\"object\":\"payment_intent\",\"amount\":6613,\"currency\":\"usd\",\"status\":\"succeeded\",\"metadata\":{\"order_id\":\"ord_69fc6c2999db1d654bc6610dd04bb0db\"}}},\"livemode\":false,\"pending_webhooks\":1,\"request\":{\"id\":null,\"idempotency_key\":null},\"type\":\"payment_intent.succeeded\"}","signature":"t=1795262400,v1=e405496e4163b3767e83b761436cc6720b379decc7ea8697cf901429bc89740d"}"#,
+      result: #"{"status":"succeeded","eventId":"evt_1Golden00000001","type":"payment_intent.succeeded","livemode":false,"created":"2026-11-21T11:59:01Z","effect":"none","recordedAt":"2026-11-21T12:00:00Z"}"#),
+    MethodExample(
+      method: "processStripeEvent", name: "another-secret", summary: "Signed with another secret: refused, nothing recorded",
+      golden: "stripe-events", requestId: 6,
+      params: #"{"payload":"{\"id\":\"evt_1Golden00000004\",\"object\":\"event\",\"api_version\":\"2024-06-20\",\"created\":1795262344,\"data\":{\"object\":{\"id\":\"cus_1Golden\",\"object\":\"customer\"}},\"livemode\":false,\"pending_webhooks\":1,\"request\":{\"id\":null,\"idempotency_key\":null},\"type\":\"customer.created\"}","signature":"t=1795262400,v1=058aa68bc5ca94bdd32a54b15971ce18c5a39112ad01c9cd74b1c9f616d3a29c"}"#,
+      result: #"{"status":"failed","failureCode":"invalid_signature","message":"no v1 signature in the Stripe-Signature header matches the payload under the webhook secret"}"#),
   ]
 }

@@ -149,6 +149,7 @@ public enum MethodRegistry {
     ListProducts.self,
     ListShippingMethods.self,
     Health.self,
+    ProcessStripeEvent.self,
   ]
 
   /// The back office after the sale: served only when the process starts with `--back-office`, so

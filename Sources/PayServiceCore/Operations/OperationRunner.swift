@@ -12,6 +12,7 @@ public enum OperationRunner {
     RefundOrder.Refund.self,
     AdjustStock.Adjustment.self,
     ErasePersonalData.Erasure.self,
+    ProcessStripeEvent.Recording.self,
   ]
 
   /// How far `start` took a request: answered, or recorded as pending with its call still to make.

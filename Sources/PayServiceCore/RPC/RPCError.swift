@@ -138,6 +138,8 @@ public enum ServiceError: Error, Equatable, Sendable {
   case orderNotFound(String)
   /// The params member whose key was used before with other params.
   case idempotencyKeyConflict(String)
+  /// A Stripe event id recorded before with another type or time.
+  case stripeEventConflict
 }
 
 extension RPCError {
@@ -151,6 +153,11 @@ extension RPCError {
       case .chargeTokenConflict: self = .chargeTokenConflict
       case .orderNotFound(let id): self = .orderNotFound(id)
       case .idempotencyKeyConflict(let key): self = .idempotencyKeyConflict(key)
+      case .stripeEventConflict:
+        self = RPCError(
+          code: .idempotencyKeyConflict,
+          message:
+            "Idempotency key conflict: this Stripe event id was recorded with another type or time; Stripe never changes an event, so this payload is not the event it names")
       }
     case is StoreError:
       self = .storeUnavailable

@@ -21,6 +21,7 @@ struct StripeConfigTests {
     #expect(defaults.gateway.stripe == Gateway.Stripe())
     #expect(defaults.gateway.stripe?.apiBase == "https://api.stripe.com")
     #expect(defaults.gateway.stripe?.secretKeyVariable == "STRIPE_SECRET_KEY")
+    #expect(defaults.gateway.stripe?.webhookSecretVariable == "STRIPE_WEBHOOK_SECRET")
     let all = try ConfigLoader.parse(
       yaml: Self.yaml(
         gateway: """
@@ -28,6 +29,7 @@ struct StripeConfigTests {
             kind: stripe
             mode: live
             secretKeyVariable: SHOP_STRIPE_KEY
+            webhookSecretVariable: SHOP_WEBHOOK_SECRET
             apiBase: https://stripe.internal:8443/
             connectTimeoutSeconds: 3
             requestTimeoutSeconds: 20
@@ -37,6 +39,7 @@ struct StripeConfigTests {
     var expected = Gateway.Stripe()
     expected.mode = .live
     expected.secretKeyVariable = "SHOP_STRIPE_KEY"
+    expected.webhookSecretVariable = "SHOP_WEBHOOK_SECRET"
     expected.apiBase = "https://stripe.internal:8443"
     expected.connectTimeoutSeconds = 3
     expected.requestTimeoutSeconds = 20
@@ -71,6 +74,20 @@ struct StripeConfigTests {
       problems(Self.yaml(gateway: "gateway:\n  kind: stripe\n  mode: production\n  secretKeyVariable: 1KEY")) == [
         #"c.yaml:17:9: gateway.mode: must be test or live, got "production""#,
         "c.yaml:18:22: gateway.secretKeyVariable: must be an environment variable name like STRIPE_SECRET_KEY (letters, digits, _)",
+      ])
+    // A webhook secret in the config, under its name or any other, is refused without repeating it.
+    let webhook = problems(Self.yaml(gateway: "gateway:\n  kind: stripe\n  webhookSecret: whsec_abc123"))
+    #expect(
+      webhook == [
+        "c.yaml:17:18: gateway.webhookSecret: a webhook signing secret is never written in the config: set it in the environment variable named by gateway.webhookSecretVariable (default STRIPE_WEBHOOK_SECRET)"
+      ])
+    let renamed = problems(Self.yaml(gateway: "gateway:\n  kind: stripe\n  webhookSecretVariable: whsec_abc123"))
+    #expect(renamed.count == 1 && renamed[0].hasPrefix("c.yaml:17:26: gateway.webhookSecretVariable: a webhook signing secret is never written"))
+    #expect(!renamed[0].contains("abc123"))
+    #expect(
+      problems(Self.yaml(gateway: "gateway:\n  kind: stripe\n  secretKeyVariable: \"\"\n  webhookSecretVariable: 9X")) == [
+        "c.yaml:17:22: gateway.secretKeyVariable: must not be empty",
+        "c.yaml:18:26: gateway.webhookSecretVariable: must be an environment variable name like STRIPE_WEBHOOK_SECRET (letters, digits, _)",
       ])
   }
 

@@ -103,7 +103,7 @@ struct OpenRPCDocumentTests {
     #expect(described == MethodRegistry.names)
     #expect(described == [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
-      "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health",
+      "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health", "processStripeEvent",
     ])
     let protocolMethods = [
       "rpc.discover", "initialize", "server/discover", "ping", "tools/list", "tools/call", "notifications/initialized",

@@ -238,9 +238,14 @@ public final class GatewayCalls: Sendable {
   /// The calls in flight by idempotency key (each an `Awaited` of its reply type).
   private let inFlight = Mutex<[String: any AnyObject & Sendable]>([:])
 
-  public init(gateway: any RemoteGateway, maxConcurrent: Int) {
+  /// The webhook endpoint's signing secrets (`processStripeEvent`), from the environment; empty
+  /// when none is set. Never written anywhere.
+  public let webhookSecrets: [String]
+
+  public init(gateway: any RemoteGateway, maxConcurrent: Int, webhookSecrets: [String] = []) {
     self.gateway = gateway
     self.maxConcurrent = maxConcurrent
+    self.webhookSecrets = webhookSecrets
     self.executor = TaskThread(name: "payservice-gateway")
   }
 

@@ -1,0 +1,199 @@
+/// A Stripe webhook delivery, passed on by the merchant's webhook endpoint: verified with the
+/// endpoint's signing secret, then recorded once by its event id in the journal (kind
+/// `stripeEvent`). Not a back-office method: the endpoint that receives Stripe's webhooks is not
+/// the back office.
+public enum ProcessStripeEvent: RPCMethod {
+  public static let name = "processStripeEvent"
+
+  public static let documentation = MethodDocumentation(
+    summary: "Verify a Stripe webhook delivery and record its event once.",
+    description: """
+      Give the request body exactly as received (payload) and its Stripe-Signature header (signature). The \
+      signature is checked as Stripe documents it: some v1 HMAC-SHA256 of "t.payload" under the webhook \
+      secret (the environment variable gateway.webhookSecretVariable, default STRIPE_WEBHOOK_SECRET; \
+      several separated by commas while one is rolled), compared in constant time, with t within 300 s of \
+      the service clock. A delivery that fails a check, or a payload that is not a Stripe event, is failed \
+      with the reason and changes nothing: answer the webhook with a 400. A verified event is recorded once \
+      by its id and answered succeeded (answer the webhook with a 2xx); Stripe's redelivery of the same \
+      event is answered the same, and recorded nothing more. No event type changes an order yet: each is \
+      recorded and acknowledged (effect none).
+      """,
+    errors: [.storeUnavailable, .idempotencyKeyConflict], readOnly: false, idempotent: true)
+  public static let runsAsNotification = false
+  public static let usesStore = true
+
+  /// Stripe's events are at most a few tens of KiB; a body larger than this is not one.
+  public static let maxPayloadBytes = 1 << 20
+
+  public struct Params: Sendable {
+    public var payload = ""
+    public var signature = ""
+  }
+
+  public static let params = ObjectShape<Params>(
+    blank: { Params() },
+    [
+      .member(
+        "payload", \.payload, .required,
+        .string("The webhook request's body exactly as received (not parsed and written again).", minLength: 1),
+        read: { value, path, reader in
+          guard let payload = reader.string(value, path()) else { return nil }
+          guard payload.utf8.count <= maxPayloadBytes else {
+            reader.fail(path(), "must be at most \(maxPayloadBytes) bytes, got \(payload.utf8.count)")
+            return nil
+          }
+          return payload
+        }),
+      .member(
+        "signature", \.signature, .required,
+        .string("The request's Stripe-Signature header: t=…,v1=…", maxLength: 4096),
+        read: { value, path, reader in
+          guard let header = reader.string(value, path(), nonEmpty: false) else { return nil }
+          guard header.utf8.count <= 4096 else {
+            reader.fail(path(), "must be at most 4096 bytes, got \(header.utf8.count)")
+            return nil
+          }
+          return header
+        }),
+    ])
+
+  /// Why a delivery was not recorded.
+  public enum FailureCode: String, Sendable, WireEnum {
+    /// This payservice has no webhook secret: its gateway is not Stripe, or the variable is unset.
+    case notConfigured = "not_configured"
+    /// The Stripe-Signature header is missing parts (no t=, no v1=).
+    case malformedSignature = "malformed_signature"
+    /// No v1 signature matches the payload under the secret: not Stripe's, or changed on the way.
+    case invalidSignature = "invalid_signature"
+    /// Signed more than 300 s before the service clock: a replayed delivery.
+    case staleTimestamp = "stale_timestamp"
+    /// Signed more than 300 s after the service clock.
+    case futureTimestamp = "future_timestamp"
+    /// Signed, but not a Stripe event object (JSON with an id evt_…, a type and created).
+    case notAnEvent = "not_an_event"
+  }
+
+  public struct Rejected: Equatable, Sendable, WireObject, FailureReporting {
+    public var failureCode = FailureCode.invalidSignature
+    public var message = ""
+
+    public static let shape = ObjectShape<Rejected>(
+      blank: { Rejected() },
+      [
+        .constant("status", "failed"), .member("failureCode", \.failureCode),
+        .member("message", \.message, .required, .string("Which check failed."), read: ParamReader.anyString),
+      ])
+
+    public var report: ResultFailure { ResultFailure(status: "failed", code: failureCode.rawValue, message: message) }
+  }
+
+  /// A verified event, recorded.
+  public struct Recorded: Equatable, Sendable, WireObject {
+    public var eventId = ""
+    public var type = ""
+    public var livemode = false
+    /// When Stripe created the event (its `created`).
+    public var created = ""
+    /// What the event changed in the store.
+    public var effect = "none"
+    /// When payservice first recorded it.
+    public var recordedAt = ""
+
+    public static let shape = ObjectShape<Recorded>(
+      blank: { Recorded() },
+      [
+        .constant("status", "succeeded"),
+        .member("eventId", \.eventId, .required, .string("Stripe's event id (evt_…).")),
+        .member("type", \.type, .required, .string("The event type, like charge.refunded.")),
+        .member("livemode", \.livemode),
+        .member("created", \.created, .required, Shapes.timestamp),
+        .member("effect", \.effect, .required, .string("What the event changed: none.")),
+        .member("recordedAt", \.recordedAt, .required, Shapes.timestamp),
+      ])
+  }
+
+  public typealias Result = Outcome<Recorded, Rejected>
+
+  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    guard let secrets = context.gatewayCalls?.webhookSecrets, !secrets.isEmpty else {
+      let variable = context.config.gateway.stripe?.webhookSecretVariable
+      return .failed(
+        Rejected(
+          failureCode: .notConfigured,
+          message: variable.map { "the environment variable \($0) (gateway.webhookSecretVariable) is not set" }
+            ?? "this payservice's gateway is not Stripe: it takes no Stripe webhooks"))
+    }
+    if let failure = StripeWebhookSignature.verify(
+      payload: params.payload, header: params.signature, secrets: secrets, now: context.clock.now())
+    {
+      let code: FailureCode
+      switch failure {
+      case .malformedHeader: code = .malformedSignature
+      case .noMatchingSignature: code = .invalidSignature
+      case .staleTimestamp: code = .staleTimestamp
+      case .futureTimestamp: code = .futureTimestamp
+      }
+      return .failed(Rejected(failureCode: code, message: failure.message))
+    }
+    guard let event = StripeEvent(payload: params.payload) else {
+      return .failed(
+        Rejected(
+          failureCode: .notAnEvent,
+          message: "the payload is signed but is not a Stripe event (a JSON object with id evt_…, type and created)"))
+    }
+    return try OperationRunner.run(Recording(event: event), context: context)
+  }
+
+  /// The members of a Stripe event this method reads.
+  struct StripeEvent: Equatable {
+    var id: String
+    var type: String
+    var created: Int64
+    var livemode: Bool
+
+    init?(payload: String) {
+      guard case .object(let object)? = try? JSONParser.parse(payload), case .string("event")? = object["object"],
+        case .string(let id)? = object["id"], id.hasPrefix("evt_"), (5...255).contains(id.utf8.count),
+        id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
+        case .string(let type)? = object["type"], !type.isEmpty, type.utf8.count <= 255,
+        case .number(let text)? = object["created"], text.utf8.count <= 12, let created = Int64(text), created >= 0
+      else { return nil }
+      self.id = id
+      self.type = type
+      self.created = created
+      if case .bool(let live)? = object["livemode"] { livemode = live } else { livemode = false }
+    }
+  }
+
+  /// A verified event as an operation of the journal (kind `stripeEvent`, keyed by the event id):
+  /// recorded in one transaction, so that a redelivery is answered from the journal.
+  public struct Recording: LocalOperation {
+    public static let kind = "stripeEvent"
+
+    let event: StripeEvent
+    public var key: String { event.id }
+    public var subject: String? { nil }
+    /// Stripe sends an event again unchanged; the same id with another type or time is not Stripe's.
+    public var fingerprint: String { "\(event.type) \(event.created) \(event.livemode)" }
+    public var conflict: ServiceError { .stripeEventConflict }
+
+    public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
+      throws
+    {}
+
+    public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
+      throws -> Preparation<Result, NoCall>
+    {
+      .done(
+        .succeeded(
+          Recorded(
+            eventId: event.id, type: event.type, livemode: event.livemode, created: RFC3339.format(event.created),
+            effect: "none", recordedAt: RFC3339.format(now))),
+        final: true)
+    }
+
+    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
+      .failed(Rejected(failureCode: .notConfigured, message: "an event is recorded in one transaction; nothing is sent"))
+    }
+  }
+}
