@@ -53,7 +53,7 @@ def cmd(which):
         env = dict(os.environ, STRIPE_SECRET_KEY='sk_test_' + 'x' * 24)
         p = subprocess.run([BIN, 'check-config', '--config', 'docs/protocol/configs/stripe.yaml'], cwd=ROOT, capture_output=True, text=True, env=env)
         assert p.returncode == 0, p.stderr
-        lines = [l for l in p.stdout.splitlines() if l.startswith(('gateway', '  stripe', '  calls'))]
+        lines = [l for l in p.stdout.splitlines() if l.startswith(('gateway', '  stripe', '  calls', '  webhooks'))]
         return '```\n$ STRIPE_SECRET_KEY=sk_test_… payservice check-config --config docs/protocol/configs/stripe.yaml\n…\n' + '\n'.join(lines) + '\n…\n```'
     if which == 'stripe-live':
         env = dict(os.environ, STRIPE_SECRET_KEY='sk_live_' + 'x' * 24)
