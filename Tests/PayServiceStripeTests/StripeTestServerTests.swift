@@ -35,11 +35,9 @@ struct StripeTestServerTests {
   ) -> [(String, String)] {
     var pairs = [("amount", String(amount)), ("currency", "usd"), ("confirm", "true")]
     if let capture { pairs.append(("capture_method", capture)) }
-    if source.hasPrefix("tok_") {
-      pairs += [("payment_method_data[type]", "card"), ("payment_method_data[card][token]", source)]
-    } else {
-      pairs.append(("payment_method", source))
-    }
+    // A test token's card as its test PaymentMethod: Stripe's spec has no payment_method_data[card]
+    // (tokens become PaymentMethods by POST /v1/payment_methods, see tokenReuse).
+    pairs.append(("payment_method", source.hasPrefix("tok_") ? "pm_card_" + source.dropFirst(4) : source))
     return pairs + [("payment_method_types[]", "card")] + extra
   }
 
@@ -122,7 +120,7 @@ struct StripeTestServerTests {
       #expect(recorded.stripeVersion == "2024-06-20")
       #expect(recorded.status == 200)
       #expect(recorded.replayed == false)
-      #expect(recorded.body.contains("payment_method_data%5Bcard%5D%5Btoken%5D=tok_visa"))
+      #expect(recorded.body.contains("payment_method=pm_card_visa"))
       #expect(!recorded.body.contains(server.secretKey))
 
       let fetched = try await Self.send(client, server, "/v1/payment_intents/pi_test000001", method: "GET")
@@ -185,11 +183,21 @@ struct StripeTestServerTests {
         client, server, "/v1/payment_intents", form: Self.charge("pm_card_chargeDeclinedProcessingError"))
       #expect(processing.error["code"] as? String == "processing_error")
 
-      let unknownToken = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_nope"))
+      let unknownToken = try await Self.send(
+        client, server, "/v1/payment_methods", form: [("type", "card"), ("card[token]", "tok_nope")])
       #expect(unknownToken.status == 400)
       #expect(unknownToken.error["code"] as? String == "resource_missing")
       #expect(unknownToken.error["message"] as? String == "No such token: 'tok_nope'")
-      #expect(unknownToken.error["param"] as? String == "payment_method_data[card][token]")
+      #expect(unknownToken.error["param"] as? String == "card[token]")
+      let undocumented = try await Self.send(
+        client, server, "/v1/payment_intents",
+        form: [
+          ("amount", "1999"), ("currency", "usd"), ("confirm", "true"), ("payment_method_data[type]", "card"),
+          ("payment_method_data[card][token]", "tok_visa"),
+        ])
+      #expect(undocumented.status == 400)
+      #expect(undocumented.error["code"] as? String == "parameter_unknown")
+      #expect(undocumented.error["message"] as? String == "Received unknown parameter: payment_method_data[card]")
       let unknownMethod = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_nope"))
       #expect(unknownMethod.status == 400)
       #expect(unknownMethod.error["message"] as? String == "No such PaymentMethod: 'pm_nope'")
@@ -599,12 +607,21 @@ struct StripeTestServerTests {
     }
   }
 
-  @Test("A Stripe token is single-use; test PaymentMethods are reusable")
+  @Test("A Stripe token becomes a PaymentMethod once (POST /v1/payment_methods, card[token]); test PaymentMethods are reusable")
   func tokenReuse() async throws {
     try await Self.withServer { server, client in
-      let first = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_visa", amount: 1000))
+      let token: [(String, String)] = [("type", "card"), ("card[token]", "tok_visa")]
+      let made = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-1")
+      #expect(made.status == 200, "\(made.body)")
+      #expect(made.json["id"] as? String == "pm_test000001")
+      #expect(made.json["object"] as? String == "payment_method")
+      #expect((made.json["card"] as? [String: Any])?["last4"] as? String == "4242")
+      let replayed = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-1")
+      #expect(replayed.json["id"] as? String == "pm_test000001")
+      #expect(server.paymentMethodsCreated(idempotencyKey: "pm-1") == 1)
+      let first = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_test000001", amount: 1000))
       #expect(first.status == 200)
-      let reused = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_visa", amount: 1001))
+      let reused = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-2")
       #expect(reused.status == 400)
       #expect(reused.error["type"] as? String == "invalid_request_error")
       #expect(reused.error["code"] as? String == "token_already_used")
@@ -615,7 +632,7 @@ struct StripeTestServerTests {
         #expect(method.status == 200)
       }
       server.setSingleUseTokens(false)
-      let allowed = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_visa", amount: 1004))
+      let allowed = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-3")
       #expect(allowed.status == 200)
     }
   }

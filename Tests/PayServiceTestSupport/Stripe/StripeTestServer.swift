@@ -120,7 +120,17 @@ public final class StripeTestServer: Sendable {
 
   /// Which requests a fault applies to.
   public enum Route: Sendable, Equatable {
-    case any, createPaymentIntent, capture, cancel, refund, createToken
+    case any, createPaymentIntent, capture, cancel, refund, createToken, createPaymentMethod
+  }
+
+  /// How a stored-server-error fault answers: Stripe saves an endpoint's 500 under the
+  /// idempotency key like any answer it began executing, and replays it for the key
+  /// (`Idempotent-Replayed: true`).
+  public enum StoredServerError: Sendable, Equatable {
+    /// Nothing is executed (no PaymentIntent made, nothing charged); the 500 is saved.
+    case withoutExecuting
+    /// The request is executed (a PaymentIntent made and charged), and a 500 saved instead of its answer.
+    case afterExecuting
   }
 
   /// A failure injected into the next matching request.
@@ -149,6 +159,9 @@ public final class StripeTestServer: Sendable {
     /// proxy or a misconfigured origin in front of Stripe might send (a 302 or 307 with a
     /// `Location`, an error body of its own).
     case answerWithoutExecuting(status: Int, headers: [(String, String)], body: String)
+    /// Answers 500 (`api_error`, "An unknown error occurred") and saves it under the request's
+    /// Idempotency-Key, so that the same request again gets it replayed: a 500 Stripe stored.
+    case serverErrorStored(StoredServerError)
   }
 
   /// A gate a test waits on: `reached` becomes true (and `waitUntilReached(timeout:)` returns
@@ -210,7 +223,30 @@ public final class StripeTestServer: Sendable {
     }
   }
 
+  // MARK: - Later events (what Stripe does "some time later")
+
+  /// Ends a PaymentIntent in `processing` (a `processing` test card): `succeeded` (or
+  /// `requires_capture` with manual capture) with its charge succeeded, or, when not `succeeded`,
+  /// `requires_payment_method` with its charge failed and `last_payment_error` set, as Stripe
+  /// ends a payment that did not go through. False when the PaymentIntent is not processing.
+  @discardableResult
+  public func settleProcessing(paymentIntent id: String, succeeded: Bool) -> Bool {
+    core.state.withLock { $0.ledger.settleProcessing(id, succeeded: succeeded) }
+  }
+
+  /// Lets an uncaptured authorization lapse as Stripe does after 7 days: the PaymentIntent
+  /// becomes `canceled` (`cancellation_reason` `automatic`). False when it is not `requires_capture`.
+  @discardableResult
+  public func expireAuthorization(paymentIntent id: String) -> Bool {
+    core.state.withLock { $0.ledger.expireAuthorization(id) }
+  }
+
   // MARK: - Inspection (thread-safe)
+
+  /// PaymentMethods created by `POST /v1/payment_methods` (executed, not replayed) with this Idempotency-Key.
+  public func paymentMethodsCreated(idempotencyKey: String) -> Int {
+    core.state.withLock { $0.ledger.paymentMethodsPerIdempotencyKey[idempotencyKey] ?? 0 }
+  }
 
   /// PaymentIntents created (executed, not replayed; declined ones included) with this
   /// Idempotency-Key.
@@ -244,7 +280,7 @@ public final class StripeTestServer: Sendable {
 
   /// A refund's current status (`succeeded`, `pending`, `failed`), or nil if unknown.
   public func refundStatus(_ id: String) -> String? {
-    core.state.withLock { $0.ledger.refunds[id]?.status }
+    core.state.withLock { $0.ledger.refunds[id]?.status ?? nil }
   }
 
   /// A request as received (the Authorization header is never stored).
@@ -282,6 +318,7 @@ public final class StripeTestServer: Sendable {
         "amount_refunded": String(intent.latestCharge.flatMap { state.ledger.charges[$0]?.amountRefunded } ?? 0),
       ]
       fields["latest_charge"] = intent.latestCharge
+      fields["capture_before"] = intent.latestCharge.flatMap { state.ledger.charges[$0]?.captureBefore }.map { String($0) }
       fields["payment_method"] = intent.paymentMethod
       fields["cancellation_reason"] = intent.cancellationReason
       for entry in intent.metadata { fields["metadata[\(entry.key)]"] = entry.value }
