@@ -637,6 +637,53 @@ struct StripeTestServerTests {
     }
   }
 
+  @Test(
+    "a 500 saved under the key is replayed with Idempotent-Replayed; search finds PaymentIntents by metadata with their charge expanded (capture_before on a manual one); processing ends on settleProcessing"
+  )
+  func storedErrorSearchAndProcessing() async throws {
+    try await Self.withServer { server, client in
+      server.inject(.serverErrorStored(.afterExecuting), on: .createPaymentIntent)
+      let form = Self.charge("pm_card_visa", capture: "manual", extra: [("metadata[order_id]", "ord_1")])
+      let first = try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "k-500")
+      let again = try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "k-500")
+      #expect(first.status == 500 && again.status == 500)
+      #expect(first.error["type"] as? String == "api_error" && again.body == first.body)
+      #expect(first.header("Idempotent-Replayed") == nil && again.header("Idempotent-Replayed") == "true")
+      #expect(server.paymentIntentCount == 1)
+
+      let query = "query=" + Self.encode("metadata['order_id']:'ord_1'") + "&expand%5B%5D=data.latest_charge"
+      let found = try await Self.send(client, server, "/v1/payment_intents/search?" + query, method: "GET")
+      #expect(found.json["object"] as? String == "search_result" && found.json["has_more"] as? Bool == false)
+      let data = try #require(found.json["data"] as? [[String: Any]])
+      #expect(data.map { $0["id"] as? String } == ["pi_test000001"] && data.first?["status"] as? String == "requires_capture")
+      let charge = try #require(data.first?["latest_charge"] as? [String: Any])
+      let card = (charge["payment_method_details"] as? [String: Any])?["card"] as? [String: Any]
+      #expect(card?["capture_before"] as? Int == Int(try #require(server.paymentIntent("pi_test000001")?["capture_before"])))
+      let none = try await Self.send(
+        client, server, "/v1/payment_intents/search?query=" + Self.encode("metadata['order_id']:'ord_2'"), method: "GET")
+      #expect((none.json["data"] as? [Any])?.isEmpty == true)
+      #expect(server.expireAuthorization(paymentIntent: "pi_test000001"))
+      #expect(server.paymentIntent("pi_test000001")?["cancellation_reason"] == "automatic")
+
+      let processing = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_card_processing"))
+      #expect(processing.json["status"] as? String == "processing")
+      let id = try #require(processing.json["id"] as? String)
+      #expect(server.settleProcessing(paymentIntent: id, succeeded: true))
+      let read = try await Self.send(client, server, "/v1/payment_intents/\(id)", method: "GET")
+      #expect(read.json["status"] as? String == "succeeded")
+      #expect(server.settleProcessing(paymentIntent: id, succeeded: true) == false)
+
+      let open = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_card_authenticationRequired"))
+      #expect(open.json["status"] as? String == "requires_action")
+      let declined = try await Self.send(
+        client, server, "/v1/payment_intents",
+        form: Self.charge("pm_card_authenticationRequired", extra: [("error_on_requires_action", "true")]))
+      #expect(declined.status == 402 && declined.error["code"] as? String == "authentication_required")
+      #expect(declined.error["decline_code"] as? String == "authentication_required")
+      #expect(declined.error["message"] as? String == "Your card was declined. This transaction requires authentication.")
+    }
+  }
+
   @Test("The refund-failure test card: the refund answers succeeded, then fails")
   func refundFailCard() async throws {
     try await Self.withServer { server, client in

@@ -15,9 +15,23 @@ import Synchronization
 ///   `POST /v1/refunds`;
 /// - `POST /v1/tokens` with `pk_token`: a card token from an Apple Pay token, as Stripe's mobile
 ///   SDKs create one (see below);
-/// - and, for reconciliation, `GET /v1/payment_intents/{id}`, `GET /v1/refunds/{id}`,
-///   `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and `GET /v1/payment_methods/{id}` for the card
-///   behind a token or PaymentMethod.
+/// - `POST /v1/payment_methods` with `type=card` and `card[token]`: a PaymentMethod made from a token,
+///   the documented way (a PaymentIntent with `payment_method_data[card]`, which Stripe's OpenAPI
+///   description does not have, is 400 `parameter_unknown`);
+/// - `GET /v1/payment_intents/search` with `query=metadata['KEY']:'VALUE'` (Stripe's search_result;
+///   `expand[]=data.latest_charge`);
+/// - and, for reconciliation, `GET /v1/payment_intents/{id}` (with `expand[]=latest_charge`),
+///   `GET /v1/refunds/{id}`, `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and
+///   `GET /v1/payment_methods/{id}` for the card behind a token or PaymentMethod.
+///
+/// Statuses Stripe's spec allows, each on demand: `pm_card_authenticationRequired` (Stripe's 3-D
+/// Secure card) is declined `authentication_required` when confirmed with
+/// `error_on_requires_action=true`, else left `requires_action`; this server's own cards
+/// `processing` (the PaymentIntent stays `processing` until `settleProcessing`),
+/// `refundRequiresAction`, `refundCanceled`, `refundNoStatus` (a null refund status, then
+/// `succeeded`) and `refundFailsAtOnce` (answered `failed`); a manual-capture charge carries
+/// `payment_method_details.card.capture_before` (7 days after it), and `expireAuthorization` cancels
+/// the PaymentIntent as Stripe does then; `Fault.serverErrorStored` saves a 500 under the key.
 ///
 /// Authentication is `Authorization: Bearer <secretKey>` or HTTP Basic with the key as the
 /// username. POSTs honour `Idempotency-Key` the way Stripe's API v1 does
@@ -49,8 +63,8 @@ import Synchronization
 /// The answer is Stripe's token object: `id` `tok_test000001` (counted like the other ids), `object`
 /// `token`, `type` `card`, `used`, `livemode` false, and `card` with `brand` spelled for people
 /// ("Visa", "MasterCard", "American Express"), `funding`, `last4` and `tokenization_method`
-/// `apple_pay`. The token is chargeable once by `payment_method_data[card][token]`, like a test
-/// token. POSTs to `/v1/tokens` honour `Idempotency-Key` like every POST: the same key and form
+/// `apple_pay`. The token becomes a PaymentMethod once (`POST /v1/payment_methods` with
+/// `card[token]`), like a test token. POSTs to `/v1/tokens` honour `Idempotency-Key` like every POST: the same key and form
 /// answer the same token again, with `Idempotent-Replayed: true`.
 ///
 /// IDs are deterministic per server, in creation order: `pi_test000001`, `ch_test000001`,
