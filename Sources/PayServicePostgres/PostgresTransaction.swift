@@ -374,6 +374,34 @@ struct PostgresTransaction: StoreTransaction {
       request: request, result: result, created: created, settled: settled)
   }
 
+  func refund(_ refundId: String) throws -> RefundRow? {
+    try session.run(
+      "SELECT refundId, orderId, position, createdAt, amountMinor, document FROM refund WHERE refundId = $1",
+      binds { $0.append(refundId) }
+    ).rows.first.map { row in
+      let (id, orderId, position, createdAt, amount, document) = try row.columns(
+        (String, String, Int, String, Int64, String).self)
+      return RefundRow(
+        refundId: id, orderId: orderId, position: position, createdAt: createdAt, amountMinor: amount,
+        document: document)
+    }
+  }
+
+  func updateRefund(_ refundId: String, document: String) throws {
+    _ = try session.changes(
+      "UPDATE refund SET document = $1 WHERE refundId = $2",
+      binds {
+        $0.append(document)
+        $0.append(refundId)
+      })
+  }
+
+  func orderDocument(_ orderId: String) throws -> String? {
+    try session.run(#"SELECT document FROM "order" WHERE orderId = $1"#, binds { $0.append(orderId) }).rows.first.map {
+      try $0.columns(String.self)
+    }
+  }
+
   func operation(kind: String, key: String) throws -> OperationRow? {
     // FOR UPDATE: a second transaction on this key waits for the first to end, then reads what it left.
     try session.run(

@@ -74,22 +74,100 @@ public final class StripeGateway: RemoteGateway {
 
   // MARK: Calls
 
+  /// A charge as Stripe documents it: a token (`tok_…`) first becomes a PaymentMethod
+  /// (`POST /v1/payment_methods` with `type=card` and `card[token]`, under the charge's key with
+  /// `-payment-method` appended), then the PaymentIntent is created and confirmed with
+  /// `payment_method=pm_…`, `error_on_requires_action=true` (a card that needs the customer to
+  /// authenticate is a decline, `authentication_required`, rather than a PaymentIntent left open)
+  /// and `expand[]=latest_charge` (for `capture_before`).
+  ///
+  /// Sent again (a recovery), Stripe replays its first answer under the key; two answers are
+  /// then read further: a replayed `processing` PaymentIntent is read again
+  /// (`GET /v1/payment_intents/{id}`) for its current state, and a 500 Stripe stored under the key
+  /// (replayed, or an `idempotency_error` for a form sent by an earlier release) is resolved by
+  /// searching for the order's PaymentIntent by `metadata['order_id']`.
   public func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment> {
-    var form: [(String, String)] = [
+    var paymentMethod = request.paymentData
+    if !paymentMethod.hasPrefix("pm_") {
+      let made = await post(
+        "/v1/payment_methods", [("type", "card"), ("card[token]", request.paymentData)],
+        key: Self.paymentMethodKey(request.idempotencyKey))
+      switch made {
+      case .object(let object, _):
+        guard case .string(let id)? = object.member("id"), id.hasPrefix("pm_") else {
+          return .unanswered(reason: "an answer payservice cannot read")
+        }
+        paymentMethod = id
+      case .storedServerError:
+        // The PaymentMethod was never made, so no PaymentIntent can have been: Stripe's search says which.
+        return await searchForPayment(orderId: request.orderId)
+      case .reply(let reply): return reply.map()
+      }
+    }
+    let form: [(String, String)] = [
       ("amount", String(request.amountMinor)),
       ("currency", request.currencyCode.lowercased()),
       ("confirm", "true"),
       ("capture_method", request.captureManually ? "manual" : "automatic"),
       ("payment_method_types[]", "card"),
       ("metadata[order_id]", request.orderId),
+      ("payment_method", paymentMethod),
+      ("error_on_requires_action", "true"),
+      ("expand[]", "latest_charge"),
     ]
-    if request.paymentData.hasPrefix("pm_") {
-      form.append(("payment_method", request.paymentData))
-    } else {
-      form.append(("payment_method_data[type]", "card"))
-      form.append(("payment_method_data[card][token]", request.paymentData))
+    switch await post("/v1/payment_intents", form, key: request.idempotencyKey) {
+    case .object(let object, let replayed):
+      let reply = Self.paymentReply(object)
+      if replayed, case .succeeded(let payment) = reply, payment.status == .processing {
+        return await retrievePayment(payment.id)
+      }
+      return reply
+    case .storedServerError:
+      return await searchForPayment(orderId: request.orderId)
+    case .reply(.refused(let refusal)) where refusal.type == "idempotency_error" && refusal.final == false
+      && refusal.code == nil && refusal.message.contains("same parameters"):
+      // The key holds another form (a charge left pending by an earlier release): what it did is
+      // found by the order's metadata instead.
+      return await searchForPayment(orderId: request.orderId)
+    case .reply(let reply): return reply.map()
     }
-    return await post("/v1/payment_intents", form, key: request.idempotencyKey).map(Self.payment)
+  }
+
+  /// The PaymentMethod's key for a charge's key: one PaymentMethod per charge, however often sent.
+  static func paymentMethodKey(_ chargeKey: String) -> String { chargeKey + "-payment-method" }
+
+  /// `GET /v1/payment_intents/{id}` with its latest charge: the payment as it stands now.
+  func retrievePayment(_ id: String) async -> GatewayReply<GatewayPayment> {
+    switch await get("/v1/payment_intents/\(Self.pathSegment(id))?expand%5B%5D=latest_charge") {
+    case .object(let object, _): return Self.paymentReply(object)
+    case let other: return other.map(Self.payment)
+    }
+  }
+
+  /// `GET /v1/payment_intents/search` with `query=metadata['order_id']:'<orderId>'`: the order's
+  /// PaymentIntent, or `.notFound` when Stripe holds none. Stripe's search results can lag a new
+  /// PaymentIntent by up to a minute: the caller decides how old the charge must be before
+  /// `.notFound` is taken as "never charged".
+  func searchForPayment(orderId: String) async -> GatewayReply<GatewayPayment> {
+    let query = "metadata['order_id']:'\(orderId)'"
+    let path =
+      "/v1/payment_intents/search?" + Self.formEncoded([("query", query), ("expand[]", "data.latest_charge")])
+    switch await get(path) {
+    case .object(let object, _):
+      guard case .array(let found)? = object.member("data") else { return .unanswered(reason: "an answer payservice cannot read") }
+      let intents = found.filter { $0.member("metadata")?.member("order_id") == .string(orderId) }
+      // One PaymentIntent per order's key; should there be more, the one that took or holds money.
+      func status(_ intent: JSONValue) -> GatewayPayment.Status? { Self.payment(intent)?.status }
+      let chosen =
+        intents.first { status($0) == .captured || status($0) == .authorized }
+        ?? intents.first { status($0) == .processing } ?? intents.first
+      guard let chosen else {
+        return .succeeded(GatewayPayment(id: "", chargeId: nil, status: .notFound, amountCapturedMinor: 0))
+      }
+      return Self.paymentReply(chosen)
+    case .storedServerError(let reason): return .unanswered(reason: reason)
+    case .reply(let reply): return reply.map()
+    }
   }
 
   public func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
@@ -99,10 +177,20 @@ public final class StripeGateway: RemoteGateway {
     ).map(Self.payment)
   }
 
+  /// Cancels the PaymentIntent. One Stripe canceled already (an authorization it let lapse after
+  /// 7 days: `payment_intent_unexpected_state`) is read back and answered as canceled.
   public func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
-    await post("/v1/payment_intents/\(Self.pathSegment(paymentId))/cancel", [], key: idempotencyKey).map(Self.payment)
+    let reply = await post("/v1/payment_intents/\(Self.pathSegment(paymentId))/cancel", [], key: idempotencyKey).map(Self.payment)
+    if case .refused(let refusal) = reply, refusal.code == "payment_intent_unexpected_state" {
+      if case .succeeded(let payment) = await retrievePayment(paymentId), payment.status == .canceled {
+        return .succeeded(payment)
+      }
+    }
+    return reply
   }
 
+  /// A refund, with every status Stripe's Refund object allows read as one: `succeeded`;
+  /// `pending` and null (accepted, not settled yet); `requires_action`; `failed`; `canceled`.
   public func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund> {
     await post(
       "/v1/refunds",
@@ -110,16 +198,24 @@ public final class StripeGateway: RemoteGateway {
         ("payment_intent", request.paymentId), ("amount", String(request.amountMinor)),
         ("metadata[order_id]", request.orderId), ("metadata[refund_id]", request.refundId),
       ], key: request.idempotencyKey
-    ).map { object in
-      guard case .string(let id)? = object.member("id"), case .string(let status)? = object.member("status") else { return nil }
-      let mapped: GatewayRefund.Status =
-        switch status {
-        case "succeeded": .succeeded
-        case "failed", "canceled": .failed
-        default: .pending
-        }
-      return GatewayRefund(id: id, status: mapped)
+    ).map(Self.refund)
+  }
+
+  /// A Refund object as the refund it is; nil when it is not one.
+  static func refund(_ object: JSONValue) -> GatewayRefund? {
+    guard case .string(let id)? = object.member("id"), id.hasPrefix("re_") || id.hasPrefix("pyr_") else { return nil }
+    let status: GatewayRefund.Status
+    switch object.member("status") {
+    case .string("succeeded")?: status = .succeeded
+    case .string("pending")?, .null?, nil: status = .pending
+    case .string("requires_action")?: status = .requiresAction
+    case .string("failed")?: status = .failed
+    case .string("canceled")?: status = .canceled
+    default: return nil
     }
+    var reason: String?
+    if case .string(let text)? = object.member("failure_reason") { reason = text }
+    return GatewayRefund(id: id, status: status, failureReason: reason)
   }
 
   /// The card a token (`tok_…`: `GET /v1/tokens/{id}`) or a PaymentMethod (`pm_…`:
@@ -204,43 +300,81 @@ public final class StripeGateway: RemoteGateway {
     }
   }
 
+  /// A PaymentIntent read back (created, retrieved or found) as the reply it amounts to: one that
+  /// returned to `requires_payment_method` with a `last_payment_error` (a payment that failed
+  /// while processing) is that error's decline; any other is the payment.
+  static func paymentReply(_ object: JSONValue) -> GatewayReply<GatewayPayment> {
+    guard let payment = payment(object) else { return .unanswered(reason: "an answer payservice cannot read") }
+    if payment.status == .incomplete, let error = object.member("last_payment_error"), case .object = error {
+      func text(_ name: String) -> String? {
+        if case .string(let value)? = error.member(name) { return value }
+        return nil
+      }
+      let code = text("code") ?? "card_declined"
+      return .declined(
+        GatewayDecline(
+          code: code, declineCode: text("decline_code") ?? (code == "card_declined" ? nil : code),
+          chargeId: text("charge") ?? payment.chargeId, message: text("message") ?? "The payment failed."))
+    }
+    return .succeeded(payment)
+  }
+
+  /// How long Stripe keeps an uncaptured card authorization before it cancels the PaymentIntent,
+  /// when the charge does not say (`capture_before`).
+  static let authorizationLifetime: Int64 = 7 * 86_400
+
   /// A PaymentIntent object as the payment it is; nil when it is not one.
   static func payment(_ object: JSONValue) -> GatewayPayment? {
-    guard case .string(let id)? = object.member("id"), case .string(let status)? = object.member("status") else { return nil }
+    guard case .string(let id)? = object.member("id"), id.hasPrefix("pi_"), case .string(let status)? = object.member("status")
+    else { return nil }
     var chargeId: String?
     switch object.member("latest_charge") {
     case .string(let charge)?: chargeId = charge
     case .object?: if case .string(let charge)? = object.member("latest_charge")?.member("id") { chargeId = charge }
     default: break
     }
-    var received: Int64 = 0
-    if case .number(let text)? = object.member("amount_received") { received = Int64(text) ?? 0 }
+    func integer(_ value: JSONValue?) -> Int64? {
+      if case .number(let text)? = value { return Int64(text) }
+      return nil
+    }
+    let received = integer(object.member("amount_received")) ?? 0
     let mapped: GatewayPayment.Status =
       switch status {
       case "succeeded": .captured
       case "requires_capture": .authorized
       case "canceled": .canceled
+      case "processing": .processing
+      case "requires_action": .requiresAction
       default: .incomplete
       }
-    return GatewayPayment(id: id, chargeId: chargeId, status: mapped, amountCapturedMinor: received)
+    var captureBefore: Int64?
+    if mapped == .authorized {
+      captureBefore =
+        integer(object.member("latest_charge")?.member("payment_method_details")?.member("card")?.member("capture_before"))
+        ?? integer(object.member("created")).map { $0 + authorizationLifetime }
+    }
+    return GatewayPayment(
+      id: id, chargeId: chargeId, status: mapped, amountCapturedMinor: received, captureBefore: captureBefore)
   }
 
   // MARK: HTTP
 
   /// What one POST came to, before it is read as a particular object.
   enum Answer {
-    case object(JSONValue)
+    /// An object, and whether Stripe replayed it from the idempotency key (`Idempotent-Replayed`).
+    case object(JSONValue, replayed: Bool)
+    /// A 5xx Stripe stored under the idempotency key and replays (`Idempotent-Replayed: true`):
+    /// sending the same request again can never get another answer.
+    case storedServerError(String)
     case reply(GatewayReply<Never>)
 
     func map<Value: Sendable>(_ read: (JSONValue) -> Value?) -> GatewayReply<Value> {
       switch self {
-      case .object(let object):
+      case .object(let object, _):
         guard let value = read(object) else { return .unanswered(reason: "an answer payservice cannot read") }
         return .succeeded(value)
-      case .reply(.succeeded): preconditionFailure("never")
-      case .reply(.declined(let decline)): return .declined(decline)
-      case .reply(.refused(let refusal)): return .refused(refusal)
-      case .reply(.unanswered(let reason)): return .unanswered(reason: reason)
+      case .storedServerError(let reason): return .unanswered(reason: reason)
+      case .reply(let reply): return reply.map()
       }
     }
   }
@@ -317,9 +451,10 @@ public final class StripeGateway: RemoteGateway {
     let shouldRetry = response.headers.first(name: "Stripe-Should-Retry")
     let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
     let json = (try? JSONParser.parse(String(buffer: bytes))).map(scrubber.scrubbed)
+    let replayed = response.headers.first(name: "Idempotent-Replayed") == "true"
     if (200..<300).contains(status) {
       guard let json, case .object = json else { return .answer(.reply(.unanswered(reason: "an answer payservice cannot read"))) }
-      return .answer(.object(json))
+      return .answer(.object(json, replayed: replayed))
     }
     let error = json?.member("error")
     func text(_ name: String) -> String? {
@@ -328,6 +463,9 @@ public final class StripeGateway: RemoteGateway {
     }
     let type = text("type") ?? "api_error"
     let message = text("message") ?? "HTTP \(status)"
+    if status >= 500 && replayed {
+      return .answer(.storedServerError("HTTP \(status) from Stripe, stored under the idempotency key: \(message)"))
+    }
     if status == 429 || status == 409 || status >= 500 {
       if shouldRetry == "false" && status >= 500 {
         return .answer(.reply(.unanswered(reason: "HTTP \(status) from Stripe: \(message)")))
@@ -394,6 +532,18 @@ public final class StripeGateway: RemoteGateway {
   /// An id as one path segment (Stripe's ids are letters, digits and _; anything else is encoded).
   static func pathSegment(_ id: String) -> String {
     String(formEncoded([(id, "")]).dropLast())
+  }
+}
+
+extension GatewayReply where Value == Never {
+  /// A reply with no value (never `.succeeded`) as a reply of any type.
+  func map<Other: Sendable>() -> GatewayReply<Other> {
+    switch self {
+    case .succeeded: preconditionFailure("never")
+    case .declined(let decline): return .declined(decline)
+    case .refused(let refusal): return .refused(refusal)
+    case .unanswered(let reason): return .unanswered(reason: reason)
+    }
   }
 }
 

@@ -68,7 +68,14 @@ struct StripeCheckoutTests {
     #expect(sent.idempotencyKey == key)
     #expect(sent.stripeVersion == StripeGateway.apiVersion)
     #expect(sent.body.contains("metadata%5Border_id%5D=\(orderId)"), "\(sent.body)")
-    #expect(sent.body.contains("payment_method_data%5Bcard%5D%5Btoken%5D=tok_visa"), "\(sent.body)")
+    // The token became a PaymentMethod first, the documented way, under a key derived from the charge's.
+    #expect(sent.body.contains("payment_method=pm_test000001"), "\(sent.body)")
+    #expect(sent.body.contains("error_on_requires_action=true"), "\(sent.body)")
+    #expect(!sent.body.contains("payment_method_data"), "\(sent.body)")
+    let made = try #require(server.requests.dropLast().last)
+    #expect(made.method == "POST" && made.path == "/v1/payment_methods")
+    #expect(made.body == "type=card&card%5Btoken%5D=tok_visa")
+    #expect(made.idempotencyKey == key + "-payment-method")
     let amountMinor = Int(checkout.amount.replacingOccurrences(of: ".", with: ""))!
     #expect(server.paymentIntent(paymentId)?["amount"] == String(amountMinor))
     #expect(server.paymentIntent(paymentId)?["currency"] == "usd")
@@ -335,10 +342,11 @@ struct StripeCheckoutTests {
       first["result"]?["message"]?.stringValue
         == "Stripe refused the request (api_error): HTTP \(status) from Stripe, a redirect, which payservice never follows: gateway.apiBase must be the API origin itself. The order is pending: once the cause is fixed, send the same processOrder again."
     )
-    // Authorization read the token's card (a GET); the charge is the one POST, not sent again.
-    let posts = { server.requests.filter { $0.method == "POST" } }
+    // Authorization read the token's card (a GET); the token became a PaymentMethod (a POST); the
+    // charge is the one POST to /v1/payment_intents, not sent again.
+    let posts = { server.requests.filter { $0.method == "POST" && $0.path == "/v1/payment_intents" } }
     #expect(posts().count == 1)
-    #expect(server.requests.count == 2)
+    #expect(server.requests.count == 3)
     #expect(server.connectionsAccepted == 1)
     #expect(server.paymentIntentCount == 0)
     #expect(try Self.stock(context) == 98)

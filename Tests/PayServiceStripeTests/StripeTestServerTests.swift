@@ -35,11 +35,9 @@ struct StripeTestServerTests {
   ) -> [(String, String)] {
     var pairs = [("amount", String(amount)), ("currency", "usd"), ("confirm", "true")]
     if let capture { pairs.append(("capture_method", capture)) }
-    if source.hasPrefix("tok_") {
-      pairs += [("payment_method_data[type]", "card"), ("payment_method_data[card][token]", source)]
-    } else {
-      pairs.append(("payment_method", source))
-    }
+    // A test token's card as its test PaymentMethod: Stripe's spec has no payment_method_data[card]
+    // (tokens become PaymentMethods by POST /v1/payment_methods, see tokenReuse).
+    pairs.append(("payment_method", source.hasPrefix("tok_") ? "pm_card_" + source.dropFirst(4) : source))
     return pairs + [("payment_method_types[]", "card")] + extra
   }
 
@@ -122,7 +120,7 @@ struct StripeTestServerTests {
       #expect(recorded.stripeVersion == "2024-06-20")
       #expect(recorded.status == 200)
       #expect(recorded.replayed == false)
-      #expect(recorded.body.contains("payment_method_data%5Bcard%5D%5Btoken%5D=tok_visa"))
+      #expect(recorded.body.contains("payment_method=pm_card_visa"))
       #expect(!recorded.body.contains(server.secretKey))
 
       let fetched = try await Self.send(client, server, "/v1/payment_intents/pi_test000001", method: "GET")
@@ -185,11 +183,21 @@ struct StripeTestServerTests {
         client, server, "/v1/payment_intents", form: Self.charge("pm_card_chargeDeclinedProcessingError"))
       #expect(processing.error["code"] as? String == "processing_error")
 
-      let unknownToken = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_nope"))
+      let unknownToken = try await Self.send(
+        client, server, "/v1/payment_methods", form: [("type", "card"), ("card[token]", "tok_nope")])
       #expect(unknownToken.status == 400)
       #expect(unknownToken.error["code"] as? String == "resource_missing")
       #expect(unknownToken.error["message"] as? String == "No such token: 'tok_nope'")
-      #expect(unknownToken.error["param"] as? String == "payment_method_data[card][token]")
+      #expect(unknownToken.error["param"] as? String == "card[token]")
+      let undocumented = try await Self.send(
+        client, server, "/v1/payment_intents",
+        form: [
+          ("amount", "1999"), ("currency", "usd"), ("confirm", "true"), ("payment_method_data[type]", "card"),
+          ("payment_method_data[card][token]", "tok_visa"),
+        ])
+      #expect(undocumented.status == 400)
+      #expect(undocumented.error["code"] as? String == "parameter_unknown")
+      #expect(undocumented.error["message"] as? String == "Received unknown parameter: payment_method_data[card]")
       let unknownMethod = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_nope"))
       #expect(unknownMethod.status == 400)
       #expect(unknownMethod.error["message"] as? String == "No such PaymentMethod: 'pm_nope'")
@@ -599,12 +607,21 @@ struct StripeTestServerTests {
     }
   }
 
-  @Test("A Stripe token is single-use; test PaymentMethods are reusable")
+  @Test("A Stripe token becomes a PaymentMethod once (POST /v1/payment_methods, card[token]); test PaymentMethods are reusable")
   func tokenReuse() async throws {
     try await Self.withServer { server, client in
-      let first = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_visa", amount: 1000))
+      let token: [(String, String)] = [("type", "card"), ("card[token]", "tok_visa")]
+      let made = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-1")
+      #expect(made.status == 200, "\(made.body)")
+      #expect(made.json["id"] as? String == "pm_test000001")
+      #expect(made.json["object"] as? String == "payment_method")
+      #expect((made.json["card"] as? [String: Any])?["last4"] as? String == "4242")
+      let replayed = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-1")
+      #expect(replayed.json["id"] as? String == "pm_test000001")
+      #expect(server.paymentMethodsCreated(idempotencyKey: "pm-1") == 1)
+      let first = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_test000001", amount: 1000))
       #expect(first.status == 200)
-      let reused = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_visa", amount: 1001))
+      let reused = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-2")
       #expect(reused.status == 400)
       #expect(reused.error["type"] as? String == "invalid_request_error")
       #expect(reused.error["code"] as? String == "token_already_used")
@@ -615,8 +632,55 @@ struct StripeTestServerTests {
         #expect(method.status == 200)
       }
       server.setSingleUseTokens(false)
-      let allowed = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("tok_visa", amount: 1004))
+      let allowed = try await Self.send(client, server, "/v1/payment_methods", form: token, idempotencyKey: "pm-3")
       #expect(allowed.status == 200)
+    }
+  }
+
+  @Test(
+    "a 500 saved under the key is replayed with Idempotent-Replayed; search finds PaymentIntents by metadata with their charge expanded (capture_before on a manual one); processing ends on settleProcessing"
+  )
+  func storedErrorSearchAndProcessing() async throws {
+    try await Self.withServer { server, client in
+      server.inject(.serverErrorStored(.afterExecuting), on: .createPaymentIntent)
+      let form = Self.charge("pm_card_visa", capture: "manual", extra: [("metadata[order_id]", "ord_1")])
+      let first = try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "k-500")
+      let again = try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "k-500")
+      #expect(first.status == 500 && again.status == 500)
+      #expect(first.error["type"] as? String == "api_error" && again.body == first.body)
+      #expect(first.header("Idempotent-Replayed") == nil && again.header("Idempotent-Replayed") == "true")
+      #expect(server.paymentIntentCount == 1)
+
+      let query = "query=" + Self.encode("metadata['order_id']:'ord_1'") + "&expand%5B%5D=data.latest_charge"
+      let found = try await Self.send(client, server, "/v1/payment_intents/search?" + query, method: "GET")
+      #expect(found.json["object"] as? String == "search_result" && found.json["has_more"] as? Bool == false)
+      let data = try #require(found.json["data"] as? [[String: Any]])
+      #expect(data.map { $0["id"] as? String } == ["pi_test000001"] && data.first?["status"] as? String == "requires_capture")
+      let charge = try #require(data.first?["latest_charge"] as? [String: Any])
+      let card = (charge["payment_method_details"] as? [String: Any])?["card"] as? [String: Any]
+      #expect(card?["capture_before"] as? Int == Int(try #require(server.paymentIntent("pi_test000001")?["capture_before"])))
+      let none = try await Self.send(
+        client, server, "/v1/payment_intents/search?query=" + Self.encode("metadata['order_id']:'ord_2'"), method: "GET")
+      #expect((none.json["data"] as? [Any])?.isEmpty == true)
+      #expect(server.expireAuthorization(paymentIntent: "pi_test000001"))
+      #expect(server.paymentIntent("pi_test000001")?["cancellation_reason"] == "automatic")
+
+      let processing = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_card_processing"))
+      #expect(processing.json["status"] as? String == "processing")
+      let id = try #require(processing.json["id"] as? String)
+      #expect(server.settleProcessing(paymentIntent: id, succeeded: true))
+      let read = try await Self.send(client, server, "/v1/payment_intents/\(id)", method: "GET")
+      #expect(read.json["status"] as? String == "succeeded")
+      #expect(server.settleProcessing(paymentIntent: id, succeeded: true) == false)
+
+      let open = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge("pm_card_authenticationRequired"))
+      #expect(open.json["status"] as? String == "requires_action")
+      let declined = try await Self.send(
+        client, server, "/v1/payment_intents",
+        form: Self.charge("pm_card_authenticationRequired", extra: [("error_on_requires_action", "true")]))
+      #expect(declined.status == 402 && declined.error["code"] as? String == "authentication_required")
+      #expect(declined.error["decline_code"] as? String == "authentication_required")
+      #expect(declined.error["message"] as? String == "Your card was declined. This transaction requires authentication.")
     }
   }
 

@@ -39,12 +39,15 @@ extension StripeTestServerTests {
       #expect(server.tokenCount == 1)
       #expect(server.tokensCreated(idempotencyKey: "tk-1") == 1)
 
+      let tokenForm: [(String, String)] = [("type", "card"), ("card[token]", "tok_test000001")]
+      let method = try await Self.send(client, server, "/v1/payment_methods", form: tokenForm, idempotencyKey: "pm-1")
+      #expect(method.status == 200, "\(method.body)")
+      let methodId = try #require(method.json["id"] as? String)
       let charged = try await Self.send(
-        client, server, "/v1/payment_intents", form: Self.charge("tok_test000001"), idempotencyKey: "pi-1")
+        client, server, "/v1/payment_intents", form: Self.charge(methodId), idempotencyKey: "pi-1")
       #expect(charged.status == 200, "\(charged.body)")
       #expect(charged.json["status"] as? String == "succeeded")
-      let again = try await Self.send(
-        client, server, "/v1/payment_intents", form: Self.charge("tok_test000001"), idempotencyKey: "pi-2")
+      let again = try await Self.send(client, server, "/v1/payment_methods", form: tokenForm, idempotencyKey: "pm-2")
       #expect(again.status == 400)
       #expect(again.error["code"] as? String == "token_already_used")
       #expect(again.error["message"] as? String == "You cannot use a Stripe token more than once: tok_test000001.")
@@ -84,7 +87,11 @@ extension StripeTestServerTests {
         client, server, "/v1/tokens", form: Self.applePayForm(name: "visa_chargeDeclinedInsufficientFunds"),
         idempotencyKey: "tk")
       let id = try #require(made.json["id"] as? String)
-      let charged = try await Self.send(client, server, "/v1/payment_intents", form: Self.charge(id), idempotencyKey: "pi")
+      let method = try await Self.send(
+        client, server, "/v1/payment_methods", form: [("type", "card"), ("card[token]", id)], idempotencyKey: "pm")
+      let methodId = try #require(method.json["id"] as? String, "\(method.body)")
+      let charged = try await Self.send(
+        client, server, "/v1/payment_intents", form: Self.charge(methodId), idempotencyKey: "pi")
       #expect(charged.status == 402)
       #expect(charged.error["type"] as? String == "card_error")
       #expect(charged.error["code"] as? String == "card_declined")

@@ -26,6 +26,9 @@ public enum BackOffice {
     case gatewayUnavailable = "gateway_unavailable"
     /// The order's remote gateway refused the request (its error type and message say why).
     case gatewayError = "gateway_error"
+    /// captureOrder after the authorization lapsed (the order's `captureBefore`: Stripe cancels a
+    /// PaymentIntent left uncaptured 7 days): nothing is sent; cancelOrder still cancels the order.
+    case authorizationExpired = "authorization_expired"
 
     /// Whether the answer is kept under the key: the gateway was asked and answered.
     var isFinal: Bool { self == .refundDeclined }

@@ -10,8 +10,8 @@ public enum CaptureOrder: RPCMethod {
       is taken and the rest of the hold released, and the order becomes paid. captureId is the client's \
       idempotency key: the same captureId with the same params returns the stored result and captures \
       nothing more; with other params it is error -32004. A failure (status failed, failureCode \
-      not_authorized when the order is not authorized, capture_exceeds_authorized) changes nothing and \
-      leaves the captureId unused.
+      not_authorized when the order is not authorized, capture_exceeds_authorized, authorization_expired \
+      once the order's captureBefore has passed) changes nothing and leaves the captureId unused.
       """,
     errors: [.storeUnavailable, .orderNotFound, .idempotencyKeyConflict], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
@@ -99,6 +99,20 @@ public enum CaptureOrder: RPCMethod {
         return .done(.failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "captured")), final: false)
       }
       if let busy = try BackOffice.holdChangePending(on: order, transaction, now: now) { return .done(.failed(busy), final: false) }
+      // An authorization the gateway let lapse cannot be captured: said at once, nothing sent.
+      if order.gatewayPaymentId != nil, let text = try transaction.orderDocument(order.orderId),
+        let captureBefore = try StoredJSON.read(text, as: OrderDocument.self, "order document").captureBefore,
+        let deadline = RFC3339.parse(captureBefore), now >= deadline
+      {
+        let name = context.gatewayCalls?.gateway.name ?? "The gateway"
+        return .done(
+          .failed(
+            .authorizationExpired,
+            """
+            The authorization expired at \(captureBefore): \(name) cancels a payment left uncaptured that long, so \
+            nothing can be captured. Cancel the order with cancelOrder, and ask the buyer to pay again.
+            """), final: false)
+      }
       let amount = params.amount?.minor ?? order.amountMinor
       guard amount <= order.amountMinor else {
         return .done(

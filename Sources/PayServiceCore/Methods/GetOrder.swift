@@ -45,8 +45,15 @@ public enum GetOrder: RPCMethod {
     order.status = stored.status
     order.amountCaptured = config.format(stored.capturedMinor ?? 0)
     order.amountRefunded = config.format(stored.refundedMinor)
-    order.refunds = try stored.refunds.map { text throws(StoreError) in
+    let refunds = try stored.refunds.map { text throws(StoreError) in
       try StoredJSON.read(text, as: RefundRecord.self, "refund")
+    }
+    order.refunds = refunds
+    // Refunds the gateway has not settled count in amountRefunded, and are named here too.
+    let unsettled = refunds.filter { RefundRecord.unsettledStatuses.contains($0.status ?? "") }
+    if !unsettled.isEmpty {
+      order.amountRefundPending = config.format(
+        unsettled.reduce(Int64(0)) { $0 + ((try? MoneyText.minorUnits($1.amount, digits: config.currency.minorDigits).get()) ?? 0) })
     }
     // The placement's events come from the document as placed (processOrder writes no event rows,
     // which keeps an order's commit to what it must write); the rest were recorded as they happened.

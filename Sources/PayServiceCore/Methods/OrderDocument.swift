@@ -60,11 +60,18 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
   public var gatewayPaymentId: String?
   public var payment: Payment?
+  /// With manual capture at a remote gateway: when the authorization lapses (RFC 3339 UTC). Stripe
+  /// cancels a PaymentIntent left uncaptured 7 days (the charge's `capture_before`); captureOrder
+  /// after it fails with `authorization_expired`. nil otherwise.
+  public var captureBefore: String?
   public var status = OrderStatus.paid
   /// What getOrder adds: the money captured and refunded so far, the refunds and the events. nil
   /// (left out) in processOrder's answer, which is the order as placed.
   public var amountCaptured: String?
   public var amountRefunded: String?
+  /// getOrder: the part of amountRefunded in refunds the gateway has not settled yet (pending or
+  /// requires_action); nil (left out) when there is none.
+  public var amountRefundPending: String?
   public var refunds: [RefundRecord]?
   public var events: [OrderEvent]?
 
@@ -95,6 +102,15 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
         .string("The payment at a remote gateway (Stripe: the PaymentIntent pi_…); absent for the sandbox.", minLength: 1)),
       .member("payment", \.payment, .optional),
       .member(
+        "captureBefore", \.captureBefore, .optional,
+        .string(
+          """
+          Manual capture at Stripe: when the authorization lapses (RFC 3339 UTC; the charge's capture_before, \
+          else 7 days after it was made). Stripe cancels the payment then; captureOrder after it fails with \
+          authorization_expired, cancelOrder still cancels the order.
+          """,
+          pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")),
+      .member(
         "status", \.status, .required,
         .string(
           """
@@ -108,7 +124,14 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
         .string("getOrder: the money taken (0 while authorized or canceled).", pattern: MoneyText.pattern)),
       .member(
         "amountRefunded", \.amountRefunded, .optional,
-        .string("getOrder: the money refunded so far.", pattern: MoneyText.pattern)),
+        .string(
+          "getOrder: the money refunded so far, refunds the gateway has not settled yet included (see amountRefundPending).",
+          pattern: MoneyText.pattern)),
+      .member(
+        "amountRefundPending", \.amountRefundPending, .optional,
+        .string(
+          "getOrder: the part of amountRefunded in refunds whose status is pending or requires_action; absent when none is.",
+          pattern: MoneyText.pattern)),
       .member("refunds", \.refunds, .optional, .array(RefundRecord.schema, "getOrder: the refunds, oldest first.")),
       .member("events", \.events, .optional, .array(OrderEvent.schema, "getOrder: what happened, in order.")),
     ])

@@ -18,7 +18,9 @@ public enum ProcessOrder: RPCMethod {
       returns the stored answer without charging twice; a different order with a used token is error \
       -32002. Through a remote gateway (Stripe), gateway_unavailable means the answer was lost and the \
       order is pending: send the identical request again to complete it (the card is charged once); \
-      gateway_error names the gateway's refusal.
+      payment_processing means the gateway is still processing the payment and the order is pending (the \
+      identical request again settles it once the gateway has decided); gateway_error names the gateway's \
+      refusal; gateway_failed means the gateway failed the charge and holds no payment for it (not charged).
       """,
     errors: [.storeUnavailable, .chargeTokenConflict], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
@@ -36,13 +38,21 @@ public enum ProcessOrder: RPCMethod {
     case gatewayUnavailable = "gateway_unavailable"
     /// A remote gateway refused the request itself (not the card): its error type and message say why.
     case gatewayError = "gateway_error"
+    /// A remote gateway is still processing the payment (Stripe's `processing`): the order is
+    /// pending with its stock held; the same request again asks for the payment's state and
+    /// settles the order once it is final.
+    case paymentProcessing = "payment_processing"
+    /// A remote gateway failed the charge with a server error it stored under the charge's key,
+    /// and holds no payment for the order (Stripe's search by metadata order_id): the card was
+    /// not charged, and the order is released.
+    case gatewayFailed = "gateway_failed"
 
     /// Whether a failure with this code uses the token up: a charge was attempted. The others leave
     /// it unused, so the buyer can fix the request and send it again.
     var consumesToken: Bool {
       switch self {
-      case .invalidChargeToken, .amountMismatch, .outOfStock, .gatewayUnavailable: return false
-      case .cardDeclined, .expiredCard, .processingError, .gatewayError: return true
+      case .invalidChargeToken, .amountMismatch, .outOfStock, .gatewayUnavailable, .paymentProcessing: return false
+      case .cardDeclined, .expiredCard, .processingError, .gatewayError, .gatewayFailed: return true
       }
     }
   }
@@ -323,7 +333,6 @@ public enum ProcessOrder: RPCMethod {
     ) throws -> Settlement<Result> {
       let gatewayName = context.gatewayCalls?.gateway.name ?? "The gateway"
       let nowText = RFC3339.format(now)
-      let identifiers = try context.identifiers
       var prepared = charge.prepared
       let orderId = charge.orderId
       let currency = charge.currencyCode
@@ -344,6 +353,33 @@ public enum ProcessOrder: RPCMethod {
             \(gatewayName) refused the request (\(refusal.type)): \(refusal.message) The order is pending: once \
             the cause is fixed, send the same processOrder again.
             """))
+      case .succeeded(let payment) where payment.status == .processing:
+        return .pending(
+          .failed(
+            .paymentProcessing,
+            """
+            \(gatewayName) is processing the payment \(payment.id): the money may still arrive. The order is pending \
+            with its stock held: send the same processOrder again later to settle it once \(gatewayName) has decided; \
+            the card is never charged twice.
+            """))
+      case .succeeded(let payment) where payment.status == .notFound:
+        guard let created = RFC3339.parse(charge.createdAt), now - created >= searchLagSeconds else {
+          return .pending(
+            .failed(
+              .gatewayUnavailable,
+              """
+              \(gatewayName) answered the charge with a server error it stored under the idempotency key, and its \
+              search finds no payment for order \(orderId) yet (search results can lag a minute behind). The order \
+              is pending: send the same processOrder again in \(searchLagSeconds / 60) minutes to settle it.
+              """))
+        }
+        return .settled(
+          try release(
+            charge, chargeId: nil, code: .gatewayFailed, declineCode: nil,
+            message: """
+              \(gatewayName) failed the charge with a server error it stored under the idempotency key, and holds no \
+              payment for order \(orderId): the card was not charged. Authorize the payment again to retry.
+              """, transaction: transaction, now: nowText))
       case .succeeded(let payment) where payment.status == .captured || payment.status == .authorized:
         let chargeId = payment.chargeId ?? payment.id
         try transaction.insert(
@@ -354,27 +390,41 @@ public enum ProcessOrder: RPCMethod {
         prepared.document.chargeId = chargeId
         prepared.document.gatewayPaymentId = payment.id
         prepared.document.status = captured ? .paid : .authorized
+        if !captured, let captureBefore = payment.captureBefore {
+          prepared.document.captureBefore = RFC3339.format(captureBefore)
+        }
         try transaction.insert(prepared.row(chargeId: chargeId, gatewayPaymentId: payment.id, captured: captured))
         return .settled(
           .succeeded(
             Succeeded(
               orderId: orderId, chargeId: chargeId, amount: prepared.document.amount, currencyCode: currency,
               order: prepared.document)))
+      case .succeeded(let payment) where payment.status == .requiresAction:
+        // Not answered with error_on_requires_action=true; as that error, should it be.
+        return .settled(
+          try release(
+            charge, chargeId: payment.chargeId, code: .cardDeclined, declineCode: "authentication_required",
+            message: authenticationMessage, transaction: transaction, now: nowText))
       case .succeeded(let payment):
         return .settled(
           try release(
-            identifiers: identifiers, charge, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
+            charge, chargeId: payment.chargeId, code: .processingError, declineCode: nil,
             message: "\(gatewayName) could not complete the payment (it needs an action this checkout cannot take).",
             transaction: transaction, now: nowText))
+      case .declined(let decline) where decline.code == "authentication_required":
+        return .settled(
+          try release(
+            charge, chargeId: decline.chargeId, code: .cardDeclined, declineCode: "authentication_required",
+            message: authenticationMessage, transaction: transaction, now: nowText))
       case .declined(let decline):
         return .settled(
           try release(
-            identifiers: identifiers, charge, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
+            charge, chargeId: decline.chargeId, code: FailureCode(gatewayCode: decline.code),
             declineCode: decline.declineCode, message: decline.message, transaction: transaction, now: nowText))
       case .refused(let refusal):
         return .settled(
           try release(
-            identifiers: identifiers, charge, chargeId: nil, code: .gatewayError, declineCode: nil,
+            charge, chargeId: nil, code: .gatewayError, declineCode: nil,
             message: "\(gatewayName) refused the request (\(refusal.type)): \(refusal.message)", transaction: transaction,
             now: nowText))
       }
@@ -446,9 +496,21 @@ public enum ProcessOrder: RPCMethod {
     }
   }
 
+  /// How old a charge must be before a search that finds no payment for it is believed: Stripe's
+  /// search results can lag a new PaymentIntent by up to a minute.
+  static let searchLagSeconds: Int64 = 120
+
+  static let authenticationMessage = """
+    The card's bank asks the buyer to authenticate this payment, which a payment confirmed by the server \
+    cannot do: the card was not charged. Ask the buyer to pay again (Apple Pay authenticates on the device) \
+    or with another card.
+    """
+
   /// A final failure of a pending charge: the stock it took goes back, the failed charge is recorded.
+  /// `chargeId` is the gateway's failed charge (`ch_…`), when it made one; otherwise the answer
+  /// names none and the store's row is keyed `payservice-failed-<orderId>`, an id no gateway makes.
   private static func release(
-    identifiers: Identifiers, _ charge: Charge, chargeId: String?, code: FailureCode, declineCode: String?,
+    _ charge: Charge, chargeId: String?, code: FailureCode, declineCode: String?,
     message: String, transaction: any StoreTransaction, now: String
   ) throws -> Result {
     for line in charge.prepared.lines {
@@ -456,10 +518,9 @@ public enum ProcessOrder: RPCMethod {
         throw StoreError.unavailable(reason: "the stock a pending charge took is not recorded as sold")
       }
     }
-    let chargeId = chargeId ?? identifiers.chargeId(token: charge.token)
     try transaction.insert(
       ChargeRow(
-        chargeId: chargeId, token: charge.token, succeeded: false, failureCode: code.rawValue,
+        chargeId: chargeId ?? "payservice-failed-\(charge.orderId)", token: charge.token, succeeded: false, failureCode: code.rawValue,
         declineCode: declineCode, amountMinor: Int64(charge.amountMinor), currencyCode: charge.currencyCode,
         createdAt: now))
     return .failed(code, message, declineCode: declineCode, chargeId: chargeId)

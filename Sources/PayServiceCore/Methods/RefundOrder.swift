@@ -214,12 +214,66 @@ public enum RefundOrder: RPCMethod {
       if let settlement = BackOffice.settlement(of: reply, context: context, declined: { _ -> Settlement<Result> in .settled(.failed(.refundDeclined, RefundOrder.declined)) }) {
         return settlement
       }
-      guard case .succeeded(let gatewayRefund) = reply, gatewayRefund.status != .failed else {
+      guard case .succeeded(let gatewayRefund) = reply else {
         return .settled(.failed(.refundDeclined, RefundOrder.declined))
       }
       var call = call
       call.refund.gatewayRefundId = gatewayRefund.id
+      switch gatewayRefund.status {
+      case .failed, .canceled:
+        let name = context.gatewayCalls?.gateway.name ?? "The gateway"
+        let why = gatewayRefund.failureReason.map { " (\($0))" } ?? ""
+        return .settled(
+          .failed(
+            .refundDeclined,
+            """
+            \(name) answered refund \(gatewayRefund.id) as \(gatewayRefund.status.rawValue)\(why): no money went back, and \
+            the order is unchanged. Refund the buyer another way, or try again with a new refundId.
+            """))
+      case .succeeded: call.refund.status = nil
+      case .pending: call.refund.status = "pending"
+      case .requiresAction: call.refund.status = "requires_action"
+      }
       return .settled(try record(call, order, transaction, context: context, now: now))
+    }
+
+    /// Where a refund recorded as `pending` or `requires_action` ends at its gateway, for what
+    /// hears of it later (Stripe's `refund.updated` / `refund.failed` events, a reconciliation).
+    public enum GatewayOutcome: Sendable, Equatable {
+      case succeeded
+      /// Failed or canceled: no money went back.
+      case failed(status: String)
+    }
+
+    /// Settles a refund recorded while its gateway had not (status `pending` or
+    /// `requires_action`), found by its refundId (Stripe's `metadata[refund_id]`) and checked
+    /// against the gateway's refund id: `succeeded` drops the marker; `failed` marks it with the
+    /// gateway's status and takes its amount off the order's refunded money (the order's status
+    /// follows). Returns false, changing nothing, when the refund is unknown, another gateway
+    /// refund, or settled already; so an event heard twice settles once. Locks the order first.
+    public static func settleAtGateway(
+      refundId: String, gatewayRefundId: String, outcome: GatewayOutcome, _ transaction: any StoreTransaction
+    ) throws -> Bool {
+      guard let row = try transaction.refund(refundId), let order = try transaction.lockOrder(row.orderId) else {
+        return false
+      }
+      var refund = try StoredJSON.read(row.document, as: RefundRecord.self, "refund")
+      guard refund.gatewayRefundId == gatewayRefundId, let status = refund.status,
+        RefundRecord.unsettledStatuses.contains(status)
+      else { return false }
+      switch outcome {
+      case .succeeded:
+        refund.status = nil
+      case .failed(let status):
+        refund.status = status
+        let refunded = order.refundedMinor - row.amountMinor
+        let captured = order.capturedMinor ?? 0
+        try transaction.updateOrder(
+          order.orderId, status: refunded == 0 ? .paid : refunded == captured ? .refunded : .partiallyRefunded,
+          capturedMinor: order.capturedMinor, refundedMinor: refunded, shippingRefunded: order.shippingRefunded)
+      }
+      try transaction.updateRefund(refundId, document: JSONWriter.string(refund))
+      return true
     }
 
     /// Records the refund on the order: its lines' units refunded (and restocked), its money, its
@@ -438,6 +492,13 @@ public struct RefundRecord: Equatable, Sendable, WireObject {
   public var withheld: String?
   public var reason: String?
   public var gatewayRefundId = ""
+  /// Where the refund stands at a remote gateway when it is not done: `pending` (Stripe's
+  /// `pending`, or a null status) or `requires_action`; nil (left out) once it succeeded. A
+  /// refund that failed or was canceled at once is never recorded (refund_declined).
+  public var status: String?
+
+  /// The statuses a recorded refund may show.
+  public static let unsettledStatuses = ["pending", "requires_action"]
 
   public static let shape = ObjectShape<RefundRecord>(
     blank: { RefundRecord() },
@@ -452,6 +513,14 @@ public struct RefundRecord: Equatable, Sendable, WireObject {
         .string("What the lines and shipping paid beyond amount (a fee kept).", pattern: MoneyText.pattern)),
       .member("reason", \.reason, .optional, .string("The reason given."), read: ParamReader.anyString),
       .member("gatewayRefundId", \.gatewayRefundId),
+      .member(
+        "status", \.status, .optional,
+        .string(
+          """
+          Present while the gateway has not settled the refund: pending (Stripe's pending, or no status yet) or \
+          requires_action. Its amount counts in amountRefunded meanwhile. Absent once it succeeded.
+          """,
+          values: unsettledStatuses)),
     ])
 
   init(

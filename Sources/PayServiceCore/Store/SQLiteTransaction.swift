@@ -249,6 +249,23 @@ struct SQLiteTransaction: StoreTransaction {
     ])
   }
 
+  func refund(_ refundId: String) throws -> RefundRow? {
+    let statement = try db.cachedStatement(
+      sql: "SELECT refundId, orderId, position, createdAt, amountMinor, document FROM refund WHERE refundId = ?")
+    return try Row.fetchOne(statement, arguments: [refundId]).map { row in
+      RefundRow(
+        refundId: row[0], orderId: row[1], position: row[2], createdAt: row[3], amountMinor: row[4], document: row[5])
+    }
+  }
+
+  func updateRefund(_ refundId: String, document: String) throws {
+    try db.cachedStatement(sql: "UPDATE refund SET document = ? WHERE refundId = ?").execute(arguments: [document, refundId])
+  }
+
+  func orderDocument(_ orderId: String) throws -> String? {
+    try String.fetchOne(db.cachedStatement(sql: #"SELECT document FROM "order" WHERE orderId = ?"#), arguments: [orderId])
+  }
+
   static let operationColumns = "kind, key, fingerprint, state, subject, request, result, created, settled"
 
   /// A row selected with `operationColumns`.

@@ -125,6 +125,13 @@ public protocol StoreTransaction {
   func restock(_ sku: String, by quantity: Int) throws -> Bool
   func insert(_ event: OrderEventRow) throws
   func insert(_ refund: RefundRow) throws
+  /// A recorded refund by its refundId; nil when unknown. Lock its order (`lockOrder`) first
+  /// when the answer decides a write.
+  func refund(_ refundId: String) throws -> RefundRow?
+  /// Replaces a recorded refund's document (where the gateway's settling of it is written).
+  func updateRefund(_ refundId: String, document: String) throws
+  /// A recorded order's document (the order as placed), read in this transaction; nil when unknown.
+  func orderDocument(_ orderId: String) throws -> String?
 
   // The operation journal (`OperationRunner`): every piece of work that must happen once.
 

@@ -279,6 +279,32 @@ struct StoreContractTests {
     #expect(try store.write { try $0.operation(kind: "refund", key: "r 1") } == settled)
   }
 
+  @Test(
+    "a refund is read back by its refundId and its document replaced (where a gateway's later word on it is written); an order's document is read in the transaction",
+    arguments: StoreBackend.available)
+  func refundDocuments(backend: StoreBackend) throws {
+    let (store, _) = try backend.freshStore(config: Self.config)
+    try store.write { transaction in
+      try Self.insertOrder(transaction, "ord_1")
+      try transaction.insert(
+        RefundRow(
+          refundId: "r-1", orderId: "ord_1", position: 2, createdAt: "2026-11-21T12:05:00Z", amountMinor: 525,
+          document: #"{"refundId":"r-1","status":"pending"}"#))
+    }
+    try store.write { transaction in
+      let row = try #require(try transaction.refund("r-1"))
+      #expect(row.refundId == "r-1" && row.orderId == "ord_1" && row.position == 2)
+      #expect(row.createdAt == "2026-11-21T12:05:00Z" && row.amountMinor == 525)
+      #expect(row.document == #"{"refundId":"r-1","status":"pending"}"#)
+      #expect(try transaction.refund("r-2") == nil)
+      try transaction.updateRefund("r-1", document: #"{"refundId":"r-1"}"#)
+      #expect(try transaction.orderDocument("ord_1") == #"{"orderId":"ord_1"}"#)
+      #expect(try transaction.orderDocument("ord_2") == nil)
+    }
+    #expect(try store.order(id: "ord_1")?.refunds == [#"{"refundId":"r-1"}"#])
+    #expect(try store.write { try $0.refund("r-1")?.document } == #"{"refundId":"r-1"}"#)
+  }
+
   @Test("orders are listed newest first by createdAt then orderId, filtered, after a position", arguments: StoreBackend.available)
   func listing(backend: StoreBackend) throws {
     let (store, _) = try backend.freshStore(config: Self.config)

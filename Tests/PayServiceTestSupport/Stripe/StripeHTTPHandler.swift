@@ -46,12 +46,12 @@ final class StripeHTTPHandler: ChannelInboundHandler {
         context.close(promise: nil)
         return
       }
-      let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+      let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
       let request = StripeIncomingRequest(
-        method: head.method.rawValue, path: path ?? head.uri, authorization: head.headers.first(name: "Authorization"),
+        method: head.method.rawValue, path: parts.first ?? head.uri, authorization: head.headers.first(name: "Authorization"),
         idempotencyKey: head.headers.first(name: "Idempotency-Key"),
         stripeVersion: head.headers.first(name: "Stripe-Version"),
-        body: String(decoding: body.readableBytesView, as: UTF8.self))
+        body: String(decoding: body.readableBytesView, as: UTF8.self), query: parts.count > 1 ? parts[1] : "")
       queue.append((request, head.isKeepAlive))
       next(context: context)
     }

@@ -10,6 +10,8 @@ struct StripeIncomingRequest: Sendable {
   var idempotencyKey: String?
   var stripeVersion: String?
   var body: String
+  /// The URL's query (after `?`), form-encoded: a GET's parameters (`expand[]`, a search's `query`).
+  var query: String = ""
 }
 
 /// A response ready to write.
@@ -40,6 +42,8 @@ enum StripeEndpoint: Sendable, Equatable {
   case retrieveCharge(String)
   case retrieveToken(String)
   case retrievePaymentMethod(String)
+  case createPaymentMethod
+  case searchPaymentIntents
 
   init?(method: String, path: String) {
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -54,6 +58,8 @@ enum StripeEndpoint: Sendable, Equatable {
       }
     case ("POST", ["refunds"]): self = .createRefund
     case ("POST", ["tokens"]): self = .createToken
+    case ("POST", ["payment_methods"]): self = .createPaymentMethod
+    case ("GET", ["payment_intents", "search"]): self = .searchPaymentIntents
     case ("GET", let rest) where rest.count == 2 && !rest[1].isEmpty:
       switch rest[0] {
       case "payment_intents": self = .retrievePaymentIntent(rest[1])
@@ -74,6 +80,7 @@ enum StripeEndpoint: Sendable, Equatable {
     case .cancel: .cancel
     case .createRefund: .refund
     case .createToken: .createToken
+    case .createPaymentMethod: .createPaymentMethod
     default: nil
     }
   }
@@ -215,10 +222,11 @@ final class StripeServerCore: Sendable {
 
   /// The idempotency layer and the endpoint, atomically: a replay, an idempotency error, a
   /// validation error (none saved), or the endpoint's result (saved under the key).
-  func execute(_ endpoint: StripeEndpoint, _ request: StripeIncomingRequest, owner: Int, requestID: String)
-    -> Executed
-  {
-    let form = StripeForm(decoding: request.body)
+  func execute(
+    _ endpoint: StripeEndpoint, _ request: StripeIncomingRequest, owner: Int, requestID: String,
+    storedServerError: StripeTestServer.StoredServerError? = nil
+  ) -> Executed {
+    let form = StripeForm(decoding: endpoint.isPost ? request.body : request.query)
     let key = endpoint.isPost ? request.idempotencyKey : nil
     let identity = "\(request.method) \(request.path)"
     let now = Int64(Date().timeIntervalSince1970)
@@ -260,19 +268,23 @@ final class StripeServerCore: Sendable {
         if let key, case .inProgress(owner) = state.idempotency[key] { state.idempotency[key] = nil }
         return Executed(status: error.status, body: error.body.rendered, headers: [], replayed: false)
       }
-      let result: Result<StripeJSON, StripeAPIError>
+      var result: Result<StripeJSON, StripeAPIError>
       switch endpoint {
+      case _ where storedServerError == .withoutExecuting: result = .failure(Self.storedServerError)
       case .createPaymentIntent: result = state.ledger.createPaymentIntent(form, idempotencyKey: key, now: now)
       case .capture(let id): result = state.ledger.capture(id, form, now: now)
       case .cancel(let id): result = state.ledger.cancel(id, form, now: now)
       case .createRefund: result = state.ledger.createRefund(form, now: now)
       case .createToken: result = state.ledger.createToken(form, idempotencyKey: key, now: now)
-      case .retrievePaymentIntent(let id): result = state.ledger.retrievePaymentIntent(id)
+      case .createPaymentMethod: result = state.ledger.createPaymentMethod(form, idempotencyKey: key, now: now)
+      case .searchPaymentIntents: result = state.ledger.searchPaymentIntents(form)
+      case .retrievePaymentIntent(let id): result = state.ledger.retrievePaymentIntent(id, form)
       case .retrieveRefund(let id): result = state.ledger.retrieveRefund(id)
       case .retrieveCharge(let id): result = state.ledger.retrieveCharge(id)
       case .retrieveToken(let id): result = state.ledger.retrieveToken(id)
       case .retrievePaymentMethod(let id): result = StripeTestLedger.retrievePaymentMethod(id)
       }
+      if storedServerError == .afterExecuting { result = .failure(Self.storedServerError) }
       let (status, body): (Int, String)
       switch result {
       case .success(let json): (status, body) = (200, json.rendered)
@@ -286,8 +298,13 @@ final class StripeServerCore: Sendable {
     }
   }
 
+  /// The 500 a stored-server-error fault saves under the key (Stripe saves an endpoint's 500 too).
+  static let storedServerError = StripeAPIError(status: 500, type: "api_error", message: "An unknown error occurred")
+
   static func validate(_ endpoint: StripeEndpoint, _ form: StripeForm) -> StripeAPIError? {
     switch endpoint {
+    case .createPaymentMethod: StripeTestLedger.validatePaymentMethod(form)
+    case .searchPaymentIntents: nil
     case .createPaymentIntent: StripeTestLedger.validateCreate(form)
     case .capture: StripeTestLedger.validateCapture(form)
     case .cancel: StripeTestLedger.validateCancel(form)
@@ -382,7 +399,9 @@ final class StripeExchange: Sendable {
   }
 
   func proceed(_ endpoint: StripeEndpoint, fault: StripeTestServer.Fault?) {
-    let executed = core.execute(endpoint, request, owner: index, requestID: requestID)
+    var stored: StripeTestServer.StoredServerError?
+    if case .serverErrorStored(let kind) = fault { stored = kind }
+    let executed = core.execute(endpoint, request, owner: index, requestID: requestID, storedServerError: stored)
     let response = core.response(
       status: executed.status, body: executed.body, request: request, requestID: requestID, extra: executed.headers)
     switch fault {

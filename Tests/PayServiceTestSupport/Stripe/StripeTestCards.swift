@@ -11,6 +11,19 @@ struct StripeTestCard: Sendable {
     /// The charge succeeds; a refund starts `pending` and later becomes `succeeded`
     /// (card 4000 0000 0000 7726).
     case refundPending
+    /// The card's bank asks for 3-D Secure (Stripe's card 4000 0027 6000 3184,
+    /// `pm_card_authenticationRequired`): a PaymentIntent confirmed with
+    /// `error_on_requires_action=true` is declined with `authentication_required`; without it, it
+    /// stays `requires_action`.
+    case authenticationRequired
+    /// This test server's own: the PaymentIntent answers `processing` and stays so until
+    /// `StripeTestServer.settleProcessing` ends it (as a bank debit would, days later).
+    case processing
+    /// This test server's own refund outcomes, one per status Stripe's Refund object allows
+    /// besides `succeeded` and `pending`: the refund answers `requires_action` (and stays so),
+    /// `canceled`, a null `status` (then `succeeded`), or `failed` at once
+    /// (`failure_reason` `declined`). A canceled or failed refund gives nothing back.
+    case refundRequiresAction, refundCanceled, refundNoStatus, refundFailsAtOnce
   }
 
   let brand: String
@@ -37,6 +50,12 @@ struct StripeTestCard: Sendable {
       "unionpay": .init(brand: "unionpay", last4: "0005", funding: "credit", outcome: .succeeds),
       "refundFail": .init(brand: "visa", last4: "5126", funding: "credit", outcome: .refundFails),
       "pendingRefund": .init(brand: "visa", last4: "7726", funding: "credit", outcome: .refundPending),
+      "authenticationRequired": .init(brand: "visa", last4: "3184", funding: "credit", outcome: .authenticationRequired),
+      "processing": .init(brand: "visa", last4: "0950", funding: "credit", outcome: .processing),
+      "refundRequiresAction": .init(brand: "visa", last4: "0951", funding: "credit", outcome: .refundRequiresAction),
+      "refundCanceled": .init(brand: "visa", last4: "0952", funding: "credit", outcome: .refundCanceled),
+      "refundNoStatus": .init(brand: "visa", last4: "0953", funding: "credit", outcome: .refundNoStatus),
+      "refundFailsAtOnce": .init(brand: "visa", last4: "0954", funding: "credit", outcome: .refundFailsAtOnce),
       "chargeDeclinedExpiredCard": .init(
         brand: "visa", last4: "0069", funding: "credit",
         outcome: .declines(

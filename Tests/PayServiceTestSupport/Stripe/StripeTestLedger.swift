@@ -91,6 +91,8 @@ struct StripeTestLedger: Sendable {
     var paymentMethodTypes: [String]
     var latestCharge: String?
     var lastPaymentError: StripeJSON?
+    /// Waiting for the customer (`requires_action`): `next_action` is `use_stripe_sdk`.
+    var nextAction = false
     var canceledAt: Int64?
     var cancellationReason: String?
   }
@@ -109,6 +111,8 @@ struct StripeTestLedger: Sendable {
     var created: Int64
     var failureCode: String?
     var failureMessage: String?
+    /// Manual capture: when the authorization lapses (`payment_method_details.card.capture_before`).
+    var captureBefore: Int64?
   }
 
   struct Refund: Sendable {
@@ -117,7 +121,8 @@ struct StripeTestLedger: Sendable {
     var currency: String
     var charge: String
     var paymentIntent: String
-    var status: String
+    /// Null is a status Stripe's Refund object allows.
+    var status: String?
     var reason: String?
     var metadata: [(key: String, value: String)]
     var created: Int64
@@ -136,6 +141,7 @@ struct StripeTestLedger: Sendable {
   var tokenOrder: [String] = []
   var tokensPerIdempotencyKey: [String: Int] = [:]
   var createdPerIdempotencyKey: [String: Int] = [:]
+  var paymentMethodsPerIdempotencyKey: [String: Int] = [:]
   /// Whether a `tok_…` is rejected the second time it is used (Stripe tokens are single-use).
   var singleUseTokens = true
 
@@ -155,6 +161,7 @@ struct StripeTestLedger: Sendable {
     "error_on_requires_action", "return_url", "setup_future_usage", "shipping", "payment_method_options",
     "use_stripe_sdk", "mandate_data", "radar_options", "transfer_group", "payment_method_configuration",
   ]
+  static let paymentMethodParameters: Set<String> = ["type", "card", "billing_details", "metadata", "expand"]
   static let captureParameters: Set<String> = [
     "amount_to_capture", "metadata", "expand", "statement_descriptor", "statement_descriptor_suffix", "final_capture",
   ]
@@ -258,20 +265,18 @@ struct StripeTestLedger: Sendable {
         param: "payment_method_types")
     }
     if let error = checkMetadata(form) { return error }
+    if case .failure(let error) = boolean(form, "error_on_requires_action") { return error }
     let hasData = form.pairs.contains { $0.name.hasPrefix("payment_method_data[") }
     if hasData {
-      if form.contains("payment_method") {
+      // Stripe's OpenAPI description has no `card` under payment_method_data: a token becomes a
+      // PaymentMethod first (POST /v1/payment_methods with card[token]).
+      if form.pairs.contains(where: { $0.name.hasPrefix("payment_method_data[card]") }) {
         return .invalidRequest(
-          "You cannot provide both payment_method and payment_method_data.", param: "payment_method_data")
+          "Received unknown parameter: payment_method_data[card]", param: "payment_method_data[card]",
+          code: "parameter_unknown")
       }
-      guard let type = form["payment_method_data[type]"] else { return .missing("payment_method_data[type]") }
-      guard type == "card" else {
-        return .invalidRequest(
-          "Invalid payment_method_data[type]: this test server supports only card.", param: "payment_method_data[type]")
-      }
-      guard let token = form["payment_method_data[card][token]"], !token.isEmpty else {
-        return .missing("payment_method_data[card][token]")
-      }
+      return .invalidRequest(
+        "This test server takes a payment method as payment_method only.", param: "payment_method_data")
     } else if confirm && (form["payment_method"] ?? "").isEmpty {
       return .invalidRequest(
         "You cannot confirm this PaymentIntent because it's missing a payment method. You can either update the "
@@ -301,6 +306,26 @@ struct StripeTestLedger: Sendable {
     }
     if case .failure(let error) = positiveInteger(form, "amount") { return error }
     if let error = enumValue(form, "reason", refundReasons) { return error }
+    return checkMetadata(form)
+  }
+
+  /// `POST /v1/payment_methods` with `type=card` and `card[token]=tok_…`: a card PaymentMethod
+  /// from a token, as Stripe documents (https://docs.stripe.com/api/payment_methods/create).
+  /// Raw card numbers (`card[number]`) are not taken.
+  static func validatePaymentMethod(_ form: StripeForm) -> StripeAPIError? {
+    if let error = checkUnknown(form, allowed: paymentMethodParameters) { return error }
+    guard let type = form["type"], !type.isEmpty else { return .missing("type") }
+    guard type == "card" else {
+      return .invalidRequest("Invalid type: this test server supports only card.", param: "type")
+    }
+    guard let token = form["card[token]"], !token.isEmpty else {
+      if form.pairs.contains(where: { $0.name.hasPrefix("card[") }) {
+        return .invalidRequest(
+          "Sending credit card numbers directly to the Stripe API is generally unsafe. This test server takes card[token] only.",
+          param: "card[number]")
+      }
+      return .missing("card")
+    }
     return checkMetadata(form)
   }
 
@@ -351,35 +376,19 @@ struct StripeTestLedger: Sendable {
     let confirm = form["confirm"] == "true"
     let captureMethod = form["capture_method"] ?? "automatic"
     // Resolve the payment method: a magic test PaymentMethod, one made earlier, or a test token.
-    var card: StripeTestCard?
-    if let token = form["payment_method_data[card][token]"] {
-      guard let tokenCard = tokens[token]?.card ?? StripeTestCard.token(token) else {
-        return .failure(
-          .resourceMissing("No such token: '\(token)'", param: "payment_method_data[card][token]", status: 400))
-      }
-      if singleUseTokens && consumedTokens.contains(token) {
-        return .failure(
-          .invalidRequest(
-            "You cannot use a Stripe token more than once: \(token).", param: "payment_method_data[card][token]",
-            code: "token_already_used"))
-      }
-      consumedTokens.insert(token)
-      card = tokenCard
-    } else if let id = form["payment_method"], !id.isEmpty {
+    var paymentMethod: PaymentMethod?
+    if let id = form["payment_method"], !id.isEmpty {
       if let magic = StripeTestCard.paymentMethod(id) {
-        card = magic
+        let method = PaymentMethod(id: nextID("pm"), card: magic, created: now)
+        paymentMethods[method.id] = method
+        paymentMethod = method
       } else if let existing = paymentMethods[id] {
-        card = existing.card
+        paymentMethod = existing
       } else {
         return .failure(.resourceMissing("No such PaymentMethod: '\(id)'", param: "payment_method", status: 400))
       }
     }
-    var paymentMethod: PaymentMethod?
-    if let card {
-      let method = PaymentMethod(id: nextID("pm"), card: card, created: now)
-      paymentMethods[method.id] = method
-      paymentMethod = method
-    }
+    let expandCharge = form.array("expand").contains("latest_charge")
     let id = nextID("pi")
     var intent = PaymentIntent(
       id: id, amount: amount, currency: currency,
@@ -392,13 +401,34 @@ struct StripeTestLedger: Sendable {
     paymentIntentOrder.append(id)
     if let idempotencyKey { createdPerIdempotencyKey[idempotencyKey, default: 0] += 1 }
     defer { paymentIntents[id] = intent }
-    guard confirm, let paymentMethod else { return .success(render(intent)) }
+    guard confirm, let paymentMethod else { return .success(render(intent, expandCharge: expandCharge)) }
 
     let charge = Charge(
       id: nextID("ch"), amount: amount, captured: false, status: "succeeded", currency: currency, paymentIntent: id,
-      paymentMethod: paymentMethod.id, card: paymentMethod.card, created: now)
+      paymentMethod: paymentMethod.id, card: paymentMethod.card, created: now,
+      captureBefore: captureMethod == "manual" ? now + 7 * 86_400 : nil)
     intent.latestCharge = charge.id
-    if case .declines(let code, let declineCode, let message, let param) = paymentMethod.card.outcome {
+    var outcome = paymentMethod.card.outcome
+    if case .authenticationRequired = outcome {
+      guard form["error_on_requires_action"] == "true" else {
+        // Left open for the customer: no charge yet (https://docs.stripe.com/payments/paymentintents/lifecycle).
+        intent.latestCharge = nil
+        intent.status = "requires_action"
+        intent.nextAction = true
+        return .success(render(intent, expandCharge: expandCharge))
+      }
+      outcome = .declines(
+        code: "authentication_required", declineCode: "authentication_required",
+        message: "Your card was declined. This transaction requires authentication.", param: nil)
+    }
+    if case .processing = outcome {
+      var pending = charge
+      pending.status = "pending"
+      charges[pending.id] = pending
+      intent.status = "processing"
+      return .success(render(intent, expandCharge: expandCharge))
+    }
+    if case .declines(let code, let declineCode, let message, let param) = outcome {
       var failed = charge
       failed.status = "failed"
       failed.failureCode = code
@@ -426,7 +456,98 @@ struct StripeTestLedger: Sendable {
       intent.amountReceived = amount
     }
     charges[approved.id] = approved
-    return .success(render(intent))
+    return .success(render(intent, expandCharge: expandCharge))
+  }
+
+  /// A card PaymentMethod from a token (validated form): the token is used up, as a PaymentIntent
+  /// charging it would use it.
+  mutating func createPaymentMethod(_ form: StripeForm, idempotencyKey: String?, now: Int64) -> Result<
+    StripeJSON, StripeAPIError
+  > {
+    let token = form["card[token]"]!
+    guard let card = tokens[token]?.card ?? StripeTestCard.token(token) else {
+      return .failure(.resourceMissing("No such token: '\(token)'", param: "card[token]", status: 400))
+    }
+    if singleUseTokens && consumedTokens.contains(token) {
+      return .failure(
+        .invalidRequest(
+          "You cannot use a Stripe token more than once: \(token).", param: "card[token]", code: "token_already_used"))
+    }
+    consumedTokens.insert(token)
+    let method = PaymentMethod(id: nextID("pm"), card: card, created: now)
+    paymentMethods[method.id] = method
+    if let idempotencyKey { paymentMethodsPerIdempotencyKey[idempotencyKey, default: 0] += 1 }
+    return .success(render(method))
+  }
+
+  /// `GET /v1/payment_intents/search`: `query` must be one `metadata['KEY']:'VALUE'` clause (the
+  /// form payservice sends); the answer is Stripe's search_result, oldest first, with
+  /// `expand[]=data.latest_charge` honoured. Unlike Stripe's, this index is never behind.
+  func searchPaymentIntents(_ form: StripeForm) -> Result<StripeJSON, StripeAPIError> {
+    guard let query = form["query"], !query.isEmpty else { return .failure(.missing("query")) }
+    let pattern = /^metadata\['([^']+)'\]:'([^']*)'$/
+    guard let match = query.wholeMatch(of: pattern) else {
+      return .failure(
+        .invalidRequest(
+          "This test server searches PaymentIntents by one metadata['key']:'value' clause only: \(query)", param: "query"))
+    }
+    let (key, value) = (String(match.1), String(match.2))
+    let expandCharge = form.array("expand").contains("data.latest_charge")
+    let found = paymentIntentOrder.compactMap { paymentIntents[$0] }.filter { intent in
+      intent.metadata.contains { $0.key == key && $0.value == value }
+    }
+    return .success(
+      .object([
+        ("object", .string("search_result")),
+        ("data", .array(found.map { render($0, expandCharge: expandCharge) })),
+        ("has_more", .bool(false)),
+        ("next_page", .null),
+        ("url", .string("/v1/payment_intents/search")),
+      ]))
+  }
+
+  /// Ends a `processing` PaymentIntent (see `StripeTestServer.settleProcessing`).
+  mutating func settleProcessing(_ id: String, succeeded: Bool) -> Bool {
+    guard var intent = paymentIntents[id], intent.status == "processing", let chargeID = intent.latestCharge,
+      var charge = charges[chargeID]
+    else { return false }
+    if succeeded {
+      charge.status = "succeeded"
+      if intent.captureMethod == "manual" {
+        intent.status = "requires_capture"
+        intent.amountCapturable = intent.amount
+      } else {
+        charge.captured = true
+        charge.amountCaptured = charge.amount
+        intent.status = "succeeded"
+        intent.amountReceived = intent.amount
+      }
+    } else {
+      charge.status = "failed"
+      charge.failureCode = "card_declined"
+      charge.failureMessage = "Your card was declined."
+      intent.status = "requires_payment_method"
+      intent.paymentMethod = nil
+      intent.lastPaymentError = .object(
+        StripeAPIError(
+          status: 402, type: "card_error", message: "Your card was declined.", code: "card_declined",
+          declineCode: "generic_decline", charge: chargeID
+        ).error)
+    }
+    charges[chargeID] = charge
+    paymentIntents[id] = intent
+    return true
+  }
+
+  /// Cancels an uncaptured PaymentIntent as Stripe does once its authorization lapses.
+  mutating func expireAuthorization(_ id: String) -> Bool {
+    guard var intent = paymentIntents[id], intent.status == "requires_capture" else { return false }
+    intent.status = "canceled"
+    intent.amountCapturable = 0
+    intent.canceledAt = intent.created + 7 * 86_400
+    intent.cancellationReason = "automatic"
+    paymentIntents[id] = intent
+    return true
   }
 
   /// A card token for the Apple Pay token of the (validated) form.
@@ -539,7 +660,19 @@ struct StripeTestLedger: Sendable {
       status: "succeeded", reason: form["reason"], metadata: form.hash("metadata").filter { !$0.value.isEmpty },
       created: now)
     charge.amountRefunded += amount
-    if case .refundPending = charge.card.outcome { refund.status = "pending" }
+    switch charge.card.outcome {
+    case .refundPending: refund.status = "pending"
+    case .refundRequiresAction: refund.status = "requires_action"
+    case .refundNoStatus: refund.status = nil
+    case .refundCanceled:
+      refund.status = "canceled"
+      charge.amountRefunded -= amount
+    case .refundFailsAtOnce:
+      refund.status = "failed"
+      refund.failureReason = "declined"
+      charge.amountRefunded -= amount
+    default: break
+    }
     let answer = render(refund)
     // Stripe's refund test cards change the refund's status "some time later"; here, right after answering.
     switch charge.card.outcome {
@@ -547,7 +680,7 @@ struct StripeTestLedger: Sendable {
       refund.status = "failed"
       refund.failureReason = "expired_or_canceled_card"
       charge.amountRefunded -= amount
-    case .refundPending: refund.status = "succeeded"
+    case .refundPending, .refundNoStatus: refund.status = "succeeded"
     default: break
     }
     charges[chargeID] = charge
@@ -556,11 +689,11 @@ struct StripeTestLedger: Sendable {
     return .success(answer)
   }
 
-  func retrievePaymentIntent(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+  func retrievePaymentIntent(_ id: String, _ form: StripeForm = StripeForm(pairs: [])) -> Result<StripeJSON, StripeAPIError> {
     guard let intent = paymentIntents[id] else {
       return .failure(.resourceMissing("No such payment_intent: '\(id)'", param: "intent"))
     }
-    return .success(render(intent))
+    return .success(render(intent, expandCharge: form.array("expand").contains("latest_charge")))
   }
 
   func retrieveRefund(_ id: String) -> Result<StripeJSON, StripeAPIError> {
@@ -631,8 +764,10 @@ struct StripeTestLedger: Sendable {
     .object(metadata.map { ($0.key, .string($0.value)) })
   }
 
-  func render(_ intent: PaymentIntent) -> StripeJSON {
-    .object([
+  func render(_ intent: PaymentIntent, expandCharge: Bool = false) -> StripeJSON {
+    var latestCharge = StripeJSON.optional(intent.latestCharge)
+    if expandCharge, let id = intent.latestCharge, let charge = charges[id] { latestCharge = render(charge) }
+    return .object([
       ("id", .string(intent.id)),
       ("object", .string("payment_intent")),
       ("amount", .int(intent.amount)),
@@ -651,10 +786,10 @@ struct StripeTestLedger: Sendable {
       ("customer", .null),
       ("description", .optional(intent.description)),
       ("last_payment_error", intent.lastPaymentError ?? .null),
-      ("latest_charge", .optional(intent.latestCharge)),
+      ("latest_charge", latestCharge),
       ("livemode", .bool(false)),
       ("metadata", Self.metadataJSON(intent.metadata)),
-      ("next_action", .null),
+      ("next_action", intent.nextAction ? .object([("type", .string("use_stripe_sdk")), ("use_stripe_sdk", .object([]))]) : .null),
       ("on_behalf_of", .null),
       ("payment_method", .optional(intent.paymentMethod)),
       ("payment_method_types", .array(intent.paymentMethodTypes.map(StripeJSON.string))),
@@ -744,7 +879,7 @@ struct StripeTestLedger: Sendable {
       ("reason", .optional(refund.reason)),
       ("receipt_number", .null),
       ("source_transfer_reversal", .null),
-      ("status", .string(refund.status)),
+      ("status", .optional(refund.status)),
       ("transfer_reversal", .null),
     ]
     return .object(members)
@@ -766,6 +901,21 @@ struct StripeTestLedger: Sendable {
       ("paid", .bool(charge.status == "succeeded")),
       ("payment_intent", .string(charge.paymentIntent)),
       ("payment_method", .string(charge.paymentMethod)),
+      (
+        "payment_method_details",
+        .object([
+          (
+            "card",
+            .object([
+              ("brand", .string(charge.card.brand)),
+              ("capture_before", .optional(charge.captureBefore)),
+              ("funding", .string(charge.card.funding)),
+              ("last4", .string(charge.card.last4)),
+            ])
+          ),
+          ("type", .string("card")),
+        ])
+      ),
       ("refunded", .bool(charge.amountCaptured > 0 && charge.amountRefunded == charge.amountCaptured)),
       ("status", .string(charge.status)),
     ])

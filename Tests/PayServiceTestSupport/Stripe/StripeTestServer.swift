@@ -15,9 +15,23 @@ import Synchronization
 ///   `POST /v1/refunds`;
 /// - `POST /v1/tokens` with `pk_token`: a card token from an Apple Pay token, as Stripe's mobile
 ///   SDKs create one (see below);
-/// - and, for reconciliation, `GET /v1/payment_intents/{id}`, `GET /v1/refunds/{id}`,
-///   `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and `GET /v1/payment_methods/{id}` for the card
-///   behind a token or PaymentMethod.
+/// - `POST /v1/payment_methods` with `type=card` and `card[token]`: a PaymentMethod made from a token,
+///   the documented way (a PaymentIntent with `payment_method_data[card]`, which Stripe's OpenAPI
+///   description does not have, is 400 `parameter_unknown`);
+/// - `GET /v1/payment_intents/search` with `query=metadata['KEY']:'VALUE'` (Stripe's search_result;
+///   `expand[]=data.latest_charge`);
+/// - and, for reconciliation, `GET /v1/payment_intents/{id}` (with `expand[]=latest_charge`),
+///   `GET /v1/refunds/{id}`, `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and
+///   `GET /v1/payment_methods/{id}` for the card behind a token or PaymentMethod.
+///
+/// Statuses Stripe's spec allows, each on demand: `pm_card_authenticationRequired` (Stripe's 3-D
+/// Secure card) is declined `authentication_required` when confirmed with
+/// `error_on_requires_action=true`, else left `requires_action`; this server's own cards
+/// `processing` (the PaymentIntent stays `processing` until `settleProcessing`),
+/// `refundRequiresAction`, `refundCanceled`, `refundNoStatus` (a null refund status, then
+/// `succeeded`) and `refundFailsAtOnce` (answered `failed`); a manual-capture charge carries
+/// `payment_method_details.card.capture_before` (7 days after it), and `expireAuthorization` cancels
+/// the PaymentIntent as Stripe does then; `Fault.serverErrorStored` saves a 500 under the key.
 ///
 /// Authentication is `Authorization: Bearer <secretKey>` or HTTP Basic with the key as the
 /// username. POSTs honour `Idempotency-Key` the way Stripe's API v1 does
@@ -49,8 +63,8 @@ import Synchronization
 /// The answer is Stripe's token object: `id` `tok_test000001` (counted like the other ids), `object`
 /// `token`, `type` `card`, `used`, `livemode` false, and `card` with `brand` spelled for people
 /// ("Visa", "MasterCard", "American Express"), `funding`, `last4` and `tokenization_method`
-/// `apple_pay`. The token is chargeable once by `payment_method_data[card][token]`, like a test
-/// token. POSTs to `/v1/tokens` honour `Idempotency-Key` like every POST: the same key and form
+/// `apple_pay`. The token becomes a PaymentMethod once (`POST /v1/payment_methods` with
+/// `card[token]`), like a test token. POSTs to `/v1/tokens` honour `Idempotency-Key` like every POST: the same key and form
 /// answer the same token again, with `Idempotent-Replayed: true`.
 ///
 /// IDs are deterministic per server, in creation order: `pi_test000001`, `ch_test000001`,
@@ -120,7 +134,17 @@ public final class StripeTestServer: Sendable {
 
   /// Which requests a fault applies to.
   public enum Route: Sendable, Equatable {
-    case any, createPaymentIntent, capture, cancel, refund, createToken
+    case any, createPaymentIntent, capture, cancel, refund, createToken, createPaymentMethod
+  }
+
+  /// How a stored-server-error fault answers: Stripe saves an endpoint's 500 under the
+  /// idempotency key like any answer it began executing, and replays it for the key
+  /// (`Idempotent-Replayed: true`).
+  public enum StoredServerError: Sendable, Equatable {
+    /// Nothing is executed (no PaymentIntent made, nothing charged); the 500 is saved.
+    case withoutExecuting
+    /// The request is executed (a PaymentIntent made and charged), and a 500 saved instead of its answer.
+    case afterExecuting
   }
 
   /// A failure injected into the next matching request.
@@ -149,6 +173,9 @@ public final class StripeTestServer: Sendable {
     /// proxy or a misconfigured origin in front of Stripe might send (a 302 or 307 with a
     /// `Location`, an error body of its own).
     case answerWithoutExecuting(status: Int, headers: [(String, String)], body: String)
+    /// Answers 500 (`api_error`, "An unknown error occurred") and saves it under the request's
+    /// Idempotency-Key, so that the same request again gets it replayed: a 500 Stripe stored.
+    case serverErrorStored(StoredServerError)
   }
 
   /// A gate a test waits on: `reached` becomes true (and `waitUntilReached(timeout:)` returns
@@ -210,7 +237,30 @@ public final class StripeTestServer: Sendable {
     }
   }
 
+  // MARK: - Later events (what Stripe does "some time later")
+
+  /// Ends a PaymentIntent in `processing` (a `processing` test card): `succeeded` (or
+  /// `requires_capture` with manual capture) with its charge succeeded, or, when not `succeeded`,
+  /// `requires_payment_method` with its charge failed and `last_payment_error` set, as Stripe
+  /// ends a payment that did not go through. False when the PaymentIntent is not processing.
+  @discardableResult
+  public func settleProcessing(paymentIntent id: String, succeeded: Bool) -> Bool {
+    core.state.withLock { $0.ledger.settleProcessing(id, succeeded: succeeded) }
+  }
+
+  /// Lets an uncaptured authorization lapse as Stripe does after 7 days: the PaymentIntent
+  /// becomes `canceled` (`cancellation_reason` `automatic`). False when it is not `requires_capture`.
+  @discardableResult
+  public func expireAuthorization(paymentIntent id: String) -> Bool {
+    core.state.withLock { $0.ledger.expireAuthorization(id) }
+  }
+
   // MARK: - Inspection (thread-safe)
+
+  /// PaymentMethods created by `POST /v1/payment_methods` (executed, not replayed) with this Idempotency-Key.
+  public func paymentMethodsCreated(idempotencyKey: String) -> Int {
+    core.state.withLock { $0.ledger.paymentMethodsPerIdempotencyKey[idempotencyKey] ?? 0 }
+  }
 
   /// PaymentIntents created (executed, not replayed; declined ones included) with this
   /// Idempotency-Key.
@@ -244,7 +294,7 @@ public final class StripeTestServer: Sendable {
 
   /// A refund's current status (`succeeded`, `pending`, `failed`), or nil if unknown.
   public func refundStatus(_ id: String) -> String? {
-    core.state.withLock { $0.ledger.refunds[id]?.status }
+    core.state.withLock { $0.ledger.refunds[id]?.status ?? nil }
   }
 
   /// A request as received (the Authorization header is never stored).
@@ -282,6 +332,7 @@ public final class StripeTestServer: Sendable {
         "amount_refunded": String(intent.latestCharge.flatMap { state.ledger.charges[$0]?.amountRefunded } ?? 0),
       ]
       fields["latest_charge"] = intent.latestCharge
+      fields["capture_before"] = intent.latestCharge.flatMap { state.ledger.charges[$0]?.captureBefore }.map { String($0) }
       fields["payment_method"] = intent.paymentMethod
       fields["cancellation_reason"] = intent.cancellationReason
       for entry in intent.metadata { fields["metadata[\(entry.key)]"] = entry.value }

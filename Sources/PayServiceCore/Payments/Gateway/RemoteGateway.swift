@@ -76,7 +76,18 @@ public struct GatewayPayment: Sendable, Equatable {
     /// The money is held, waiting for a capture.
     case authorized
     case canceled
-    /// Anything else the gateway reports (it needs an action payservice cannot take, e.g. 3-D Secure).
+    /// The gateway is still processing the payment (Stripe's `processing`): the money may still
+    /// arrive, or not. Final later; asking again (the same call, which reads the current state)
+    /// finds out.
+    case processing
+    /// The payment waits for the customer (Stripe's `requires_action`, e.g. 3-D Secure), which a
+    /// checkout confirmed by the server cannot give.
+    case requiresAction
+    /// No payment exists for the order: the gateway stored an error under the charge's key (a
+    /// 500 it replays) and holds no payment made for the order (Stripe's search by
+    /// `metadata['order_id']`). `id` is empty.
+    case notFound
+    /// Anything else the gateway reports (a payment method still required, a confirmation).
     case incomplete
   }
 
@@ -86,29 +97,43 @@ public struct GatewayPayment: Sendable, Equatable {
   public var chargeId: String?
   public var status: Status
   public var amountCapturedMinor: Int64
+  /// When an uncaptured authorization lapses (Stripe: the charge's
+  /// `payment_method_details.card.capture_before`, else 7 days after the PaymentIntent's
+  /// creation), in seconds since the epoch; nil when the payment is not waiting for a capture.
+  public var captureBefore: Int64?
 
-  public init(id: String, chargeId: String?, status: Status, amountCapturedMinor: Int64) {
+  public init(id: String, chargeId: String?, status: Status, amountCapturedMinor: Int64, captureBefore: Int64? = nil) {
     self.id = id
     self.chargeId = chargeId
     self.status = status
     self.amountCapturedMinor = amountCapturedMinor
+    self.captureBefore = captureBefore
   }
 }
 
 public struct GatewayRefund: Sendable, Equatable {
   public enum Status: String, Sendable {
     case succeeded
-    /// Accepted, settling later (it may still fail; the gateway reports that later).
+    /// Accepted, settling later (it may still fail; the gateway reports that later). Stripe's
+    /// `pending`, and a refund answered with a null `status`.
     case pending
+    /// Waiting for an action (Stripe's `requires_action`: for some payment methods the customer
+    /// must give details before the money goes back); it may still succeed, fail or be canceled.
+    case requiresAction
     case failed
+    /// Canceled before it was made (Stripe's `canceled`): no money went back.
+    case canceled
   }
 
   public var id: String
   public var status: Status
+  /// Why it failed, as the gateway says (Stripe's `failure_reason`); nil otherwise.
+  public var failureReason: String?
 
-  public init(id: String, status: Status) {
+  public init(id: String, status: Status, failureReason: String? = nil) {
     self.id = id
     self.status = status
+    self.failureReason = failureReason
   }
 }
 
