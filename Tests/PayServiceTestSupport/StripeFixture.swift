@@ -44,10 +44,15 @@ public struct StripeFixture: Sendable {
     try ConfigLoader.load(path: configPath)
   }
 
-  /// The environment a payservice process needs: the server's key under STRIPE_SECRET_KEY.
+  /// The webhook endpoint's signing secret the fixture's processes and contexts hold.
+  public static let webhookSecret = "whsec_fixture"
+
+  /// The environment a payservice process needs: the server's key under STRIPE_SECRET_KEY, and
+  /// the webhook secret under STRIPE_WEBHOOK_SECRET.
   public var environment: [String: String] {
     var environment = ProcessInfo.processInfo.environment
     environment["STRIPE_SECRET_KEY"] = server.secretKey
+    environment["STRIPE_WEBHOOK_SECRET"] = Self.webhookSecret
     return environment
   }
 
@@ -55,7 +60,18 @@ public struct StripeFixture: Sendable {
   public func gateway(_ config: Config) -> GatewayCalls {
     let stripe = config.gateway.stripe!
     return GatewayCalls(
-      gateway: StripeGateway(settings: stripe, secretKey: server.secretKey), maxConcurrent: stripe.maxConcurrentCalls)
+      gateway: StripeGateway(settings: stripe, secretKey: server.secretKey), maxConcurrent: stripe.maxConcurrentCalls,
+      webhookSecrets: [Self.webhookSecret])
+  }
+
+  /// `processStripeEvent`'s params for an event of `type` about `object`, signed with the
+  /// fixture's webhook secret at `now` (Stripe's scheme).
+  public static func webhook(id: String, type: String, object: String, now: Int64 = TestConfig.now) -> String {
+    let payload =
+      #"{"id":"\#(id)","object":"event","api_version":"2024-06-20","created":\#(now - 5),"data":{"object":\#(object)},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":null},"type":"\#(type)"}"#
+    let header = StripeWebhookSignature.header(payload: payload, secret: webhookSecret, timestamp: now)
+    return JSONWriter.string(
+      JSONValue.object(JSONObject([("payload", .string(payload)), ("signature", .string(header))])))
   }
 
   /// The log file of the handlers `handler(_:backOffice:)` makes: one line per request.

@@ -15,8 +15,10 @@ public enum ProcessStripeEvent: RPCMethod {
       the service clock. A delivery that fails a check, or a payload that is not a Stripe event, is failed \
       with the reason and changes nothing: answer the webhook with a 400. A verified event is recorded once \
       by its id and answered succeeded (answer the webhook with a 2xx); Stripe's redelivery of the same \
-      event is answered the same, and recorded nothing more. No event type changes an order yet: each is \
-      recorded and acknowledged (effect none).
+      event is answered the same, and recorded nothing more. A refund.updated, refund.failed or \
+      charge.refund.updated about a refund payservice made settles it on the order (effect refund_succeeded \
+      or refund_failed; a failed refund stays failed); every other event is recorded and acknowledged \
+      (effect none).
       """,
     errors: [.storeUnavailable, .idempotencyKeyConflict], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
@@ -107,7 +109,10 @@ public enum ProcessStripeEvent: RPCMethod {
         .member("type", \.type, .required, .string("The event type, like charge.refunded.")),
         .member("livemode", \.livemode),
         .member("created", \.created, .required, Shapes.timestamp),
-        .member("effect", \.effect, .required, .string("What the event changed: none.")),
+        .member(
+          "effect", \.effect, .required,
+          .string(
+            "What the event changed: refund_succeeded (a pending refund went through), refund_failed (a refund came back: its amount is off the order), or none.")),
         .member("recordedAt", \.recordedAt, .required, Shapes.timestamp),
       ])
   }
@@ -150,6 +155,16 @@ public enum ProcessStripeEvent: RPCMethod {
     var type: String
     var created: Int64
     var livemode: Bool
+    /// The event's object when it is a refund payservice made (`metadata.refund_id`).
+    var refund: Refund?
+
+    struct Refund: Equatable {
+      /// Stripe's id (`re_…`).
+      var id: String
+      var status: String
+      /// The refundOrder's refundId.
+      var refundId: String
+    }
 
     init?(payload: String) {
       guard case .object(let object)? = try? JSONParser.parse(payload), case .string("event")? = object["object"],
@@ -162,6 +177,25 @@ public enum ProcessStripeEvent: RPCMethod {
       self.type = type
       self.created = created
       if case .bool(let live)? = object["livemode"] { livemode = live } else { livemode = false }
+      if case .object(let data)? = object["data"], case .object(let refund)? = data["object"],
+        case .string("refund")? = refund["object"], case .string(let refundId)? = refund["id"],
+        case .string(let status)? = refund["status"], case .object(let metadata)? = refund["metadata"],
+        case .string(let key)? = metadata["refund_id"]
+      {
+        self.refund = Refund(id: refundId, status: status, refundId: key)
+      }
+    }
+
+    /// What the event says of a refund payservice made, when it says something final: the
+    /// event types that carry a refund object (`refund.updated`, `refund.failed`, and the older
+    /// `charge.refund.updated`) and its status.
+    var refundOutcome: (refund: Refund, outcome: RefundOrder.Refund.GatewayOutcome)? {
+      guard ["refund.updated", "refund.failed", "charge.refund.updated"].contains(type), let refund else { return nil }
+      switch refund.status {
+      case "succeeded": return (refund, .succeeded)
+      case "failed", "canceled": return (refund, .failed(status: refund.status))
+      default: return nil
+      }
     }
   }
 
@@ -181,14 +215,23 @@ public enum ProcessStripeEvent: RPCMethod {
       throws
     {}
 
+    /// Applies what the event says, in the transaction that records it: a refund payservice made
+    /// that Stripe settled later (succeeded, or failed days after it seemed done).
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
       throws -> Preparation<Result, NoCall>
     {
-      .done(
+      var effect = "none"
+      if let (refund, outcome) = event.refundOutcome,
+        try RefundOrder.Refund.settleAtGateway(
+          refundId: refund.refundId, gatewayRefundId: refund.id, outcome: outcome, transaction)
+      {
+        effect = outcome == .succeeded ? "refund_succeeded" : "refund_failed"
+      }
+      return .done(
         .succeeded(
           Recorded(
             eventId: event.id, type: event.type, livemode: event.livemode, created: RFC3339.format(event.created),
-            effect: "none", recordedAt: RFC3339.format(now))),
+            effect: effect, recordedAt: RFC3339.format(now))),
         final: true)
     }
 

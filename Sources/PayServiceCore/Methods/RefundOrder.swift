@@ -245,12 +245,15 @@ public enum RefundOrder: RPCMethod {
       case failed(status: String)
     }
 
-    /// Settles a refund recorded while its gateway had not (status `pending` or
-    /// `requires_action`), found by its refundId (Stripe's `metadata[refund_id]`) and checked
-    /// against the gateway's refund id: `succeeded` drops the marker; `failed` marks it with the
-    /// gateway's status and takes its amount off the order's refunded money (the order's status
-    /// follows). Returns false, changing nothing, when the refund is unknown, another gateway
-    /// refund, or settled already; so an event heard twice settles once. Locks the order first.
+    /// Settles a refund at what its gateway says of it later, found by its refundId (Stripe's
+    /// `metadata[refund_id]`) and checked against the gateway's refund id. `succeeded` drops the
+    /// marker of a refund recorded while its gateway had not decided (`pending`,
+    /// `requires_action`). `failed` marks the refund with the gateway's status and takes its
+    /// amount off the order's refunded money (the order's status follows), whether it was pending
+    /// or had succeeded (a bank can return a refund days later). A failed refund stays failed: an
+    /// older `succeeded` heard after it changes nothing. Returns false, changing nothing, when the
+    /// refund is unknown, another gateway refund, or already where the outcome would put it; so an
+    /// event heard twice settles once. Locks the order first.
     public static func settleAtGateway(
       refundId: String, gatewayRefundId: String, outcome: GatewayOutcome, _ transaction: any StoreTransaction
     ) throws -> Bool {
@@ -258,9 +261,12 @@ public enum RefundOrder: RPCMethod {
         return false
       }
       var refund = try StoredJSON.read(row.document, as: RefundRecord.self, "refund")
-      guard refund.gatewayRefundId == gatewayRefundId, let status = refund.status,
-        RefundRecord.unsettledStatuses.contains(status)
-      else { return false }
+      guard refund.gatewayRefundId == gatewayRefundId else { return false }
+      let undecided = refund.status.map { RefundRecord.unsettledStatuses.contains($0) } ?? false
+      switch outcome {
+      case .succeeded where !undecided, .failed where !(undecided || refund.status == nil): return false
+      default: break
+      }
       switch outcome {
       case .succeeded:
         refund.status = nil

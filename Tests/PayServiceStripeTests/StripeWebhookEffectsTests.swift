@@ -1,0 +1,88 @@
+import Foundation
+import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// What Stripe's refund events do to a refund payservice made, through processStripeEvent: signed
+/// with the fixture's webhook secret, recorded once, settling the refund on the order once.
+@Suite("Stripe webhook effects", .serialized)
+struct StripeWebhookEffectsTests {
+  typealias Shop = StripeDocumentedTests.Shop
+
+  /// A Stripe refund object as its events carry it.
+  static func refund(_ id: String, status: String, refundId: String = "rf-1") -> String {
+    #"{"id":"\#(id)","object":"refund","amount":100,"currency":"usd","status":"\#(status)","metadata":{"refund_id":"\#(refundId)"}}"#
+  }
+
+  static func deliver(_ shop: Shop, id: String, type: String, object: String) throws -> String {
+    try #require(shop.handler.call("processStripeEvent", StripeFixture.webhook(id: id, type: type, object: object))["result"])
+      .compact
+  }
+
+  static func recorded(_ id: String, _ type: String, effect: String) -> String {
+    #"{"status":"succeeded","eventId":"\#(id)","type":"\#(type)","livemode":false,"created":"2026-11-21T11:59:55Z","effect":"\#(effect)","recordedAt":"2026-11-21T12:00:00Z"}"#
+  }
+
+  @Test(
+    "a refund that succeeded and fails later comes off the order once; the same event again and an older success change nothing",
+    arguments: StoreBackend.available)
+  func refundFailsLater(backend: StoreBackend) throws {
+    let shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let (orderId, _) = try shop.place("tok_visa")
+    let refunded = try #require(
+      shop.handler.call("refundOrder", #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"1.00"}"#)["result"])
+    #expect(refunded["status"] == .string("succeeded"), "\(refunded.compact)")
+    #expect(shop.order(orderId)?["amountRefunded"] == .string("1.00"))
+
+    let failed = Self.refund("re_test000001", status: "failed")
+    #expect(try Self.deliver(shop, id: "evt_f1", type: "refund.failed", object: failed) == Self.recorded("evt_f1", "refund.failed", effect: "refund_failed"))
+    let order = try #require(shop.order(orderId))
+    #expect(order["status"] == .string("paid"))
+    #expect(order["amountRefunded"] == .string("0.00"))
+    #expect(order["refunds"]?[0]?["status"] == .string("failed"))
+    // Stripe delivers at least once: the same event is answered the same and changes nothing more.
+    #expect(try Self.deliver(shop, id: "evt_f1", type: "refund.failed", object: failed) == Self.recorded("evt_f1", "refund.failed", effect: "refund_failed"))
+    // An older update saying it succeeded, heard after the failure: a failed refund stays failed.
+    let older = Self.refund("re_test000001", status: "succeeded")
+    #expect(try Self.deliver(shop, id: "evt_u0", type: "refund.updated", object: older) == Self.recorded("evt_u0", "refund.updated", effect: "none"))
+    #expect(try #require(shop.order(orderId)) == order)
+    #expect(shop.server.refundCount == 1)
+  }
+
+  @Test("a pending refund is settled by Stripe's refund.updated: succeeded drops its marker", arguments: StoreBackend.available)
+  func pendingRefundSucceeds(backend: StoreBackend) throws {
+    let shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let (orderId, _) = try shop.place("tok_pendingRefund")
+    _ = shop.handler.call("refundOrder", #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"1.00"}"#)
+    #expect(shop.order(orderId)?["amountRefundPending"] == .string("1.00"))
+    // Still pending: nothing to settle.
+    let pending = Self.refund("re_test000001", status: "pending")
+    #expect(try Self.deliver(shop, id: "evt_p1", type: "refund.updated", object: pending) == Self.recorded("evt_p1", "refund.updated", effect: "none"))
+    let succeeded = Self.refund("re_test000001", status: "succeeded")
+    #expect(try Self.deliver(shop, id: "evt_p2", type: "refund.updated", object: succeeded) == Self.recorded("evt_p2", "refund.updated", effect: "refund_succeeded"))
+    let order = try #require(shop.order(orderId))
+    #expect(order["amountRefundPending"] == nil)
+    #expect(order["amountRefunded"] == .string("1.00"))
+    #expect(order["refunds"]?[0]?["status"] == nil)
+  }
+
+  @Test("an event about a refund payservice did not make, or another Stripe refund under its refundId, changes nothing")
+  func unknownRefund() throws {
+    let shop = try Shop(backend: .sqlite)
+    defer { shop.server.shutdown() }
+    let (orderId, _) = try shop.place("tok_visa")
+    _ = shop.handler.call("refundOrder", #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"1.00"}"#)
+    let before = try #require(shop.order(orderId))
+    let cases = [
+      ("evt_x1", Self.refund("re_test000001", status: "failed", refundId: "rf-nobody")),
+      ("evt_x2", Self.refund("re_someone_else", status: "failed")),
+      ("evt_x3", #"{"id":"re_dashboard","object":"refund","amount":100,"status":"failed","metadata":{}}"#),
+    ]
+    for (id, object) in cases {
+      #expect(try Self.deliver(shop, id: id, type: "refund.failed", object: object) == Self.recorded(id, "refund.failed", effect: "none"))
+    }
+    #expect(try #require(shop.order(orderId)) == before)
+  }
+}
