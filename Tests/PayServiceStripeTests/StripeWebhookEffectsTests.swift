@@ -68,6 +68,35 @@ struct StripeWebhookEffectsTests {
     #expect(order["refunds"]?[0]?["status"] == nil)
   }
 
+  @Test(
+    "payment_intent.succeeded about an order a lost answer left pending resumes its charge as recovery would: the order is paid, once; the event again charges nothing",
+    arguments: StoreBackend.available)
+  func pendingOrderResumed(backend: StoreBackend) throws {
+    let shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let checkout = try shop.authorize("tok_visa")
+    let orderId = try shop.context.identifiers.orderId(token: checkout.token)
+    shop.server.inject(.resetAfterExecuting, on: .createPaymentIntent)
+    #expect(try shop.process(checkout)["failureCode"] == .string("gateway_unavailable"))
+    #expect(shop.order(orderId)?["status"] == .string("pending"))
+    let intent = #"{"id":"pi_test000001","object":"payment_intent","amount":5400,"currency":"usd","status":"succeeded","metadata":{"order_id":"\#(orderId)"}}"#
+    let type = "payment_intent.succeeded"
+    #expect(try Self.deliver(shop, id: "evt_pi1", type: type, object: intent) == Self.recorded("evt_pi1", type, effect: "order_resumed"))
+    let order = try #require(shop.order(orderId))
+    #expect(order["status"] == .string("paid"))
+    #expect(order["gatewayPaymentId"] == .string("pi_test000001"))
+    #expect(try shop.pending().isEmpty)
+    // Stripe's redelivery: the same answer; nothing is pending, so nothing is sent.
+    let requests = shop.server.requests.count
+    #expect(try Self.deliver(shop, id: "evt_pi1", type: type, object: intent) == Self.recorded("evt_pi1", type, effect: "order_resumed"))
+    #expect(shop.server.requests.count == requests)
+    #expect(shop.server.paymentIntentCount == 1)
+    // The processOrder sent again answers the order the event settled.
+    #expect(try shop.process(checkout)["status"] == .string("succeeded"))
+    // An event about an order with nothing pending changes nothing.
+    #expect(try Self.deliver(shop, id: "evt_pi2", type: type, object: intent) == Self.recorded("evt_pi2", type, effect: "none"))
+  }
+
   @Test("an event about a refund payservice did not make, or another Stripe refund under its refundId, changes nothing")
   func unknownRefund() throws {
     let shop = try Shop(backend: .sqlite)

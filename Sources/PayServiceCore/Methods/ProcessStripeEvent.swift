@@ -15,7 +15,9 @@ public enum ProcessStripeEvent: RPCMethod {
       the service clock. A delivery that fails a check, or a payload that is not a Stripe event, is failed \
       with the reason and changes nothing: answer the webhook with a 400. A verified event is recorded once \
       by its id and answered succeeded (answer the webhook with a 2xx); Stripe's redelivery of the same \
-      event is answered the same, and recorded nothing more. A refund.updated, refund.failed or \
+      event is answered the same, and recorded nothing more. A payment_intent.* event about an order a \
+      lost answer left pending sends its pending charge again, as recovery would, before answering (effect \
+      order_resumed). A refund.updated, refund.failed or \
       charge.refund.updated about a refund payservice made settles it on the order (effect refund_succeeded \
       or refund_failed; a failed refund stays failed); every other event is recorded and acknowledged \
       (effect none).
@@ -112,7 +114,7 @@ public enum ProcessStripeEvent: RPCMethod {
         .member(
           "effect", \.effect, .required,
           .string(
-            "What the event changed: refund_succeeded (a pending refund went through), refund_failed (a refund came back: its amount is off the order), or none.")),
+            "What the event changed: order_resumed (the order's pending charge was sent again, as recovery would), refund_succeeded (a pending refund went through), refund_failed (a refund came back: its amount is off the order), or none.")),
         .member("recordedAt", \.recordedAt, .required, Shapes.timestamp),
       ])
   }
@@ -120,6 +122,44 @@ public enum ProcessStripeEvent: RPCMethod {
   public typealias Result = Outcome<Recorded, Rejected>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    let (result, resumed) = try record(params, context: context)
+    for work in resumed { work.send() }
+    for work in resumed { _ = try work.settleStillPending() }
+    return result
+  }
+
+  /// Records the event, then resumes what it says the gateway decided (a pending order's charge)
+  /// with no transaction open: the answer is the recorded one, written once the resumed work is
+  /// settled.
+  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
+    -> Continuation?
+  {
+    let (result, resumed) = try record(try readParams(params, context: context), context: context)
+    guard !resumed.isEmpty else {
+      result.write(to: &writer)
+      return nil
+    }
+    return Continuation(
+      send: { for work in resumed { work.send() } },
+      wait: { for work in resumed { work.waitForReply() } },
+      finish: { writer in
+        for work in resumed { _ = try work.settleStillPending() }
+        result.write(to: &writer)
+        return result.failure
+      })
+  }
+
+  /// The answer, and the pending work about the event's order to send again: what recovery (the
+  /// same request again, or the sweep at start) would send. A redelivered event resumes it too,
+  /// so that an order still pending after a first try is tried again.
+  static func record(_ params: Params, context: ServiceContext) throws -> (Result, [any Resumed]) {
+    let result = try verifyAndRecord(params, context: context)
+    guard case .succeeded = result, let event = StripeEvent(payload: params.payload), let orderId = event.paymentIntentOrderId
+    else { return (result, []) }
+    return (result, try OperationRunner.resumable(subject: orderId, context: context))
+  }
+
+  static func verifyAndRecord(_ params: Params, context: ServiceContext) throws -> Result {
     guard let secrets = context.gatewayCalls?.webhookSecrets, !secrets.isEmpty else {
       let variable = context.config.gateway.stripe?.webhookSecretVariable
       return .failed(
@@ -157,6 +197,8 @@ public enum ProcessStripeEvent: RPCMethod {
     var livemode: Bool
     /// The event's object when it is a refund payservice made (`metadata.refund_id`).
     var refund: Refund?
+    /// The order a `payment_intent.*` event's PaymentIntent pays for (its `metadata.order_id`).
+    var paymentIntentOrderId: String?
 
     struct Refund: Equatable {
       /// Stripe's id (`re_…`).
@@ -183,6 +225,12 @@ public enum ProcessStripeEvent: RPCMethod {
         case .string(let key)? = metadata["refund_id"]
       {
         self.refund = Refund(id: refundId, status: status, refundId: key)
+      }
+      if type.hasPrefix("payment_intent."), case .object(let data)? = object["data"],
+        case .object(let intent)? = data["object"], case .string("payment_intent")? = intent["object"],
+        case .object(let metadata)? = intent["metadata"], case .string(let orderId)? = metadata["order_id"]
+      {
+        paymentIntentOrderId = orderId
       }
     }
 
@@ -221,6 +269,10 @@ public enum ProcessStripeEvent: RPCMethod {
       throws -> Preparation<Result, NoCall>
     {
       var effect = "none"
+      if let orderId = event.paymentIntentOrderId, try !transaction.pendingOperations(subject: orderId).isEmpty {
+        // Resumed once this transaction is over, as recovery would (`ProcessStripeEvent.record`).
+        effect = "order_resumed"
+      }
       if let (refund, outcome) = event.refundOutcome,
         try RefundOrder.Refund.settleAtGateway(
           refundId: refund.refundId, gatewayRefundId: refund.id, outcome: outcome, transaction)

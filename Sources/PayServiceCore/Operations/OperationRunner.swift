@@ -241,14 +241,29 @@ enum SettledStep<Result> {
 }
 
 /// A pending entry the sweep sends again, whatever its kind.
-protocol Resumed {
+protocol Resumed: Sendable {
   func send()
+  /// Blocks until the call's reply is in (sending it first if it was not).
+  func waitForReply()
   /// Settles it; true when it is still pending.
   func settleStillPending() throws -> Bool
 }
 
 extension OperationRunner.InFlight: Resumed {
+  func waitForReply() { _ = reply() }
   func settleStillPending() throws -> Bool { try settle().pending }
+}
+
+extension OperationRunner {
+  /// The pending entries about `subject` (an order), ready to send again as the sweep would: what
+  /// a webhook that says the gateway decided resumes.
+  static func resumable(subject: String, context: ServiceContext) throws -> [any Resumed] {
+    let now = context.clock.now()
+    return try context.store.pendingOperations().filter { $0.subject == subject }.compactMap { entry in
+      guard let kind = kinds.first(where: { $0.kind == entry.kind }) else { return nil }
+      return try kind.resume(entry, now: now, context: context)
+    }
+  }
 }
 
 extension Operation {
