@@ -153,20 +153,19 @@ public enum ProcessStripeEvent: RPCMethod {
   /// same request again, or the sweep at start) would send. A redelivered event resumes it too,
   /// so that an order still pending after a first try is tried again.
   static func record(_ params: Params, context: ServiceContext) throws -> (Result, [any Resumed]) {
-    let result = try verifyAndRecord(params, context: context)
-    guard case .succeeded = result, let event = StripeEvent(payload: params.payload), let orderId = event.paymentIntentOrderId
-    else { return (result, []) }
+    let (result, event) = try verifyAndRecord(params, context: context)
+    guard case .succeeded = result, let orderId = event?.paymentIntentOrderId else { return (result, []) }
     return (result, try OperationRunner.resumable(subject: orderId, context: context))
   }
 
-  static func verifyAndRecord(_ params: Params, context: ServiceContext) throws -> Result {
+  /// The answer, and the event when the delivery was Stripe's.
+  static func verifyAndRecord(_ params: Params, context: ServiceContext) throws -> (Result, StripeEvent?) {
     guard let secrets = context.gatewayCalls?.webhookSecrets, !secrets.isEmpty else {
       let variable = context.config.gateway.stripe?.webhookSecretVariable
-      return .failed(
-        Rejected(
-          failureCode: .notConfigured,
-          message: variable.map { "the environment variable \($0) (gateway.webhookSecretVariable) is not set" }
-            ?? "this payservice's gateway is not Stripe: it takes no Stripe webhooks"))
+      let message =
+        variable.map { "the environment variable \($0) (gateway.webhookSecretVariable) is not set" }
+        ?? "this payservice's gateway is not Stripe: it takes no Stripe webhooks"
+      return (.failed(Rejected(failureCode: .notConfigured, message: message)), nil)
     }
     if let failure = StripeWebhookSignature.verify(
       payload: params.payload, header: params.signature, secrets: secrets, now: context.clock.now())
@@ -178,15 +177,13 @@ public enum ProcessStripeEvent: RPCMethod {
       case .staleTimestamp: code = .staleTimestamp
       case .futureTimestamp: code = .futureTimestamp
       }
-      return .failed(Rejected(failureCode: code, message: failure.message))
+      return (.failed(Rejected(failureCode: code, message: failure.message)), nil)
     }
     guard let event = StripeEvent(payload: params.payload) else {
-      return .failed(
-        Rejected(
-          failureCode: .notAnEvent,
-          message: "the payload is signed but is not a Stripe event (a JSON object with id evt_…, type and created)"))
+      let message = "the payload is signed but is not a Stripe event (a JSON object with id evt_…, type and created)"
+      return (.failed(Rejected(failureCode: .notAnEvent, message: message)), nil)
     }
-    return try OperationRunner.run(Recording(event: event), context: context)
+    return (try OperationRunner.run(Recording(event: event), context: context), event)
   }
 
   /// The members of a Stripe event this method reads.
