@@ -154,7 +154,11 @@ public enum ProcessStripeEvent: RPCMethod {
   /// so that an order still pending after a first try is tried again.
   static func record(_ params: Params, context: ServiceContext) throws -> (Result, [any Resumed]) {
     let (result, event) = try verifyAndRecord(params, context: context)
-    guard case .succeeded = result, let orderId = event?.paymentIntentOrderId else { return (result, []) }
+    // Only an event recorded while its order had work pending resumes it (most payment_intent
+    // events are about orders long settled: they read nothing more).
+    guard case .succeeded(let recorded) = result, recorded.effect == "order_resumed",
+      let orderId = event?.paymentIntentOrderId
+    else { return (result, []) }
     return (result, try OperationRunner.resumable(subject: orderId, context: context))
   }
 

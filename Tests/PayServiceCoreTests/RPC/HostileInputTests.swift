@@ -98,6 +98,25 @@ struct HostileInputTests {
         == #"{"jsonrpc":"2.0","id":12,"error":{"code":-32003,"message":"Order not found: o"}}"#)
   }
 
+  @Test("a Stripe webhook's payload and signature at their limits: within them a result that says why not, past them -32602")
+  func stripeWebhookExtremes() {
+    func deliver(_ id: Int, payload: String, signature: String) -> String? {
+      let params = JSONWriter.string(JSONValue.object(JSONObject([("payload", .string(payload)), ("signature", .string(signature))])))
+      return answer(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"processStripeEvent","params":\#(params)}"#.utf8))
+    }
+    func invalid(_ id: Int, _ path: String, _ message: String) -> String {
+      #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[{"path":"\#(path)","message":"\#(message)"}]}}}"#
+    }
+    // This config's gateway is the sandbox: a delivery within the limits is answered not_configured.
+    let notConfigured = #""result":{"status":"failed","failureCode":"not_configured","message":"this payservice's gateway is not Stripe: it takes no Stripe webhooks"}}"#
+    let maxPayload = String(repeating: "x", count: ProcessStripeEvent.maxPayloadBytes)
+    let maxSignature = "t=" + String(repeating: "9", count: 4094)
+    #expect(deliver(1, payload: maxPayload, signature: maxSignature) == #"{"jsonrpc":"2.0","id":1,"# + notConfigured)
+    #expect(deliver(2, payload: maxPayload + "x", signature: "") == invalid(2, "payload", "must be at most 1048576 bytes, got 1048577"))
+    #expect(deliver(3, payload: "{}", signature: maxSignature + "9") == invalid(3, "signature", "must be at most 4096 bytes, got 4097"))
+    #expect(deliver(4, payload: "", signature: "") == invalid(4, "payload", "must not be empty"))
+  }
+
   @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
   func hugeStrings() {
     let big = String(repeating: "x", count: 500_000)
