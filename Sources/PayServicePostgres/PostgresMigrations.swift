@@ -174,6 +174,13 @@ enum PostgresMigrations {
       StoreSchema.backOfficeRequestsToOperations,
     ] + StoreSchema.supersededByOperations,
     StoreSchema.shopMigration,
+    StoreSchema.gatewayMoneyTables + [
+      "UPDATE refund SET gatewayRefundId = NULLIF((document::json)->>'gatewayRefundId', '')",
+      StoreSchema.refundByGatewayRefundIndex,
+      // The check PostgreSQL named for orderEvent's kind column (v4).
+      "ALTER TABLE orderEvent DROP CONSTRAINT orderevent_kind_check, ADD CONSTRAINT orderevent_kind_check "
+        + StoreSchema.orderEventKindCheck,
+    ],
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

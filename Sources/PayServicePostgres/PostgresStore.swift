@@ -347,9 +347,15 @@ public final class PostgresStore: Store, @unchecked Sendable {
       }
       let refunds = try session.run("SELECT document FROM refund WHERE orderId = $1 ORDER BY position", key).rows
         .map { try $0.columns(String.self) }
+      let disputes = try session.run(
+        """
+        SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE orderId = $1
+        ORDER BY createdAt COLLATE "C", disputeId COLLATE "C"
+        """, key
+      ).rows.map(PostgresTransaction.dispute)
       return StoredOrder(
         document: document, status: try OrderStatus(stored: status), capturedMinor: captured,
-        refundedMinor: refunded, events: events, refunds: refunds)
+        refundedMinor: refunded, events: events, refunds: refunds, disputes: disputes)
     }
   }
 
@@ -359,7 +365,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     // Compared and sorted byte-wise ("C"), as SQLite does, whatever the database's collation.
     if let status = query.status {
       binds.append(status.rawValue)
-      conditions.append("o.status = $\(binds.count)")
+      conditions.append("(\(StoreSchema.shownOrderStatus)) = $\(binds.count)")
     }
     if let from = query.createdFrom {
       binds.append(from)
@@ -377,7 +383,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
     binds.append(Int64(query.limit))
     let sql = """
-      SELECT o.orderId, o.createdAt, o.status, o.amountMinor, o.refundedMinor, o.currencyCode,
+      SELECT o.orderId, o.createdAt, \(StoreSchema.shownOrderStatus), o.amountMinor, o.refundedMinor, o.currencyCode,
         (SELECT CAST(SUM(quantity) AS BIGINT) FROM orderItem i WHERE i.orderId = o.orderId)
       FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
       ORDER BY o.createdAt COLLATE "C" DESC, o.orderId COLLATE "C" DESC LIMIT $\(binds.count)
@@ -388,6 +394,22 @@ public final class PostgresStore: Store, @unchecked Sendable {
       OrderSummaryRow(
         orderId: row.0, createdAt: row.1, status: try OrderStatus(stored: row.2), amountMinor: row.3,
         refundedMinor: row.4, currencyCode: row.5, itemCount: row.6)
+    }
+  }
+
+  public func moneyMovements(from: String, to: String) throws(StoreError) -> [MoneyMovementRow] {
+    var binds = PostgresBindings()
+    binds.append(from)
+    binds.append(to)
+    let rows = try decoded(
+      try statement(
+        StoreSchema.moneyMovementsQuery(placeholders: ["$1", "$2", "$1", "$2"], collate: #" COLLATE "C""#), binds),
+      as: (String, String, String, Int64).self)
+    return try rows.map { row throws(StoreError) in
+      guard let kind = OrderEventRow.Kind(rawValue: row.2) else {
+        throw StoreError.unavailable(reason: "an order event has an unknown kind")
+      }
+      return MoneyMovementRow(day: row.0, currencyCode: row.1, kind: kind, amountMinor: row.3)
     }
   }
 

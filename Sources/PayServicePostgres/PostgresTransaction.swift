@@ -351,7 +351,8 @@ struct PostgresTransaction: StoreTransaction {
   func insert(_ refund: RefundRow) throws {
     try session.run(
       """
-      INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document) VALUES ($1, $2, $3, $4, $5, $6)
+      INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document, gatewayRefundId)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
       """,
       binds {
         $0.append(refund.refundId)
@@ -360,7 +361,90 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(refund.createdAt)
         $0.append(refund.amountMinor)
         $0.append(refund.document)
+        $0.append(refund.gatewayRefundId)
       })
+  }
+
+  static let refundColumns = "refundId, orderId, position, createdAt, amountMinor, document, gatewayRefundId"
+
+  static func refund(_ row: PostgresRow) throws -> RefundRow {
+    let (id, orderId, position, createdAt, amount, document, gatewayRefundId) = try row.columns(
+      (String, String, Int, String, Int64, String, String?).self)
+    return RefundRow(
+      refundId: id, orderId: orderId, position: position, createdAt: createdAt, amountMinor: amount, document: document,
+      gatewayRefundId: gatewayRefundId)
+  }
+
+  func refund(gatewayRefundId: String) throws -> RefundRow? {
+    try session.run(
+      "SELECT \(Self.refundColumns) FROM refund WHERE gatewayRefundId = $1", binds { $0.append(gatewayRefundId) }
+    ).rows.first.map(Self.refund)
+  }
+
+  func orderId(gatewayPaymentId: String) throws -> String? {
+    try session.run(
+      #"SELECT orderId FROM "order" WHERE gatewayPaymentId = $1"#, binds { $0.append(gatewayPaymentId) }
+    ).rows.first.map { try $0.columns(String.self) }
+  }
+
+  /// A row selected with `StoreSchema.disputeColumns`.
+  static func dispute(_ row: PostgresRow) throws -> DisputeRow {
+    let (id, orderId, createdAt, amount, currency, reason, status, due, withdrawn, reinstated, rank, at, by) =
+      try row.columns((String, String, String, Int64, String, String, String, String?, Int64, Int64, Int, Int64, String).self)
+    return DisputeRow(
+      disputeId: id, orderId: orderId, createdAt: createdAt, amountMinor: amount, currencyCode: currency, reason: reason,
+      status: status, evidenceDueBy: due, withdrawnMinor: withdrawn, reinstatedMinor: reinstated,
+      observed: DisputeRow.Observation(rank: rank, at: at, by: by))
+  }
+
+  func dispute(_ disputeId: String) throws -> DisputeRow? {
+    try session.run(
+      "SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE disputeId = $1", binds { $0.append(disputeId) }
+    ).rows.first.map(Self.dispute)
+  }
+
+  func disputes(orderId: String) throws -> [DisputeRow] {
+    try session.run(
+      """
+      SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE orderId = $1
+      ORDER BY createdAt COLLATE "C", disputeId COLLATE "C"
+      """, binds { $0.append(orderId) }
+    ).rows.map(Self.dispute)
+  }
+
+  func save(_ dispute: DisputeRow, isNew: Bool) throws {
+    let values = binds {
+      $0.append(dispute.orderId)
+      $0.append(dispute.createdAt)
+      $0.append(dispute.amountMinor)
+      $0.append(dispute.currencyCode)
+      $0.append(dispute.reason)
+      $0.append(dispute.status)
+      $0.append(dispute.evidenceDueBy)
+      $0.append(dispute.withdrawnMinor)
+      $0.append(dispute.reinstatedMinor)
+      $0.append(Int64(dispute.observed.rank))
+      $0.append(dispute.observed.at)
+      $0.append(dispute.observed.by)
+      $0.append(dispute.disputeId)
+    }
+    if isNew {
+      try session.run(
+        """
+        INSERT INTO dispute (orderId, createdAt, amountMinor, currencyCode, reason, status, evidenceDueBy,
+          withdrawnMinor, reinstatedMinor, observedRank, observedAt, observedBy, disputeId)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+        """, values)
+    } else {
+      let changed = try session.changes(
+        """
+        UPDATE dispute SET orderId = $1, createdAt = $2, amountMinor = $3, currencyCode = $4, reason = $5, status = $6,
+          evidenceDueBy = $7, withdrawnMinor = $8, reinstatedMinor = $9, observedRank = $10, observedAt = $11,
+          observedBy = $12
+        WHERE disputeId = $13
+        """, values)
+      guard changed == 1 else { throw StoreError.unavailable(reason: "dispute \(dispute.disputeId) vanished") }
+    }
   }
 
   static let operationColumns = "kind, key, fingerprint, state, subject, request, result, created, settled"
@@ -376,15 +460,8 @@ struct PostgresTransaction: StoreTransaction {
 
   func refund(_ refundId: String) throws -> RefundRow? {
     try session.run(
-      "SELECT refundId, orderId, position, createdAt, amountMinor, document FROM refund WHERE refundId = $1",
-      binds { $0.append(refundId) }
-    ).rows.first.map { row in
-      let (id, orderId, position, createdAt, amount, document) = try row.columns(
-        (String, String, Int, String, Int64, String).self)
-      return RefundRow(
-        refundId: id, orderId: orderId, position: position, createdAt: createdAt, amountMinor: amount,
-        document: document)
-    }
+      "SELECT \(Self.refundColumns) FROM refund WHERE refundId = $1", binds { $0.append(refundId) }
+    ).rows.first.map(Self.refund)
   }
 
   func updateRefund(_ refundId: String, document: String) throws {

@@ -84,6 +84,36 @@ extension BackOfficeOneShot {
   }
 }
 
+/// `payservice stripe reconcile`: catch up with Stripe.
+struct StripeCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "stripe",
+    abstract: "Catch up with Stripe (the back office's reconcileStripe).",
+    subcommands: [Reconcile.self])
+
+  struct Reconcile: BackOfficeOneShot {
+    static let configuration = CommandConfiguration(
+      abstract: "Take in the payments, refunds and disputes Stripe made since a time (reconcileStripe).",
+      discussion: """
+        Prints the method's result JSON and exits 0 when every list was read (what it changed, order by \
+        order); prints the failed result and exits 1 when Stripe could not be read; an invalid config or store \
+        exits 2. Running it again changes nothing. For cron: run it daily with --since a few days back.
+        """)
+
+    @Option(help: "Take in what Stripe made at or after this RFC 3339 time.")
+    var since: String
+
+    @OptionGroup var service: ServiceOptions
+
+    @Flag(help: "Indent the JSON printed.")
+    var pretty = false
+
+    func request() -> (method: String, params: [(String, JSONValue)]) {
+      ("reconcileStripe", [("since", .string(since))])
+    }
+  }
+}
+
 /// `payservice stock list|adjust|set`: the store's stock, by hand.
 struct StockCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

@@ -171,7 +171,7 @@ struct StripeDocumentedTests {
       let settle = {
         try shop.context.store.write { transaction in
           try RefundOrder.Refund.settleAtGateway(
-            refundId: "rf-1", gatewayRefundId: "re_test000001", outcome: outcome, transaction)
+            refundId: "rf-1", gatewayRefundId: "re_test000001", outcome: outcome, transaction, at: "2026-11-21T12:00:00Z")
         }
       }
       #expect(try settle() == true)

@@ -243,7 +243,7 @@ public enum BackOffice {
   static func notAuthorizedMessage(_ status: OrderStatus, action: String) -> String {
     switch status {
     case .authorized: return "The order is authorized."
-    case .paid, .partiallyRefunded, .refunded:
+    case .paid, .partiallyRefunded, .refunded, .disputed:
       return "The order was already captured (status \(status.rawValue)); it cannot be \(action). Refund it with refundOrder."
     case .canceled: return "The order was canceled; its authorization was released and nothing can be \(action)."
     case .pending:

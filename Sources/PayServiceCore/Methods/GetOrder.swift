@@ -35,6 +35,7 @@ public enum GetOrder: RPCMethod {
       var order = charge.prepared.document
       order.amountCaptured = config.format(0)
       order.amountRefunded = config.format(0)
+      order.amountNet = config.format(0)
       order.refunds = []
       order.events = [OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId)]
       return Result(order: order)
@@ -42,19 +43,30 @@ public enum GetOrder: RPCMethod {
     var order = try StoredJSON.read(stored.document, as: OrderDocument.self, "order document")
     // The document holds the order as placed: paid (charged at once) or authorized (manual capture).
     let placement = order.status == .authorized ? OrderEventRow.Kind.authorized : .captured
-    order.status = stored.status
+    order.status =
+      stored.disputes.contains { DisputeRow.disputingStatuses.contains($0.status) } ? .disputed : stored.status
     order.amountCaptured = config.format(stored.capturedMinor ?? 0)
     order.amountRefunded = config.format(stored.refundedMinor)
     let refunds = try stored.refunds.map { text throws(StoreError) in
       try StoredJSON.read(text, as: RefundRecord.self, "refund")
     }
     order.refunds = refunds
+    func total(_ refunds: [RefundRecord]) -> Int64 {
+      refunds.reduce(Int64(0)) { $0 + ((try? MoneyText.minorUnits($1.amount, digits: config.currency.minorDigits).get()) ?? 0) }
+    }
     // Refunds the gateway has not settled count in amountRefunded, and are named here too.
     let unsettled = refunds.filter { RefundRecord.unsettledStatuses.contains($0.status ?? "") }
-    if !unsettled.isEmpty {
-      order.amountRefundPending = config.format(
-        unsettled.reduce(Int64(0)) { $0 + ((try? MoneyText.minorUnits($1.amount, digits: config.currency.minorDigits).get()) ?? 0) })
+    if !unsettled.isEmpty { order.amountRefundPending = config.format(total(unsettled)) }
+    let outside = refunds.filter {
+      $0.origin == RefundRecord.gatewayOrigin && !RefundRecord.failedStatuses.contains($0.status ?? "")
     }
+    if !outside.isEmpty { order.amountRefundedOutside = config.format(total(outside)) }
+    let disputed = stored.disputes.reduce(Int64(0)) { $0 + $1.withdrawnMinor - $1.reinstatedMinor }
+    if !stored.disputes.isEmpty {
+      order.amountDisputed = config.format(disputed)
+      order.disputes = stored.disputes.map { DisputeRecord($0, config: config) }
+    }
+    order.amountNet = config.format((stored.capturedMinor ?? 0) - stored.refundedMinor - disputed)
     // The placement's events come from the document as placed (processOrder writes no event rows,
     // which keeps an order's commit to what it must write); the rest were recorded as they happened.
     order.events =

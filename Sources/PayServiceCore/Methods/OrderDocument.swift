@@ -73,6 +73,14 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   /// requires_action); nil (left out) when there is none.
   public var amountRefundPending: String?
   public var refunds: [RefundRecord]?
+  /// getOrder: the part of amountRefunded in refunds made outside payservice; nil when none.
+  public var amountRefundedOutside: String?
+  /// getOrder: what disputes hold of the money now (withdrawn, not reinstated); nil without disputes.
+  public var amountDisputed: String?
+  /// getOrder: what the merchant keeps: captured, less refunded and disputed.
+  public var amountNet: String?
+  /// getOrder: the payment's disputes, oldest first; nil (left out) when there is none.
+  public var disputes: [DisputeRecord]?
   public var events: [OrderEvent]?
 
   public static let shape = ObjectShape<OrderDocument>(
@@ -133,8 +141,76 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
           "getOrder: the part of amountRefunded in refunds whose status is pending or requires_action; absent when none is.",
           pattern: MoneyText.pattern)),
       .member("refunds", \.refunds, .optional, .array(RefundRecord.schema, "getOrder: the refunds, oldest first.")),
+      .member(
+        "amountRefundedOutside", \.amountRefundedOutside, .optional,
+        .string(
+          "getOrder: the part of amountRefunded in refunds made outside payservice (origin gateway); absent when none.",
+          pattern: MoneyText.pattern)),
+      .member(
+        "amountDisputed", \.amountDisputed, .optional,
+        .string(
+          """
+          getOrder: what the payment's disputes hold now: withdrawn from the merchant and not reinstated (an open \
+          or lost chargeback; 0 once won). Absent when there is no dispute.
+          """,
+          pattern: MoneyText.pattern)),
+      .member(
+        "amountNet", \.amountNet, .optional,
+        .string("getOrder: what the merchant keeps: amountCaptured less amountRefunded and amountDisputed.", pattern: "^-?[0-9]+(\\.[0-9]+)?$")),
+      .member("disputes", \.disputes, .optional, .array(DisputeRecord.schema, "getOrder: the payment's disputes, oldest first; absent when none.")),
       .member("events", \.events, .optional, .array(OrderEvent.schema, "getOrder: what happened, in order.")),
     ])
+}
+
+/// A dispute of an order's payment (a chargeback, or an inquiry), as its gateway last reported it.
+public struct DisputeRecord: Equatable, Sendable, WireObject {
+  public var disputeId = ""
+  public var createdAt = ""
+  public var amount = ""
+  public var reason = ""
+  public var status = ""
+  public var evidenceDueBy: String?
+  /// What it took from the merchant, and gave back.
+  public var fundsWithdrawn = ""
+  public var fundsReinstated = ""
+
+  public static let shape = ObjectShape<DisputeRecord>(
+    blank: { DisputeRecord() },
+    [
+      .member("disputeId", \.disputeId, .required, .string("The gateway's dispute id (Stripe: dp_…).")),
+      .member("createdAt", \.createdAt, .required, Shapes.timestamp),
+      .member("amount", \.amount, .required, .string("The amount disputed.", pattern: MoneyText.pattern)),
+      .member("reason", \.reason, .required, .string("Stripe's reason: fraudulent, product_not_received, …")),
+      .member(
+        "status", \.status, .required,
+        .string(
+          """
+          Stripe's status: warning_needs_response, warning_under_review, warning_closed (an inquiry: no funds \
+          move), needs_response, under_review, won, lost.
+          """)),
+      .member(
+        "evidenceDueBy", \.evidenceDueBy, .optional,
+        .string("When evidence is due (RFC 3339 UTC).", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")),
+      .member(
+        "fundsWithdrawn", \.fundsWithdrawn, .required,
+        .string("Taken from the merchant when the chargeback opened.", pattern: MoneyText.pattern)),
+      .member(
+        "fundsReinstated", \.fundsReinstated, .required,
+        .string("Given back when the dispute was won.", pattern: MoneyText.pattern)),
+    ])
+
+  init(_ row: DisputeRow, config: Config) {
+    disputeId = row.disputeId
+    createdAt = row.createdAt
+    amount = config.format(row.amountMinor)
+    reason = row.reason
+    status = row.status
+    evidenceDueBy = row.evidenceDueBy
+    fundsWithdrawn = config.format(row.withdrawnMinor)
+    fundsReinstated = config.format(row.reinstatedMinor)
+  }
+
+  init() {}
 }
 
 /// One thing that happened to an order.
@@ -152,7 +228,10 @@ public struct OrderEvent: Equatable, Sendable, WireObject {
     [
       .member("type", \.type), .member("at", \.at, .required, Shapes.timestamp),
       .member("amount", \.amount, .required, Shapes.amount), .member("id", \.id),
-      .member("reason", \.reason, .optional, .string("The reason given with a cancel or refund."), read: ParamReader.anyString),
+      .member(
+        "reason", \.reason, .optional,
+        .string("The reason given with a cancel or refund; a dispute's reason (opened) or outcome (closed)."),
+        read: ParamReader.anyString),
     ])
 }
 

@@ -75,6 +75,9 @@ public enum ProcessStripeEvent: RPCMethod {
     case futureTimestamp = "future_timestamp"
     /// Signed, but not a Stripe event object (JSON with an id evt_…, a type and created).
     case notAnEvent = "not_an_event"
+    /// About a refund payservice is still recording: nothing recorded; Stripe's next delivery
+    /// (answer 503) is taken in.
+    case retryLater = "retry_later"
   }
 
   public struct Rejected: Equatable, Sendable, WireObject, FailureReporting {
@@ -98,6 +101,8 @@ public enum ProcessStripeEvent: RPCMethod {
     public var livemode = false
     /// When Stripe created the event (its `created`).
     public var created = ""
+    /// The order the event is about, when it is one of this store's.
+    public var orderId: String?
     /// What the event changed in the store.
     public var effect = "none"
     /// When payservice first recorded it.
@@ -111,10 +116,19 @@ public enum ProcessStripeEvent: RPCMethod {
         .member("type", \.type, .required, .string("The event type, like charge.refunded.")),
         .member("livemode", \.livemode),
         .member("created", \.created, .required, Shapes.timestamp),
+        .member("orderId", \.orderId, .optional, .string("The order the event is about, when it is one of this store's.")),
         .member(
           "effect", \.effect, .required,
           .string(
-            "What the event changed: order_resumed (the order's pending charge was sent again, as recovery would), refund_succeeded (a pending refund went through), refund_failed (a refund came back: its amount is off the order), or none.")),
+            """
+            What the event changed: order_resumed (the order's pending charge was sent again, as recovery \
+            would), refund_recorded (a refund made outside payservice is on the order), refund_succeeded (a \
+            pending refund went through), refund_failed (a refund came back: its amount is off the order), \
+            dispute_opened, dispute_updated, dispute_won (its funds are back), dispute_lost, dispute_closed \
+            (an inquiry closed), or none (recorded and acknowledged; also for an event older than what the \
+            order shows).
+            """,
+            values: GatewayReport.Effect.allCases.map(\.rawValue))),
         .member("recordedAt", \.recordedAt, .required, Shapes.timestamp),
       ])
   }
@@ -187,7 +201,20 @@ public enum ProcessStripeEvent: RPCMethod {
       let message = "the payload is signed but is not a Stripe event (a JSON object with id evt_…, type and created)"
       return (.failed(Rejected(failureCode: .notAnEvent, message: message)), nil)
     }
-    return (try OperationRunner.run(Recording(event: event), context: context), event)
+    do {
+      return (try OperationRunner.run(Recording(event: event), context: context), event)
+    } catch let wait as RetryLater {
+      let message = """
+        the event is about refund \(wait.refundId), which payservice is still recording (its refundOrder waits for \
+        Stripe's answer): nothing was recorded; answer the webhook with a 503 and Stripe sends it again
+        """
+      return (.failed(Rejected(failureCode: .retryLater, message: message)), nil)
+    }
+  }
+
+  /// Thrown out of an event's transaction (undoing it) when it must be heard again later.
+  struct RetryLater: Error {
+    var refundId: String
   }
 
   /// The members of a Stripe event this method reads.
@@ -196,18 +223,10 @@ public enum ProcessStripeEvent: RPCMethod {
     var type: String
     var created: Int64
     var livemode: Bool
-    /// The event's object when it is a refund payservice made (`metadata.refund_id`).
-    var refund: Refund?
+    /// `data.object`: the object the event is about, as it was when the event happened.
+    var object: JSONValue?
     /// The order a `payment_intent.*` event's PaymentIntent pays for (its `metadata.order_id`).
     var paymentIntentOrderId: String?
-
-    struct Refund: Equatable {
-      /// Stripe's id (`re_…`).
-      var id: String
-      var status: String
-      /// The refundOrder's refundId.
-      var refundId: String
-    }
 
     init?(payload: String) {
       guard case .object(let object)? = try? JSONParser.parse(payload), case .string("event")? = object["object"],
@@ -220,31 +239,33 @@ public enum ProcessStripeEvent: RPCMethod {
       self.type = type
       self.created = created
       if case .bool(let live)? = object["livemode"] { livemode = live } else { livemode = false }
-      if case .object(let data)? = object["data"], case .object(let refund)? = data["object"],
-        case .string("refund")? = refund["object"], case .string(let refundId)? = refund["id"],
-        case .string(let status)? = refund["status"], case .object(let metadata)? = refund["metadata"],
-        case .string(let key)? = metadata["refund_id"]
-      {
-        self.refund = Refund(id: refundId, status: status, refundId: key)
-      }
-      if type.hasPrefix("payment_intent."), case .object(let data)? = object["data"],
-        case .object(let intent)? = data["object"], case .string("payment_intent")? = intent["object"],
+      if case .object(let data)? = object["data"] { self.object = data["object"] }
+      if type.hasPrefix("payment_intent."), case .object(let intent)? = self.object,
+        case .string("payment_intent")? = intent["object"],
         case .object(let metadata)? = intent["metadata"], case .string(let orderId)? = metadata["order_id"]
       {
         paymentIntentOrderId = orderId
       }
     }
 
-    /// What the event says of a refund payservice made, when it says something final: the
-    /// event types that carry a refund object (`refund.updated`, `refund.failed`, and the older
-    /// `charge.refund.updated`) and its status.
-    var refundOutcome: (refund: Refund, outcome: RefundOrder.Refund.GatewayOutcome)? {
-      guard ["refund.updated", "refund.failed", "charge.refund.updated"].contains(type), let refund else { return nil }
-      switch refund.status {
-      case "succeeded": return (refund, .succeeded)
-      case "failed", "canceled": return (refund, .failed(status: refund.status))
-      default: return nil
-      }
+    /// The event types whose object is a refund.
+    static let refundTypes: Set<String> = ["refund.created", "refund.updated", "refund.failed", "charge.refund.updated"]
+
+    /// The refunds the event reports: its refund, or the refunds a `charge.refunded` event's charge
+    /// lists (API versions before 2022-11-15 include them; later ones do not, and Stripe sends a
+    /// `refund.created` for each refund anyway).
+    var refunds: [GatewayReport.Refund] {
+      if Self.refundTypes.contains(type) { return object.flatMap(GatewayReport.Refund.init).map { [$0] } ?? [] }
+      guard type == "charge.refunded", case .object(let charge)? = object, case .object(let list)? = charge["refunds"],
+        case .array(let data)? = list["data"]
+      else { return [] }
+      return data.compactMap(GatewayReport.Refund.init)
+    }
+
+    /// The dispute a `charge.dispute.*` event reports.
+    var dispute: GatewayReport.Dispute? {
+      guard type.hasPrefix("charge.dispute.") else { return nil }
+      return object.flatMap(GatewayReport.Dispute.init)
     }
   }
 
@@ -264,27 +285,40 @@ public enum ProcessStripeEvent: RPCMethod {
       throws
     {}
 
-    /// Applies what the event says, in the transaction that records it: a refund payservice made
-    /// that Stripe settled later (succeeded, or failed days after it seemed done).
+    /// Applies what the event says, in the transaction that records it: a refund (payservice's,
+    /// settled; or one made outside payservice, recorded), a dispute, or a pending order to resume
+    /// once this transaction is over. An event about a refund payservice is still recording is not
+    /// recorded (`retry_later`): Stripe sends it again.
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
       throws -> Preparation<Result, NoCall>
     {
-      var effect = "none"
-      if let orderId = event.paymentIntentOrderId, try !transaction.pendingOperations(subject: orderId).isEmpty {
+      var effect = GatewayReport.Effect.none
+      var orderId: String?
+      if let order = event.paymentIntentOrderId, try !transaction.pendingOperations(subject: order).isEmpty {
         // Resumed once this transaction is over, as recovery would (`ProcessStripeEvent.record`).
-        effect = "order_resumed"
+        (effect, orderId) = (.orderResumed, order)
       }
-      if let (refund, outcome) = event.refundOutcome,
-        try RefundOrder.Refund.settleAtGateway(
-          refundId: refund.refundId, gatewayRefundId: refund.id, outcome: outcome, transaction)
-      {
-        effect = outcome == .succeeded ? "refund_succeeded" : "refund_failed"
+      var applied: [GatewayReport.Applied] = try event.refunds.map {
+        try GatewayReport.apply($0, transaction, context: context, now: now)
+      }
+      if let dispute = event.dispute {
+        let observed = DisputeRow.Observation(rank: DisputeRow.rank(of: dispute.status), at: event.created, by: event.id)
+        applied.append(try GatewayReport.apply(dispute, observed: observed, transaction, context: context, now: now))
+      }
+      for outcome in applied {
+        switch outcome {
+        case .retryLater(let refundId):
+          // Nothing of this transaction is kept: the key stays unused for Stripe's next delivery.
+          throw RetryLater(refundId: refundId)
+        case .applied(let order, let made):
+          if made != .none { (effect, orderId) = (made, order) } else if orderId == nil { orderId = order }
+        }
       }
       return .done(
         .succeeded(
           Recorded(
             eventId: event.id, type: event.type, livemode: event.livemode, created: RFC3339.format(event.created),
-            effect: effect, recordedAt: RFC3339.format(now))),
+            orderId: orderId, effect: effect.rawValue, recordedAt: RFC3339.format(now))),
         final: true)
     }
 

@@ -166,6 +166,8 @@ public enum MethodRegistry {
     ListStock.self,
     ErasePersonalData.self,
     ReloadConfig.self,
+    ReconcileStripe.self,
+    PayoutReport.self,
   ]
 
   /// Methods whose common requests are also answered from the request's bytes without a parse

@@ -182,6 +182,11 @@ public enum RefundOrder: RPCMethod {
     ) throws -> Preparation<Result, Call> {
       // Decided on the order with its pending refunds counted as done; recorded on the order itself.
       var reserved = order
+      if try transaction.disputes(orderId: order.orderId).contains(where: {
+        DisputeRow.disputingStatuses.contains($0.status)
+      }) {
+        reserved.status = .disputed
+      }
       for pending in try BackOffice.pending(Self.kind, as: Call.self, on: order, transaction) {
         reserved.reserve(pending.call)
       }
@@ -250,12 +255,14 @@ public enum RefundOrder: RPCMethod {
     /// marker of a refund recorded while its gateway had not decided (`pending`,
     /// `requires_action`). `failed` marks the refund with the gateway's status and takes its
     /// amount off the order's refunded money (the order's status follows), whether it was pending
-    /// or had succeeded (a bank can return a refund days later). A failed refund stays failed: an
+    /// or had succeeded (a bank can return a refund days later), with a `refund_failed` event; the
+    /// units it refunded stay refunded (and restocked: the goods came back). A failed refund stays failed: an
     /// older `succeeded` heard after it changes nothing. Returns false, changing nothing, when the
     /// refund is unknown, another gateway refund, or already where the outcome would put it; so an
     /// event heard twice settles once. Locks the order first.
     public static func settleAtGateway(
-      refundId: String, gatewayRefundId: String, outcome: GatewayOutcome, _ transaction: any StoreTransaction
+      refundId: String, gatewayRefundId: String, outcome: GatewayOutcome, _ transaction: any StoreTransaction,
+      at now: String
     ) throws -> Bool {
       guard let row = try transaction.refund(refundId), let order = try transaction.lockOrder(row.orderId) else {
         return false
@@ -273,10 +280,13 @@ public enum RefundOrder: RPCMethod {
       case .failed(let status):
         refund.status = status
         let refunded = order.refundedMinor - row.amountMinor
-        let captured = order.capturedMinor ?? 0
         try transaction.updateOrder(
-          order.orderId, status: refunded == 0 ? .paid : refunded == captured ? .refunded : .partiallyRefunded,
+          order.orderId, status: OrderStatus.afterRefunds(refunded, of: order.capturedMinor ?? 0),
           capturedMinor: order.capturedMinor, refundedMinor: refunded, shippingRefunded: order.shippingRefunded)
+        try transaction.insert(
+          OrderEventRow(
+            orderId: order.orderId, position: order.nextEventPosition, kind: .refundFailed, at: now,
+            amountMinor: row.amountMinor, reference: refundId))
       }
       try transaction.updateRefund(refundId, document: JSONWriter.string(refund))
       return true
@@ -316,7 +326,7 @@ public enum RefundOrder: RPCMethod {
       try transaction.insert(
         RefundRow(
           refundId: call.refund.refundId, orderId: order.orderId, position: order.nextEventPosition, createdAt: call.refund.createdAt,
-          amountMinor: amount, document: JSONWriter.string(call.refund)))
+          amountMinor: amount, document: JSONWriter.string(call.refund), gatewayRefundId: call.refund.gatewayRefundId))
       return .succeeded(
         Succeeded(
           orderId: order.orderId, refund: call.refund, orderStatus: status, amountRefunded: config.format(refunded),
@@ -349,6 +359,7 @@ public enum RefundOrder: RPCMethod {
         .orderNotRefundable,
         "The order is authorized, not captured: capture it with captureOrder first, or cancel it with cancelOrder to release the hold.")
     case .canceled: return .failed(.orderNotRefundable, "The order was canceled: no money was taken, so there is nothing to refund.")
+    case .disputed: return .failed(.orderNotRefundable, disputedMessage)
     case .refunded: return .failed(.orderNotRefundable, "The order is fully refunded: nothing remains to refund.")
     }
     let captured = order.capturedMinor ?? 0
@@ -440,6 +451,9 @@ public enum RefundOrder: RPCMethod {
         refund: refund))
   }
 
+  static let disputedMessage =
+    "The buyer disputed this payment, and a disputed payment cannot be refunded. Answer the dispute at your gateway; if you lose it, the buyer already has the money back."
+
   static let legacyMessage =
     "The order was recorded before payservice kept each line's share of the total, so lines and shipping cannot be priced; refund it by amount."
 }
@@ -499,12 +513,20 @@ public struct RefundRecord: Equatable, Sendable, WireObject {
   public var reason: String?
   public var gatewayRefundId = ""
   /// Where the refund stands at a remote gateway when it is not done: `pending` (Stripe's
-  /// `pending`, or a null status) or `requires_action`; nil (left out) once it succeeded. A
-  /// refund that failed or was canceled at once is never recorded (refund_declined).
+  /// `pending`, or a null status) or `requires_action`; `failed` or `canceled` when the gateway
+  /// gave it up later; nil (left out) once it succeeded. A refund that failed or was canceled at
+  /// once is never recorded (refund_declined).
   public var status: String?
+  /// `gateway` for a refund made outside payservice (Stripe's Dashboard) that the gateway reported:
+  /// its refundId is the gateway's id, it has no lines and restocked nothing. nil for refundOrder's.
+  public var origin: String?
 
-  /// The statuses a recorded refund may show.
+  /// The statuses a recorded refund may show while it counts in amountRefunded.
   public static let unsettledStatuses = ["pending", "requires_action"]
+  /// The statuses of a refund that gave no money back after all.
+  public static let failedStatuses = ["failed", "canceled"]
+  /// `origin` of a refund made outside payservice.
+  public static let gatewayOrigin = "gateway"
 
   public static let shape = ObjectShape<RefundRecord>(
     blank: { RefundRecord() },
@@ -524,9 +546,18 @@ public struct RefundRecord: Equatable, Sendable, WireObject {
         .string(
           """
           Present while the gateway has not settled the refund: pending (Stripe's pending, or no status yet) or \
-          requires_action. Its amount counts in amountRefunded meanwhile. Absent once it succeeded.
+          requires_action; its amount counts in amountRefunded meanwhile. failed or canceled: the gateway gave \
+          it up later (a refund_failed event), and its amount is off amountRefunded. Absent once it succeeded.
           """,
-          values: unsettledStatuses)),
+          values: unsettledStatuses + failedStatuses)),
+      .member(
+        "origin", \.origin, .optional,
+        .string(
+          """
+          gateway: a refund made outside payservice (in Stripe's Dashboard) that Stripe reported; its refundId \
+          is Stripe's id, and it has no lines and restocked nothing. Absent for refundOrder's refunds.
+          """,
+          values: [gatewayOrigin])),
     ])
 
   init(

@@ -13,6 +13,9 @@ public enum OrderStatus: String, Sendable, WireEnum {
   case refunded
   /// Voided before capture: no money moved, every line restocked.
   case canceled
+  /// Shown, never stored: a dispute of the payment is open, or was lost (see `DisputeRow`). The
+  /// stored status underneath is where refunds left the order.
+  case disputed
 
   /// A status column read back; an unknown one is a store failure.
   public init(stored: String) throws(StoreError) {
@@ -99,10 +102,18 @@ public struct OrderState: Sendable {
   }
 }
 
-/// What happened to an order, in order: placed, authorized, captured, canceled, refunded.
+/// What happened to an order, in order: placed, authorized, captured, canceled, refunded; and
+/// what its gateway reported later: a refund that failed, a dispute and the funds it moved.
 public struct OrderEventRow: Sendable, Equatable {
-  public enum Kind: String, Sendable, WireEnum {
+  public enum Kind: String, Sendable, WireEnum, CaseIterable {
     case placed, authorized, captured, canceled, refunded
+    /// A refund came back from the bank (or was canceled): its amount is off the order again.
+    case refundFailed = "refund_failed"
+    case disputeOpened = "dispute_opened"
+    case disputeFundsWithdrawn = "dispute_funds_withdrawn"
+    case disputeFundsReinstated = "dispute_funds_reinstated"
+    /// Won, lost (the reason says which), or an inquiry closed.
+    case disputeClosed = "dispute_closed"
   }
 
   public var orderId: String
@@ -137,14 +148,20 @@ public struct RefundRow: Sendable {
   public var createdAt: String
   public var amountMinor: Int64
   public var document: String
+  /// The gateway's refund id (Stripe's `re_…`, the sandbox's own); at most one row has each.
+  public var gatewayRefundId: String?
 
-  public init(refundId: String, orderId: String, position: Int, createdAt: String, amountMinor: Int64, document: String) {
+  public init(
+    refundId: String, orderId: String, position: Int, createdAt: String, amountMinor: Int64, document: String,
+    gatewayRefundId: String? = nil
+  ) {
     self.refundId = refundId
     self.orderId = orderId
     self.position = position
     self.createdAt = createdAt
     self.amountMinor = amountMinor
     self.document = document
+    self.gatewayRefundId = gatewayRefundId
   }
 }
 
@@ -159,10 +176,12 @@ public struct StoredOrder: Sendable {
   public var events: [OrderEventRow]
   /// The refund documents, in the order of their events.
   public var refunds: [String]
+  /// Its payment's disputes, oldest first.
+  public var disputes: [DisputeRow]
 
   public init(
     document: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, events: [OrderEventRow],
-    refunds: [String]
+    refunds: [String], disputes: [DisputeRow] = []
   ) {
     self.document = document
     self.status = status
@@ -170,6 +189,7 @@ public struct StoredOrder: Sendable {
     self.refundedMinor = refundedMinor
     self.events = events
     self.refunds = refunds
+    self.disputes = disputes
   }
 }
 

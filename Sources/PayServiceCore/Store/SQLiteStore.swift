@@ -219,6 +219,31 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[9], foreignKeyChecks: .immediate) { db in
       for statement in StoreSchema.shopMigration { try db.execute(sql: statement) }
     }
+    migrator.registerMigration(StoreSchema.migrations[10], foreignKeyChecks: .immediate) { db in
+      for statement in StoreSchema.gatewayMoneyTables { try db.execute(sql: statement) }
+      try db.execute(
+        sql: "UPDATE refund SET gatewayRefundId = NULLIF(json_extract(document, '$.gatewayRefundId'), '')")
+      try db.execute(sql: StoreSchema.refundByGatewayRefundIndex)
+      // SQLite cannot change a column's check: the event table is made again with the new kinds
+      // (nothing refers to it).
+      try db.execute(
+        sql: """
+          CREATE TABLE orderEventNew (
+            orderId TEXT NOT NULL REFERENCES "order"(orderId),
+            position INTEGER NOT NULL CHECK (position > 0),
+            kind TEXT NOT NULL \(StoreSchema.orderEventKindCheck),
+            at TEXT NOT NULL,
+            amountMinor INTEGER NOT NULL,
+            reference TEXT NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (orderId, position)
+          );
+          INSERT INTO orderEventNew (orderId, position, kind, at, amountMinor, reference, reason)
+            SELECT orderId, position, kind, at, amountMinor, reference, reason FROM orderEvent;
+          DROP TABLE orderEvent;
+          ALTER TABLE orderEventNew RENAME TO orderEvent;
+          """)
+    }
     return migrator
   }
 
@@ -443,9 +468,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       }
       let refunds = try String.fetchAll(
         db, sql: "SELECT document FROM refund WHERE orderId = ? ORDER BY position", arguments: [id])
+      let disputes = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE orderId = ? ORDER BY createdAt, disputeId
+          """, arguments: [id]
+      ).map(SQLiteTransaction.dispute)
       return StoredOrder(
         document: row[0], status: try OrderStatus(stored: row[1]), capturedMinor: row[2], refundedMinor: row[3],
-        events: events, refunds: refunds)
+        events: events, refunds: refunds, disputes: disputes)
     }
   }
 
@@ -453,7 +484,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     var conditions: [String] = []
     var arguments: [any DatabaseValueConvertible] = []
     if let status = query.status {
-      conditions.append("o.status = ?")
+      conditions.append("(\(StoreSchema.shownOrderStatus)) = ?")
       arguments.append(status.rawValue)
     }
     if let from = query.createdFrom {
@@ -471,7 +502,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
     arguments.append(query.limit)
     let sql = """
-      SELECT o.orderId, o.createdAt, o.status, o.amountMinor, o.refundedMinor, o.currencyCode,
+      SELECT o.orderId, o.createdAt, \(StoreSchema.shownOrderStatus), o.amountMinor, o.refundedMinor, o.currencyCode,
         (SELECT SUM(quantity) FROM orderItem i WHERE i.orderId = o.orderId)
       FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
       ORDER BY o.createdAt DESC, o.orderId DESC LIMIT ?
@@ -481,6 +512,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         OrderSummaryRow(
           orderId: row[0], createdAt: row[1], status: try OrderStatus(stored: row[2]), amountMinor: row[3],
           refundedMinor: row[4], currencyCode: row[5], itemCount: row[6])
+      }
+    }
+  }
+
+  public func moneyMovements(from: String, to: String) throws(StoreError) -> [MoneyMovementRow] {
+    try read { db in
+      try Row.fetchAll(
+        db, sql: StoreSchema.moneyMovementsQuery(placeholders: ["?1", "?2", "?1", "?2"], collate: ""),
+        arguments: [from, to]
+      ).map { row throws(StoreError) in
+        guard let kind = OrderEventRow.Kind(rawValue: row[2]) else {
+          throw StoreError.unavailable(reason: "an order event has an unknown kind")
+        }
+        return MoneyMovementRow(day: row[0], currencyCode: row[1], kind: kind, amountMinor: row[3])
       }
     }
   }

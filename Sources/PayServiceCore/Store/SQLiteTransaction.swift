@@ -242,19 +242,84 @@ struct SQLiteTransaction: StoreTransaction {
   func insert(_ refund: RefundRow) throws {
     try db.cachedStatement(
       sql: """
-        INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document) VALUES (?, ?, ?, ?, ?, ?)
+        INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document, gatewayRefundId)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       refund.refundId, refund.orderId, refund.position, refund.createdAt, refund.amountMinor, refund.document,
+      refund.gatewayRefundId,
     ])
   }
 
+  static let refundColumns = "refundId, orderId, position, createdAt, amountMinor, document, gatewayRefundId"
+
+  static func refund(_ row: Row) -> RefundRow {
+    RefundRow(
+      refundId: row[0], orderId: row[1], position: row[2], createdAt: row[3], amountMinor: row[4], document: row[5],
+      gatewayRefundId: row[6])
+  }
+
   func refund(_ refundId: String) throws -> RefundRow? {
-    let statement = try db.cachedStatement(
-      sql: "SELECT refundId, orderId, position, createdAt, amountMinor, document FROM refund WHERE refundId = ?")
-    return try Row.fetchOne(statement, arguments: [refundId]).map { row in
-      RefundRow(
-        refundId: row[0], orderId: row[1], position: row[2], createdAt: row[3], amountMinor: row[4], document: row[5])
+    let statement = try db.cachedStatement(sql: "SELECT \(Self.refundColumns) FROM refund WHERE refundId = ?")
+    return try Row.fetchOne(statement, arguments: [refundId]).map(Self.refund)
+  }
+
+  func refund(gatewayRefundId: String) throws -> RefundRow? {
+    let statement = try db.cachedStatement(sql: "SELECT \(Self.refundColumns) FROM refund WHERE gatewayRefundId = ?")
+    return try Row.fetchOne(statement, arguments: [gatewayRefundId]).map(Self.refund)
+  }
+
+  func orderId(gatewayPaymentId: String) throws -> String? {
+    try String.fetchOne(
+      db.cachedStatement(sql: #"SELECT orderId FROM "order" WHERE gatewayPaymentId = ?"#), arguments: [gatewayPaymentId])
+  }
+
+  /// A row selected with `StoreSchema.disputeColumns`.
+  static func dispute(_ row: Row) -> DisputeRow {
+    DisputeRow(
+      disputeId: row[0], orderId: row[1], createdAt: row[2], amountMinor: row[3], currencyCode: row[4], reason: row[5],
+      status: row[6], evidenceDueBy: row[7], withdrawnMinor: row[8], reinstatedMinor: row[9],
+      observed: DisputeRow.Observation(rank: row[10], at: row[11], by: row[12]))
+  }
+
+  func dispute(_ disputeId: String) throws -> DisputeRow? {
+    try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE disputeId = ?"),
+      arguments: [disputeId]
+    ).map(Self.dispute)
+  }
+
+  func disputes(orderId: String) throws -> [DisputeRow] {
+    try Row.fetchAll(
+      db.cachedStatement(
+        sql: "SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE orderId = ? ORDER BY createdAt, disputeId"),
+      arguments: [orderId]
+    ).map(Self.dispute)
+  }
+
+  func save(_ dispute: DisputeRow, isNew: Bool) throws {
+    let values: [(any DatabaseValueConvertible)?] = [
+      dispute.orderId, dispute.createdAt, dispute.amountMinor, dispute.currencyCode, dispute.reason, dispute.status,
+      dispute.evidenceDueBy, dispute.withdrawnMinor, dispute.reinstatedMinor, dispute.observed.rank, dispute.observed.at,
+      dispute.observed.by, dispute.disputeId,
+    ]
+    if isNew {
+      try db.cachedStatement(
+        sql: """
+          INSERT INTO dispute (orderId, createdAt, amountMinor, currencyCode, reason, status, evidenceDueBy,
+            withdrawnMinor, reinstatedMinor, observedRank, observedAt, observedBy, disputeId)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          """
+      ).execute(arguments: StatementArguments(values))
+    } else {
+      try db.cachedStatement(
+        sql: """
+          UPDATE dispute SET orderId = ?, createdAt = ?, amountMinor = ?, currencyCode = ?, reason = ?, status = ?,
+            evidenceDueBy = ?, withdrawnMinor = ?, reinstatedMinor = ?, observedRank = ?, observedAt = ?, observedBy = ?
+          WHERE disputeId = ?
+          """
+      ).execute(arguments: StatementArguments(values))
+      guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "dispute \(dispute.disputeId) vanished") }
     }
   }
 

@@ -71,6 +71,10 @@ public protocol Store: AnyObject, Sendable {
   /// Every operation still pending (its network call's answer not recorded), oldest first.
   func pendingOperations() throws(StoreError) -> [OperationRow]
 
+  /// The money orders' events moved from `from` (inclusive) to `to` (exclusive), RFC 3339 UTC
+  /// text, added up by day, currency and kind, in one snapshot (see `MoneyMovementRow`).
+  func moneyMovements(from: String, to: String) throws(StoreError) -> [MoneyMovementRow]
+
   /// Makes this store's identifiers under its own key (created with the store, see `Identifiers`).
   var identifiers: Identifiers { get }
 }
@@ -132,6 +136,20 @@ public protocol StoreTransaction {
   func updateRefund(_ refundId: String, document: String) throws
   /// A recorded order's document (the order as placed), read in this transaction; nil when unknown.
   func orderDocument(_ orderId: String) throws -> String?
+
+  // What the gateway reports after the sale (`GatewayReport`).
+
+  /// The order a remote gateway's payment (Stripe's PaymentIntent) paid for; nil when none.
+  func orderId(gatewayPaymentId: String) throws -> String?
+  /// The recorded refund with this gateway refund id; nil when none. Lock its order first when
+  /// the answer decides a write.
+  func refund(gatewayRefundId: String) throws -> RefundRow?
+  /// A dispute by its gateway id; nil when unknown. Lock its order first.
+  func dispute(_ disputeId: String) throws -> DisputeRow?
+  /// The disputes of an order's payment, oldest first. Lock the order first.
+  func disputes(orderId: String) throws -> [DisputeRow]
+  /// Records a dispute (`isNew`) or replaces what is known of it.
+  func save(_ dispute: DisputeRow, isNew: Bool) throws
 
   // The operation journal (`OperationRunner`): every piece of work that must happen once.
 
@@ -266,6 +284,7 @@ public enum StoreSchema {
     "v8: the store's identifier key; unused charge tokens by expiry",
     "v9: one operation journal for exactly-once work",
     "v10: stock changes by hand; erased personal data",
+    "v11: disputes; refunds by the gateway's id; gateway report order events",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

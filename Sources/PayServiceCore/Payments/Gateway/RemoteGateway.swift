@@ -24,8 +24,23 @@ public protocol RemoteGateway: Sendable {
   /// authorization, and what `charge` later charges. Used with a gateway that holds the merchant's
   /// Payment Processing Certificate: payservice neither verifies nor decrypts the token.
   func tokenize(applePayToken: ApplePayTokenization) async -> GatewayReply<GatewayToken>
+  /// Every object of `kind` the gateway made at or after `createdSince` (Unix seconds), every page
+  /// of its list API read, as the gateway shows them now: what a reconciliation takes in. Reads
+  /// only. At most `GatewayListKind.maxObjects`; more is refused, with a message saying so.
+  func list(_ kind: GatewayListKind, createdSince: Int64) async -> GatewayReply<[JSONValue]>
   /// Closes connections; called once when the process is done with the gateway.
   func shutdown() async
+}
+
+/// What a reconciliation lists at a remote gateway.
+public enum GatewayListKind: String, Sendable, CaseIterable {
+  /// Payments (Stripe: `GET /v1/payment_intents`).
+  case paymentIntents = "payment_intents"
+  case refunds
+  case disputes
+
+  /// Objects one reconciliation takes in at most, per kind: 100 pages of Stripe's largest page.
+  public static let maxObjects = 10_000
 }
 
 /// A charge for an order: exactly what is sent, and re-sent under the same key after a crash.
