@@ -66,9 +66,11 @@ public struct StripeFixture: Sendable {
 
   /// `processStripeEvent`'s params for an event of `type` about `object`, signed with the
   /// fixture's webhook secret at `now` (Stripe's scheme).
-  public static func webhook(id: String, type: String, object: String, now: Int64 = TestConfig.now) -> String {
+  public static func webhook(
+    id: String, type: String, object: String, now: Int64 = TestConfig.now, created: Int64? = nil
+  ) -> String {
     let payload =
-      #"{"id":"\#(id)","object":"event","api_version":"2024-06-20","created":\#(now - 5),"data":{"object":\#(object)},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":null},"type":"\#(type)"}"#
+      #"{"id":"\#(id)","object":"event","api_version":"2024-06-20","created":\#(created ?? now - 5),"data":{"object":\#(object)},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":null},"type":"\#(type)"}"#
     let header = StripeWebhookSignature.header(payload: payload, secret: webhookSecret, timestamp: now)
     return JSONWriter.string(
       JSONValue.object(JSONObject([("payload", .string(payload)), ("signature", .string(header))])))

@@ -294,9 +294,13 @@ public enum ProcessStripeEvent: RPCMethod {
     {
       var effect = GatewayReport.Effect.none
       var orderId: String?
-      if let order = event.paymentIntentOrderId, try !transaction.pendingOperations(subject: order).isEmpty {
-        // Resumed once this transaction is over, as recovery would (`ProcessStripeEvent.record`).
-        (effect, orderId) = (.orderResumed, order)
+      if let order = event.paymentIntentOrderId {
+        if try !transaction.pendingOperations(subject: order).isEmpty {
+          // Resumed once this transaction is over, as recovery would (`ProcessStripeEvent.record`).
+          (effect, orderId) = (.orderResumed, order)
+        } else if try transaction.orderDocument(order) != nil {
+          orderId = order
+        }
       }
       var applied: [GatewayReport.Applied] = try event.refunds.map {
         try GatewayReport.apply($0, transaction, context: context, now: now)
