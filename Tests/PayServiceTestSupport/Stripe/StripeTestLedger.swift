@@ -52,11 +52,14 @@ struct StripeAPIError: Error, Sendable {
 
 /// What the test server knows: PaymentIntents, their charges, refunds and the PaymentMethods
 /// made from test cards, with Stripe's state machine over them
-/// (https://docs.stripe.com/payments/paymentintents/lifecycle). Not thread-safe by itself: the
-/// server keeps it behind a lock.
+/// (https://docs.stripe.com/payments/paymentintents/lifecycle), and what it tells of them after the
+/// fact: events, balance transactions and disputes (StripeTestFeed.swift). Not thread-safe by
+/// itself: the server keeps it behind a lock.
 ///
 /// IDs are deterministic per server: a prefix, `test`, and a six-digit counter per kind, in
-/// creation order (`pi_test000001`, `ch_test000001`, `re_test000001`, `pm_test000001`).
+/// creation order (`pi_test000001`, `ch_test000001`, `re_test000001`, `pm_test000001`,
+/// `evt_test000001`, `txn_test000001`, `dp_test000001`). Every time comes from `now`: the settable
+/// clock, or the wall clock.
 struct StripeTestLedger: Sendable {
   struct PaymentMethod: Sendable {
     var id: String
@@ -689,11 +692,12 @@ struct StripeTestLedger: Sendable {
         .invalidRequest(message, param: form["payment_intent"] != nil ? "payment_intent" : "charge",
           code: "payment_intent_unexpected_state"))
     }
+    // A dispute withdrew the funds (https://docs.stripe.com/error-codes/charge-disputed).
     if isChargedBack(chargeID) {
       return .failure(
         .invalidRequest(
-          "Charge \(chargeID) has been charged back; cannot issue a refund.", param: form["payment_intent"] != nil ? "payment_intent" : "charge",
-          code: "charge_disputed"))
+          "Charge \(chargeID) has been charged back; cannot issue a refund.",
+          param: form["payment_intent"] != nil ? "payment_intent" : "charge", code: "charge_disputed"))
     }
     let refundable = charge.amountCaptured - charge.amountRefunded
     guard refundable > 0 else {
