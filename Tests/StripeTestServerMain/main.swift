@@ -8,8 +8,13 @@ import PayServiceTestSupport
 // (StripeTestServer.Fault), or `fault stored500|stored500-executed charge|refund` one whose 500 Stripe
 // stores under the key (without or after executing it); `settle-processing PI succeeded|failed` ends a
 // PaymentIntent in processing; `expire PI` lets an uncaptured authorization lapse; `count` prints the PaymentIntents, refunds and tokens created so far as
-// a JSON line. It is a test server: it
-// moves no money.
+// a JSON line; `dashboard-refund PI [AMOUNT]` refunds as the Dashboard does (prints the refund's id
+// or null); `fail-refund RE` makes a refund fail later (`expired_or_canceled_card`); `dispute PI
+// [REASON]` opens a dispute (default `fraudulent`; prints its id or null); `dispute-update DP STATUS`
+// moves it to `under_review` (or `warning_under_review`); `dispute-close DP won|lost` closes it;
+// `clock UNIX|wall` fixes the clock or gives it back to the wall; `events` prints every event's
+// payload, oldest first, each on one line (its JSON text with the newlines taken out). It is a test
+// server: it moves no money.
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-test-server-\(getpid())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 let server = try StripeTestServer()
@@ -46,6 +51,28 @@ while let line = readLine() {
     say(#"{"settled":\#(server.settleProcessing(paymentIntent: String(words[1]), succeeded: words[2] == "succeeded"))}"#)
   case "expire" where words.count == 2:
     say(#"{"expired":\#(server.expireAuthorization(paymentIntent: String(words[1])))}"#)
+  case "dashboard-refund" where words.count == 2 || words.count == 3:
+    let id = server.refundFromDashboard(
+      paymentIntent: String(words[1]), amount: words.count == 3 ? Int64(words[2]) : nil)
+    say(#"{"refund":\#(id.map { "\"\($0)\"" } ?? "null")}"#)
+  case "fail-refund" where words.count == 2:
+    say(#"{"failed":\#(server.failRefund(String(words[1])))}"#)
+  case "dispute" where words.count == 2 || words.count == 3:
+    let id = server.openDispute(
+      paymentIntent: String(words[1]), reason: words.count == 3 ? String(words[2]) : "fraudulent")
+    say(#"{"dispute":\#(id.map { "\"\($0)\"" } ?? "null")}"#)
+  case "dispute-update" where words.count == 3:
+    say(#"{"updated":\#(server.updateDispute(String(words[1]), status: String(words[2])))}"#)
+  case "dispute-close" where words.count == 3 && (words[2] == "won" || words[2] == "lost"):
+    say(#"{"closed":\#(server.closeDispute(String(words[1]), won: words[2] == "won"))}"#)
+  case "clock" where words.count == 2:
+    server.setClock(words[1] == "wall" ? nil : Int64(words[1]))
+  case "events":
+    // Stripe's pretty-printed JSON on one line: the newlines and the indentation after them go
+    // (no string the server writes holds a raw newline: JSON escapes it).
+    for event in server.events() {
+      say(event.payload.split(separator: "\n").map { $0.drop { $0 == " " } }.joined())
+    }
   case "count":
     say(#"{"paymentIntents":\#(server.paymentIntentCount),"refunds":\#(server.refundCount),"tokens":\#(server.tokenCount)}"#)
   default: say(#"{"error":"unknown command"}"#)

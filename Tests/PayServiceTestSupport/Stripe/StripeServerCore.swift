@@ -44,6 +44,10 @@ enum StripeEndpoint: Sendable, Equatable {
   case retrievePaymentMethod(String)
   case createPaymentMethod
   case searchPaymentIntents
+  case retrieveEvent(String)
+  case retrieveDispute(String)
+  case retrieveBalanceTransaction(String)
+  case list(StripeTestLedger.ListKind)
 
   init?(method: String, path: String) {
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -60,6 +64,11 @@ enum StripeEndpoint: Sendable, Equatable {
     case ("POST", ["tokens"]): self = .createToken
     case ("POST", ["payment_methods"]): self = .createPaymentMethod
     case ("GET", ["payment_intents", "search"]): self = .searchPaymentIntents
+    case ("GET", ["payment_intents"]): self = .list(.paymentIntents)
+    case ("GET", ["refunds"]): self = .list(.refunds)
+    case ("GET", ["disputes"]): self = .list(.disputes)
+    case ("GET", ["events"]): self = .list(.events)
+    case ("GET", ["balance_transactions"]): self = .list(.balanceTransactions)
     case ("GET", let rest) where rest.count == 2 && !rest[1].isEmpty:
       switch rest[0] {
       case "payment_intents": self = .retrievePaymentIntent(rest[1])
@@ -67,6 +76,9 @@ enum StripeEndpoint: Sendable, Equatable {
       case "charges": self = .retrieveCharge(rest[1])
       case "tokens": self = .retrieveToken(rest[1])
       case "payment_methods": self = .retrievePaymentMethod(rest[1])
+      case "events": self = .retrieveEvent(rest[1])
+      case "disputes": self = .retrieveDispute(rest[1])
+      case "balance_transactions": self = .retrieveBalanceTransaction(rest[1])
       default: return nil
       }
     default: return nil
@@ -229,8 +241,8 @@ final class StripeServerCore: Sendable {
     let form = StripeForm(decoding: endpoint.isPost ? request.body : request.query)
     let key = endpoint.isPost ? request.idempotencyKey : nil
     let identity = "\(request.method) \(request.path)"
-    let now = Int64(Date().timeIntervalSince1970)
     return state.withLock { state in
+      let now = state.ledger.now
       if let key, let entry = state.idempotency[key] {
         switch entry {
         case .inProgress(let current) where current != owner:
@@ -269,6 +281,9 @@ final class StripeServerCore: Sendable {
         return Executed(status: error.status, body: error.body.rendered, headers: [], replayed: false)
       }
       var result: Result<StripeJSON, StripeAPIError>
+      // The events the endpoint causes name this request.
+      state.ledger.request = (requestID, key)
+      defer { state.ledger.request = nil }
       switch endpoint {
       case _ where storedServerError == .withoutExecuting: result = .failure(Self.storedServerError)
       case .createPaymentIntent: result = state.ledger.createPaymentIntent(form, idempotencyKey: key, now: now)
@@ -283,6 +298,10 @@ final class StripeServerCore: Sendable {
       case .retrieveCharge(let id): result = state.ledger.retrieveCharge(id)
       case .retrieveToken(let id): result = state.ledger.retrieveToken(id)
       case .retrievePaymentMethod(let id): result = StripeTestLedger.retrievePaymentMethod(id)
+      case .retrieveEvent(let id): result = state.ledger.retrieveEvent(id)
+      case .retrieveDispute(let id): result = state.ledger.retrieveDispute(id)
+      case .retrieveBalanceTransaction(let id): result = state.ledger.retrieveBalanceTransaction(id)
+      case .list(let kind): result = state.ledger.list(kind, form)
       }
       if storedServerError == .afterExecuting { result = .failure(Self.storedServerError) }
       let (status, body): (Int, String)
@@ -310,7 +329,10 @@ final class StripeServerCore: Sendable {
     case .cancel: StripeTestLedger.validateCancel(form)
     case .createRefund: StripeTestLedger.validateRefund(form)
     case .createToken: StripeTestLedger.validateToken(form)
-    case .retrievePaymentIntent, .retrieveRefund, .retrieveCharge, .retrieveToken, .retrievePaymentMethod: nil
+    case .list(let kind): StripeTestLedger.validateList(kind, form)
+    case .retrievePaymentIntent, .retrieveRefund, .retrieveCharge, .retrieveToken, .retrievePaymentMethod,
+      .retrieveEvent, .retrieveDispute, .retrieveBalanceTransaction:
+      nil
     }
   }
 

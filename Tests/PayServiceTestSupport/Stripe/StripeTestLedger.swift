@@ -52,11 +52,14 @@ struct StripeAPIError: Error, Sendable {
 
 /// What the test server knows: PaymentIntents, their charges, refunds and the PaymentMethods
 /// made from test cards, with Stripe's state machine over them
-/// (https://docs.stripe.com/payments/paymentintents/lifecycle). Not thread-safe by itself: the
-/// server keeps it behind a lock.
+/// (https://docs.stripe.com/payments/paymentintents/lifecycle), and what it tells of them after the
+/// fact: events, balance transactions and disputes (StripeTestFeed.swift). Not thread-safe by
+/// itself: the server keeps it behind a lock.
 ///
 /// IDs are deterministic per server: a prefix, `test`, and a six-digit counter per kind, in
-/// creation order (`pi_test000001`, `ch_test000001`, `re_test000001`, `pm_test000001`).
+/// creation order (`pi_test000001`, `ch_test000001`, `re_test000001`, `pm_test000001`,
+/// `evt_test000001`, `txn_test000001`, `dp_test000001`). Every time comes from `now`: the settable
+/// clock, or the wall clock.
 struct StripeTestLedger: Sendable {
   struct PaymentMethod: Sendable {
     var id: String
@@ -113,6 +116,10 @@ struct StripeTestLedger: Sendable {
     var failureMessage: String?
     /// Manual capture: when the authorization lapses (`payment_method_details.card.capture_before`).
     var captureBefore: Int64?
+    /// The `charge` balance transaction, once captured.
+    var balanceTransaction: String?
+    /// Whether a dispute was opened on it.
+    var disputed = false
   }
 
   struct Refund: Sendable {
@@ -127,6 +134,10 @@ struct StripeTestLedger: Sendable {
     var metadata: [(key: String, value: String)]
     var created: Int64
     var failureReason: String?
+    /// The `refund` balance transaction (none for a refund that moved no money: canceled or failed at once).
+    var balanceTransaction: String?
+    /// The `refund_failure` balance transaction that gave the money back when it failed later.
+    var failureBalanceTransaction: String?
   }
 
   var counters: [String: Int] = [:]
@@ -144,6 +155,20 @@ struct StripeTestLedger: Sendable {
   var paymentMethodsPerIdempotencyKey: [String: Int] = [:]
   /// Whether a `tok_…` is rejected the second time it is used (Stripe tokens are single-use).
   var singleUseTokens = true
+  /// The settable clock (`StripeTestServer.setClock`): nil is the wall clock.
+  var clock: Int64?
+  /// The API request being executed, for the events it causes (`request` of an Event); nil for a
+  /// control-API change and for what Stripe does "some time later".
+  var request: (id: String, idempotencyKey: String?)?
+  var events: [FeedEvent] = []
+  var eventIndex: [String: Int] = [:]
+  var balanceTransactions: [String: BalanceTransaction] = [:]
+  var balanceTransactionOrder: [String] = []
+  var disputes: [String: Dispute] = [:]
+  var disputeOrder: [String] = []
+
+  /// Now, in Unix seconds, by the settable clock.
+  var now: Int64 { clock ?? Int64(Date().timeIntervalSince1970) }
 
   mutating func nextID(_ prefix: String) -> String {
     let next = (counters[prefix] ?? 0) + 1
@@ -415,6 +440,7 @@ struct StripeTestLedger: Sendable {
         intent.latestCharge = nil
         intent.status = "requires_action"
         intent.nextAction = true
+        emit("payment_intent.requires_action", render(intent))
         return .success(render(intent, expandCharge: expandCharge))
       }
       outcome = .declines(
@@ -426,6 +452,7 @@ struct StripeTestLedger: Sendable {
       pending.status = "pending"
       charges[pending.id] = pending
       intent.status = "processing"
+      emit("payment_intent.processing", render(intent))
       return .success(render(intent, expandCharge: expandCharge))
     }
     if case .declines(let code, let declineCode, let message, let param) = outcome {
@@ -440,6 +467,8 @@ struct StripeTestLedger: Sendable {
         status: 402, type: "card_error", message: message, code: code, declineCode: declineCode, param: param,
         charge: charge.id, paymentMethod: render(paymentMethod))
       intent.lastPaymentError = .object(paymentError.error)
+      emit("charge.failed", render(failed))
+      emit("payment_intent.payment_failed", render(intent))
       let answered = StripeAPIError(
         status: 402, type: "card_error", message: message, code: code, declineCode: declineCode, param: param,
         charge: charge.id, paymentIntent: render(intent), paymentMethod: render(paymentMethod))
@@ -452,10 +481,16 @@ struct StripeTestLedger: Sendable {
     } else {
       approved.captured = true
       approved.amountCaptured = amount
+      approved.balanceTransaction = addBalanceTransaction(
+        type: "charge", reportingCategory: "charge", amount: amount, currency: currency, source: approved.id)
       intent.status = "succeeded"
       intent.amountReceived = amount
     }
     charges[approved.id] = approved
+    emit("charge.succeeded", render(approved))
+    emit(
+      captureMethod == "manual" ? "payment_intent.amount_capturable_updated" : "payment_intent.succeeded",
+      render(intent))
     return .success(render(intent, expandCharge: expandCharge))
   }
 
@@ -519,6 +554,9 @@ struct StripeTestLedger: Sendable {
       } else {
         charge.captured = true
         charge.amountCaptured = charge.amount
+        charge.balanceTransaction = addBalanceTransaction(
+          type: "charge", reportingCategory: "charge", amount: charge.amount, currency: charge.currency,
+          source: chargeID)
         intent.status = "succeeded"
         intent.amountReceived = intent.amount
       }
@@ -536,6 +574,11 @@ struct StripeTestLedger: Sendable {
     }
     charges[chargeID] = charge
     paymentIntents[id] = intent
+    emit(succeeded ? "charge.succeeded" : "charge.failed", render(charge))
+    emit(
+      !succeeded ? "payment_intent.payment_failed"
+        : intent.status == "requires_capture" ? "payment_intent.amount_capturable_updated" : "payment_intent.succeeded",
+      render(intent))
     return true
   }
 
@@ -547,6 +590,7 @@ struct StripeTestLedger: Sendable {
     intent.canceledAt = intent.created + 7 * 86_400
     intent.cancellationReason = "automatic"
     paymentIntents[id] = intent
+    emit("payment_intent.canceled", render(intent))
     return true
   }
 
@@ -582,12 +626,16 @@ struct StripeTestLedger: Sendable {
     }
     charge.captured = true
     charge.amountCaptured = amount
+    charge.balanceTransaction = addBalanceTransaction(
+      type: "charge", reportingCategory: "charge", amount: amount, currency: charge.currency, source: chargeID)
     charges[chargeID] = charge
     intent.status = "succeeded"
     intent.amountReceived = amount
     intent.amountCapturable = 0
     intent.metadata = Self.merge(intent.metadata, form.hash("metadata"))
     paymentIntents[id] = intent
+    emit("charge.captured", render(charge))
+    emit("payment_intent.succeeded", render(intent))
     return .success(render(intent))
   }
 
@@ -613,6 +661,7 @@ struct StripeTestLedger: Sendable {
     intent.canceledAt = now
     intent.cancellationReason = form["cancellation_reason"]
     paymentIntents[id] = intent
+    emit("payment_intent.canceled", render(intent))
     return .success(render(intent))
   }
 
@@ -643,6 +692,13 @@ struct StripeTestLedger: Sendable {
         .invalidRequest(message, param: form["payment_intent"] != nil ? "payment_intent" : "charge",
           code: "payment_intent_unexpected_state"))
     }
+    // A dispute withdrew the funds (https://docs.stripe.com/error-codes/charge-disputed).
+    if isChargedBack(chargeID) {
+      return .failure(
+        .invalidRequest(
+          "Charge \(chargeID) has been charged back; cannot issue a refund.",
+          param: form["payment_intent"] != nil ? "payment_intent" : "charge", code: "charge_disputed"))
+    }
     let refundable = charge.amountCaptured - charge.amountRefunded
     guard refundable > 0 else {
       return .failure(
@@ -659,33 +715,29 @@ struct StripeTestLedger: Sendable {
       id: nextID("re"), amount: amount, currency: charge.currency, charge: chargeID, paymentIntent: intentID,
       status: "succeeded", reason: form["reason"], metadata: form.hash("metadata").filter { !$0.value.isEmpty },
       created: now)
-    charge.amountRefunded += amount
     switch charge.card.outcome {
     case .refundPending: refund.status = "pending"
     case .refundRequiresAction: refund.status = "requires_action"
     case .refundNoStatus: refund.status = nil
-    case .refundCanceled:
-      refund.status = "canceled"
-      charge.amountRefunded -= amount
+    case .refundCanceled: refund.status = "canceled"
     case .refundFailsAtOnce:
       refund.status = "failed"
       refund.failureReason = "declined"
-      charge.amountRefunded -= amount
     default: break
     }
+    record(&refund, on: &charge)
+    if refund.status == "failed" { emit("refund.failed", render(refund)) }
     let answer = render(refund)
-    // Stripe's refund test cards change the refund's status "some time later"; here, right after answering.
+    // Stripe's refund test cards change the refund's status "some time later"; here, right after
+    // answering, as Stripe's own doing (events with a null `request`).
+    let caused = request
+    request = nil
+    defer { request = caused }
     switch charge.card.outcome {
-    case .refundFails:
-      refund.status = "failed"
-      refund.failureReason = "expired_or_canceled_card"
-      charge.amountRefunded -= amount
-    case .refundPending, .refundNoStatus: refund.status = "succeeded"
+    case .refundFails: _ = failRefund(refund.id, reason: "expired_or_canceled_card")
+    case .refundPending, .refundNoStatus: succeedRefund(refund.id)
     default: break
     }
-    charges[chargeID] = charge
-    refunds[refund.id] = refund
-    refundOrder.append(refund.id)
     return .success(answer)
   }
 
@@ -867,11 +919,14 @@ struct StripeTestLedger: Sendable {
       ("id", .string(refund.id)),
       ("object", .string("refund")),
       ("amount", .int(refund.amount)),
-      ("balance_transaction", .string("txn_" + refund.id.dropFirst(3))),
+      ("balance_transaction", .optional(refund.balanceTransaction)),
       ("charge", .string(refund.charge)),
       ("created", .int(refund.created)),
       ("currency", .string(refund.currency)),
     ]
+    if let failure = refund.failureBalanceTransaction {
+      members.append(("failure_balance_transaction", .string(failure)))
+    }
     if let failureReason = refund.failureReason { members.append(("failure_reason", .string(failureReason))) }
     members += [
       ("metadata", Self.metadataJSON(refund.metadata)),
@@ -892,9 +947,11 @@ struct StripeTestLedger: Sendable {
       ("amount", .int(charge.amount)),
       ("amount_captured", .int(charge.amountCaptured)),
       ("amount_refunded", .int(charge.amountRefunded)),
+      ("balance_transaction", .optional(charge.balanceTransaction)),
       ("captured", .bool(charge.captured)),
       ("created", .int(charge.created)),
       ("currency", .string(charge.currency)),
+      ("disputed", .bool(charge.disputed)),
       ("failure_code", .optional(charge.failureCode)),
       ("failure_message", .optional(charge.failureMessage)),
       ("livemode", .bool(false)),

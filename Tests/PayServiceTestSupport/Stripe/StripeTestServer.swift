@@ -22,7 +22,51 @@ import Synchronization
 ///   `expand[]=data.latest_charge`);
 /// - and, for reconciliation, `GET /v1/payment_intents/{id}` (with `expand[]=latest_charge`),
 ///   `GET /v1/refunds/{id}`, `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and
-///   `GET /v1/payment_methods/{id}` for the card behind a token or PaymentMethod.
+///   `GET /v1/payment_methods/{id}` for the card behind a token or PaymentMethod;
+/// - `GET /v1/events/{id}`, `GET /v1/disputes/{id}`, `GET /v1/balance_transactions/{id}`;
+/// - lists, as Stripe pages them (https://docs.stripe.com/api/pagination): `GET /v1/payment_intents`
+///   (`expand[]=data.latest_charge`), `GET /v1/refunds` (`charge`, `payment_intent`),
+///   `GET /v1/disputes` (`charge`, `payment_intent`), `GET /v1/events` (`type`, with `*` as a
+///   wildcard, or `types[]`), `GET /v1/balance_transactions` (`type`, `source`, `currency`), each with
+///   `created` or `created[gt|gte|lt|lte]`, `limit` (1…100, default 10; else 400
+///   `invalid_request_error`), and one of `starting_after`/`ending_before` (an unknown id is 400
+///   `resource_missing`): `{"object": "list", "data": […], "has_more": …, "url": "/v1/refunds"}`,
+///   newest first (for the same `created`, the later-made first). An unknown parameter is 400
+///   `parameter_unknown`.
+///
+/// The clock (`setClock`, `advanceClock`; the wall clock by default) gives every `created` and
+/// every timestamp: the same requests with the same clock give the same bytes.
+///
+/// Events (https://docs.stripe.com/api/events/object): every state change appends one Event
+/// (`evt_test000001`, `api_version` 2024-06-20, `pending_webhooks` 1, `data.object` as `GET`
+/// shows the object then, `data.previous_attributes` for `*.updated` events, `request` the
+/// `Request-Id` and `Idempotency-Key` of the API request that caused it, or nulls for a control-API
+/// change and for what Stripe does "some time later"). `events()` has each one's exact JSON text,
+/// `delivery(of:secret:at:)` signs it as Stripe signs a webhook delivery. In order, per action:
+/// - a charge: `charge.succeeded`, then `payment_intent.succeeded` (manual capture:
+///   `payment_intent.amount_capturable_updated`); declined: `charge.failed`,
+///   `payment_intent.payment_failed`; `payment_intent.processing`; `payment_intent.requires_action`;
+/// - capture: `charge.captured`, `payment_intent.succeeded`; cancel or `expireAuthorization`:
+///   `payment_intent.canceled`; `settleProcessing`: as a charge;
+/// - a refund (API or `refundFromDashboard`): `refund.created`, then `charge.refunded` (the charge,
+///   with `amount_refunded`, without `refunds` as since API 2022-11-15) unless it moved no money
+///   (canceled, or failed at once: then `refund.failed`); a refund that fails later
+///   (`failRefund`, the `refundFail` card): `refund.failed`, `refund.updated`,
+///   `charge.refund.updated`; a pending or null-status refund that succeeds: `refund.updated`,
+///   `charge.refund.updated`;
+/// - `openDispute`: `charge.dispute.created`, `charge.dispute.funds_withdrawn` (not for an inquiry);
+///   `updateDispute`: `charge.dispute.updated`; `closeDispute`: `charge.dispute.closed`, then when
+///   won `charge.dispute.funds_reinstated`.
+/// Other events Stripe makes (`payment_intent.created`, `charge.pending`, `charge.updated`, …) are
+/// not made here.
+///
+/// Balance transactions (https://docs.stripe.com/api/balance_transactions/object), one per movement
+/// of money: a charge captured (`charge`, +), a refund (`refund`, −), a refund failed later
+/// (`refund_failure`, +), a dispute's withdrawal (`adjustment`, `reporting_category` `dispute`, −)
+/// and reinstatement (`adjustment`, `dispute_reversal`, +). The test server takes no fees: `fee` is
+/// 0, `fee_details` empty and `net` the amount, and funds are `available` at once (`available_on`
+/// is `created`). Charges and refunds name theirs in `balance_transaction`, a dispute lists its own
+/// in full in `balance_transactions`.
 ///
 /// Statuses Stripe's spec allows, each on demand: `pm_card_authenticationRequired` (Stripe's 3-D
 /// Secure card) is declined `authentication_required` when confirmed with
@@ -69,7 +113,8 @@ import Synchronization
 ///
 /// IDs are deterministic per server, in creation order: `pi_test000001`, `ch_test000001`,
 /// `re_test000001`, `pm_test000001` (one PaymentMethod per confirmed test card), `tok_test000001`
-/// and `card_test000001` (one per token made from an Apple Pay token), and
+/// and `card_test000001` (one per token made from an Apple Pay token), `evt_test000001`,
+/// `txn_test000001`, `dp_test000001`, and
 /// `req_test000001` for the `Request-Id` of each request received.
 public final class StripeTestServer: Sendable {
   public let secretKey: String
