@@ -17,8 +17,10 @@ struct GoldenTranscriptTests {
 
   static var cases: [String] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: goldenRoot.path)) ?? []
+    // A stepped case (a `stepped` file says which test runs it) is not a plain replay.
     return entries.filter { name in
       FileManager.default.fileExists(atPath: goldenRoot.appendingPathComponent("\(name)/requests.jsonl").path)
+        && !FileManager.default.fileExists(atPath: goldenRoot.appendingPathComponent("\(name)/stepped").path)
     }.sorted()
   }
 

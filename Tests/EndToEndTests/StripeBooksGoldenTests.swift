@@ -1,0 +1,165 @@
+import Foundation
+import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// The books after the sale, through the built binary against the Stripe test server: what Stripe
+/// reports (a refund made in the Dashboard, a payservice refund that fails later, a dispute opened
+/// and lost, a payment a lost answer left pending) arriving as signed webhooks, the same events
+/// again, a reconciliation that finds nothing new, and the report, whose money equals the test
+/// server's balance transactions.
+///
+/// A stepped golden case (Golden/stripe-books): the harness acts on the test server between
+/// requests and turns its events into processStripeEvent requests, so the requests are written by
+/// the run (requests.jsonl) and both files are compared byte for byte. Re-record with
+/// `PAYSERVICE_RECORD_GOLDEN=1`, like every golden case.
+@Suite("Golden: Stripe's reports and the books", .serialized)
+struct StripeBooksGoldenTests {
+  static let folder = GoldenTranscriptTests.goldenRoot.appendingPathComponent("stripe-books")
+  static let now = "2026-11-21T12:00:00Z"
+  /// The test server's clock: an hour before payservice's.
+  static let stripeNow: Int64 = TestConfig.now - 3600
+  static let cart = #"[{"sku":"mug","quantity":2}]"#
+
+  /// A payservice process fed one request at a time, with every request and answer kept.
+  final class Session {
+    let running: RunningPayservice
+    var requests: [String] = []
+    var responses: [String] = []
+    var delivered: [String] = []
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+      running = try RunningPayservice(arguments, environment: environment)
+    }
+
+    /// Sends `line` (its id is the next number) and returns the answer's result.
+    @discardableResult
+    func ask(_ method: String, _ params: String) throws -> JSONValue {
+      let line = #"{"jsonrpc":"2.0","id":\#(requests.count + 1),"method":"\#(method)","params":\#(params)}"#
+      requests.append(line)
+      let answer = try running.ask(line, timeout: 30)
+      responses.append(answer)
+      return try #require(try JSONParser.parse(answer)["result"], "\(answer)")
+    }
+
+    /// Authorizes the cart with `paymentData` and places the order; its processOrder result and
+    /// charge token.
+    func order(_ paymentData: String) throws -> (result: JSONValue, token: String) {
+      let authorize = try JSONParser.parse(StripeFixture.authorizeLine(paymentData: paymentData, cart: cart))
+      let authorized = try ask("authorizePayment", try #require(authorize["params"]).compact)
+      let token = try #require(authorized["chargeToken"]?.stringValue, "\(authorized.compact)")
+      let amount = try #require(authorized["amount"]?.stringValue)
+      let process = try JSONParser.parse(StripeFixture.processLine(token: token, amount: amount, cart: cart))
+      return (try ask("processOrder", try #require(process["params"]).compact), token)
+    }
+
+    /// Delivers the test server's events, each signed at payservice's clock, as the merchant's
+    /// endpoint passes them on.
+    func deliver(_ server: StripeTestServer, _ events: [StripeTestServer.Event]) throws -> [JSONValue] {
+      try events.map { event in
+        let delivery = try #require(
+          server.delivery(of: event.id, secret: StripeFixture.webhookSecret, at: TestConfig.now))
+        let params = JSONWriter.string(
+          JSONValue.object(
+            JSONObject([("payload", .string(delivery.payload)), ("signature", .string(delivery.signature))])))
+        return try ask("processStripeEvent", params)
+      }
+    }
+
+    var transcript: (requests: Data, responses: Data) {
+      (
+        Data((requests.joined(separator: "\n") + "\n").utf8), Data((responses.joined(separator: "\n") + "\n").utf8)
+      )
+    }
+  }
+
+  @Test("the golden session: events, the same events again, a reconciliation that finds nothing, and books that match Stripe's balance", arguments: StoreBackend.available)
+  func books(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    server.setClock(Self.stripeNow)
+    server.setSingleUseTokens(false)
+    let fixture = try StripeFixture(server: server, maxRetries: 0, requestTimeoutSeconds: 5)
+    let database = try backend.freshDatabase()
+    let session = try Session(
+      ["--config", fixture.configPath, "--database", database, "--now", Self.now, "--quiet",
+       "--back-office"],
+      environment: fixture.environment)
+    defer { session.running.finish() }
+
+    // A: paid, then refunded in part in the Dashboard, then disputed and lost.
+    let a = try session.order("tok_visa").result
+    let orderA = try #require(a["orderId"]?.stringValue, "\(a.compact)")
+    // B: paid with a card whose refunds come back from the bank.
+    let b = try session.order("tok_refundFail").result
+    let orderB = try #require(b["orderId"]?.stringValue, "\(b.compact)")
+    // C: Stripe charged it, but its answer was lost: pending.
+    server.inject(.resetAfterExecuting, on: .createPaymentIntent)
+    let (c, tokenC) = try session.order("tok_visa")
+    #expect(c["failureCode"] == .string("gateway_unavailable"), "\(c.compact)")
+    let orderC = try backend.open(database).identifiers.orderId(token: tokenC)
+
+    #expect(server.refundFromDashboard(paymentIntent: "pi_test000001", amount: 500) == "re_test000001")
+    let refundB = try session.ask("refundOrder", #"{"orderId":"\#(orderB)","refundId":"rf-b","amount":"3.00"}"#)
+    #expect(refundB["status"] == .string("succeeded"), "\(refundB.compact)")
+    let dispute = try #require(server.openDispute(paymentIntent: "pi_test000001"))
+    #expect(server.updateDispute(dispute, status: "under_review"))
+    #expect(server.closeDispute(dispute, won: false))
+
+    let events = server.events()
+    let first = try session.deliver(server, events)
+    #expect(first.allSatisfy { $0["status"] == .string("succeeded") })
+    let effects = zip(events, first).filter { $0.1["effect"] != .string("none") }.map { "\($0.0.type) \($0.1["effect"]?.stringValue ?? "")" }
+    #expect(
+      effects == [
+        "payment_intent.succeeded order_resumed", "refund.created refund_recorded", "refund.failed refund_failed",
+        "charge.dispute.created dispute_opened", "charge.dispute.updated dispute_updated",
+        "charge.dispute.closed dispute_lost",
+      ])
+    let orders = try [orderA, orderB, orderC].map { try session.ask("getOrder", #"{"orderId":"\#($0)"}"#) }
+    #expect(orders.map { $0["order"]?["status"]?.stringValue } == ["disputed", "paid", "paid"])
+    // Stripe delivers at least once: every event again, answered the same, changing nothing.
+    let again = try session.deliver(server, events)
+    #expect(again == first)
+    #expect(try [orderA, orderB, orderC].map { try session.ask("getOrder", #"{"orderId":"\#($0)"}"#) } == orders)
+    let reconciled = try session.ask("reconcileStripe", #"{"since":"2026-11-21T00:00:00Z"}"#)
+    #expect(reconciled["orders"] == .array([]), "\(reconciled.compact)")
+    #expect(reconciled["listed"]?.compact == #"{"paymentIntents":3,"refunds":2,"disputes":1}"#)
+    let report = try session.ask("payoutReport", #"{"from":"2026-11-21","to":"2026-11-21"}"#)
+
+    // The books equal Stripe's balance: each column, and the net.
+    let balance = server.balanceTransactions()
+    func sum(_ filter: (StripeTestServer.BalanceTransaction) -> Bool) -> String {
+      MoneyText.format(balance.filter(filter).reduce(Int64(0)) { $0 + $1.amount }, digits: 2)
+    }
+    let totals = try #require(report["totals"]?[0])
+    #expect(totals["charged"]?.stringValue == sum { $0.type == "charge" })
+    #expect(totals["refunded"]?.stringValue == sum { $0.type == "refund" || $0.type == "refund_failure" }.negated)
+    #expect(totals["disputed"]?.stringValue == sum { $0.reportingCategory.hasPrefix("dispute") }.negated)
+    #expect(totals["net"]?.stringValue == sum { _ in true })
+
+    let (requests, responses) = session.transcript
+    if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
+      if backend == .sqlite {
+        try requests.write(to: Self.folder.appendingPathComponent("requests.jsonl"))
+        try responses.write(to: Self.folder.appendingPathComponent("responses.jsonl"))
+      }
+      return
+    }
+    #expect(requests == (try Data(contentsOf: Self.folder.appendingPathComponent("requests.jsonl"))), "requests.jsonl")
+    let golden = try String(contentsOf: Self.folder.appendingPathComponent("responses.jsonl"), encoding: .utf8)
+    for (index, (got, want)) in zip(session.responses, golden.split(separator: "\n")).enumerated() where got != want {
+      Issue.record("stripe-books on \(backend): line \(index + 1)\n  got:  \(got)\n  want: \(want)")
+      break
+    }
+    #expect(responses == Data(golden.utf8))
+  }
+}
+
+extension String {
+  /// The amount with its sign turned ("-5.00" ↔ "5.00"; "0.00" stays).
+  fileprivate var negated: String {
+    if hasPrefix("-") { return String(dropFirst()) }
+    return allSatisfy { $0 == "0" || $0 == "." } ? self : "-" + self
+  }
+}
