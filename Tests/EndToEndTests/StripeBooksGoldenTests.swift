@@ -156,6 +156,95 @@ struct StripeBooksGoldenTests {
   }
 }
 
+extension StripeBooksGoldenTests {
+  /// An order as getOrder shows it, its history as a multiset: events taken in by a reconciliation
+  /// come in another order than webhooks, with the same contents.
+  static func state(_ order: JSONValue) throws -> String {
+    let events = order["events"]?.arrayValue?.map(\.compact).sorted() ?? []
+    let rest = order.compact.replacingOccurrences(of: order["events"]?.compact ?? "", with: "[]")
+    return ([rest] + events).joined(separator: "\n")
+  }
+
+  @Test(
+    "a store restored from a backup taken before 20 events, reconciled, holds what the store that heard every event holds; reconciling again changes nothing")
+  func restoredAndReconciled() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    server.setClock(Self.stripeNow)
+    server.setSingleUseTokens(false)
+    let fixture = try StripeFixture(server: server, maxRetries: 0, requestTimeoutSeconds: 5)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("payservice-reconcile-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let (live, backup) = (directory.appendingPathComponent("live.sqlite").path, directory.appendingPathComponent("backup.sqlite").path)
+    func session(_ database: String) throws -> Session {
+      try Session(
+        ["--config", fixture.configPath, "--database", database, "--now", Self.now, "--quiet", "--back-office"],
+        environment: fixture.environment)
+    }
+
+    // Five orders; the last one's answer is lost (pending).
+    var orders: [String] = []
+    let placing = try session(live)
+    for _ in 0..<4 { orders.append(try #require(try placing.order("tok_visa").result["orderId"]?.stringValue)) }
+    server.inject(.resetAfterExecuting, on: .createPaymentIntent)
+    let (pending, token) = try placing.order("tok_visa")
+    #expect(pending["failureCode"] == .string("gateway_unavailable"), "\(pending.compact)")
+    placing.running.finish()
+    orders.append(try SQLiteStore(path: live).identifiers.orderId(token: token))
+    let backedUp = try PayserviceProcess.run(["backup", "--database", live, "--to", backup])
+    #expect(backedUp.status == 0, "\(backedUp.stderr)")
+    let before = server.events().count
+
+    // What happens at Stripe after the backup.
+    let first = try #require(server.refundFromDashboard(paymentIntent: "pi_test000001", amount: 300))
+    #expect(server.refundFromDashboard(paymentIntent: "pi_test000001", amount: 200) != nil)
+    #expect(server.failRefund(first))
+    let lost = try #require(server.openDispute(paymentIntent: "pi_test000002"))
+    #expect(server.updateDispute(lost, status: "under_review"))
+    #expect(server.closeDispute(lost, won: false))
+    let won = try #require(server.openDispute(paymentIntent: "pi_test000003", reason: "product_not_received"))
+    #expect(server.closeDispute(won, won: true))
+    let inquiry = try #require(server.openDispute(paymentIntent: "pi_test000004", inquiry: true))
+    #expect(server.updateDispute(inquiry, status: "warning_under_review"))
+    #expect(server.closeDispute(inquiry, won: true))
+    #expect(server.refundFromDashboard(paymentIntent: "pi_test000004", amount: 100) != nil)
+    #expect(server.events().count - before == 20)
+
+    // The live store hears every event Stripe sent.
+    let heard = try session(live)
+    _ = try heard.deliver(server, server.events())
+    let expected = try orders.map { try Self.state(try #require(heard.ask("getOrder", #"{"orderId":"\#($0)"}"#)["order"])) }
+    let books = try heard.ask("payoutReport", #"{"from":"2026-11-21","to":"2026-11-21"}"#)
+    heard.running.finish()
+
+    // The restored store heard none of them: a reconciliation catches it up. (Its pending order was
+    // resolved by the sweep at start, as in the live store.)
+    let restored = try session(backup)
+    let reconciled = try restored.ask("reconcileStripe", #"{"since":"2026-11-21T00:00:00Z"}"#)
+    #expect(
+      reconciled["orders"]?.arrayValue?.map { $0["changes"]?.arrayValue?.compactMap { $0["effect"]?.stringValue } ?? [] } == [
+        ["refund_recorded", "refund_recorded"], ["dispute_lost"], ["dispute_won"], ["refund_recorded", "dispute_closed"],
+      ].sortedLike(orders, by: reconciled), "\(reconciled.compact)")
+    let caughtUp = try orders.map { try Self.state(try #require(restored.ask("getOrder", #"{"orderId":"\#($0)"}"#)["order"])) }
+    for (index, (got, want)) in zip(caughtUp, expected).enumerated() {
+      #expect(got == want, "order \(index + 1)")
+    }
+    #expect(try restored.ask("payoutReport", #"{"from":"2026-11-21","to":"2026-11-21"}"#) == books)
+    let again = try restored.ask("reconcileStripe", #"{"since":"2026-11-21T00:00:00Z"}"#)
+    #expect(again["orders"] == .array([]), "\(again.compact)")
+    restored.running.finish()
+  }
+}
+
+extension Array where Element == [String] {
+  /// These per-order lists (given in `orders` order) in the order the reconciliation lists orders.
+  fileprivate func sortedLike(_ orders: [String], by reconciled: JSONValue) -> [[String]] {
+    let listed = reconciled["orders"]?.arrayValue?.compactMap { $0["orderId"]?.stringValue } ?? []
+    return listed.compactMap { id in orders.firstIndex(of: id).map { self[$0] } }
+  }
+}
+
 extension String {
   /// The amount with its sign turned ("-5.00" ↔ "5.00"; "0.00" stays).
   fileprivate var negated: String {
