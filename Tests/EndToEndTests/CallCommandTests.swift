@@ -62,7 +62,8 @@ struct CallCommandTests {
     #expect(
       backOffice.stdoutText
         == list.stdoutText
-        + "getOrder\ncaptureOrder\ncancelOrder\nrefundOrder\nlistOrders\nadjustStock\nlistStock\nerasePersonalData\nreloadConfig\n")
+        + "getOrder\ncaptureOrder\ncancelOrder\nrefundOrder\nlistOrders\nadjustStock\nlistStock\nerasePersonalData\nreloadConfig\n"
+        + "reconcileStripe\npayoutReport\n")
     // Without the flag the back office is not there: -32601, exit 1.
     let gated = try PayserviceProcess.run(
       ["call", "listOrders", "{}", "--config", TestConfig.yamlPath, "--database", ":memory:"])

@@ -72,7 +72,7 @@ struct StripeWebhookOrderTests {
       #"{"id":"pi_test000001","object":"payment_intent","status":"succeeded","metadata":{"order_id":"\#(orderId)"}}"#
     let event = #"{"jsonrpc":"2.0","id":"e1","method":"processStripeEvent","params":\#(StripeFixture.webhook(id: "evt_pi1", type: "payment_intent.succeeded", object: intent, now: StripeWebhookOrderTests.now))}"#
     let answer =
-      #"{"jsonrpc":"2.0","id":"e1","result":{"status":"succeeded","eventId":"evt_pi1","type":"payment_intent.succeeded","livemode":false,"created":"2026-11-21T12:04:55Z","effect":"order_resumed","recordedAt":"2026-11-21T12:05:00Z"}}"#
+      #"{"jsonrpc":"2.0","id":"e1","result":{"status":"succeeded","eventId":"evt_pi1","type":"payment_intent.succeeded","livemode":false,"created":"2026-11-21T12:04:55Z","orderId":"\#(orderId)","effect":"order_resumed","recordedAt":"2026-11-21T12:05:00Z"}}"#
     #expect(try running.ask(event) == answer)
     let order = try JSONParser.parse(try running.ask(#"{"jsonrpc":"2.0","id":"o","method":"getOrder","params":{"orderId":"\#(orderId)"}}"#))
     #expect(order["result"]?["order"]?["status"] == .string("paid"), "\(order.compact)")

@@ -35,7 +35,6 @@ public enum GetOrder: RPCMethod {
       var order = charge.prepared.document
       order.amountCaptured = config.format(0)
       order.amountRefunded = config.format(0)
-      order.amountNet = config.format(0)
       order.refunds = []
       order.events = [OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId)]
       return Result(order: order)
@@ -66,7 +65,11 @@ public enum GetOrder: RPCMethod {
       order.amountDisputed = config.format(disputed)
       order.disputes = stored.disputes.map { DisputeRecord($0, config: config) }
     }
-    order.amountNet = config.format((stored.capturedMinor ?? 0) - stored.refundedMinor - disputed)
+    // Net is captured less refunded until the gateway reports money moving outside payservice;
+    // then it is said (and orders recorded before reports existed answer as they did).
+    if !stored.disputes.isEmpty || refunds.contains(where: { $0.origin == RefundRecord.gatewayOrigin }) {
+      order.amountNet = config.format((stored.capturedMinor ?? 0) - stored.refundedMinor - disputed)
+    }
     // The placement's events come from the document as placed (processOrder writes no event rows,
     // which keeps an order's commit to what it must write); the rest were recorded as they happened.
     order.events =

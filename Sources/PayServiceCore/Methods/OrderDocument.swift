@@ -77,7 +77,8 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   public var amountRefundedOutside: String?
   /// getOrder: what disputes hold of the money now (withdrawn, not reinstated); nil without disputes.
   public var amountDisputed: String?
-  /// getOrder: what the merchant keeps: captured, less refunded and disputed.
+  /// getOrder: what the merchant keeps: captured, less refunded and disputed; nil (left out) until
+  /// the gateway reports money moving outside payservice.
   public var amountNet: String?
   /// getOrder: the payment's disputes, oldest first; nil (left out) when there is none.
   public var disputes: [DisputeRecord]?
@@ -156,7 +157,12 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
           pattern: MoneyText.pattern)),
       .member(
         "amountNet", \.amountNet, .optional,
-        .string("getOrder: what the merchant keeps: amountCaptured less amountRefunded and amountDisputed.", pattern: "^-?[0-9]+(\\.[0-9]+)?$")),
+        .string(
+          """
+          getOrder: what the merchant keeps: amountCaptured less amountRefunded and amountDisputed. Present once \
+          the gateway reported money moving outside payservice (a dispute, a refund made outside it); \
+          otherwise it is amountCaptured less amountRefunded.
+          """, pattern: "^-?[0-9]+(\\.[0-9]+)?$")),
       .member("disputes", \.disputes, .optional, .array(DisputeRecord.schema, "getOrder: the payment's disputes, oldest first; absent when none.")),
       .member("events", \.events, .optional, .array(OrderEvent.schema, "getOrder: what happened, in order.")),
     ])

@@ -135,7 +135,7 @@ struct OpenRPCDocumentTests {
       described
         == MethodRegistry.names + [
           "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock",
-          "erasePersonalData", "reloadConfig",
+          "erasePersonalData", "reloadConfig", "reconcileStripe", "payoutReport",
         ])
     #expect(described == MethodRegistry.methods(backOffice: true).map { $0.name })
     #expect(handler.servedMethodNames == described + [

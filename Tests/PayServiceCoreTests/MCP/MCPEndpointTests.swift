@@ -48,15 +48,15 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 22 : 13))
+    #expect(served.count == (backOffice ? 24 : 13))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
-      "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock",
+      "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
     ]
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
       "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
-      "processStripeEvent",
+      "processStripeEvent", "reconcileStripe",
     ])
     let destructive: Set = ["cancelOrder", "refundOrder", "erasePersonalData"]
     for (index, method) in served.enumerated() {
