@@ -6,7 +6,8 @@ Stripe-Signature headers are made here with Python's hmac (Stripe's scheme: the 
     python3 scripts/stripe-webhook-golden.py            write the requests
     python3 scripts/stripe-webhook-golden.py --check    check every header with Stripe's official
                                                         library (pip package `stripe`): the ones
-                                                        meant to verify do, the others are refused
+                                                        meant to verify do, the others are refused;
+                                                        and every delivery of Golden/stripe-books
 
 The golden transcript then shows what payservice answers to each.
 """
@@ -91,6 +92,19 @@ def main():
             if ok != verifies:
                 sys.exit("stripe-webhook-golden: Stripe's library says %s for %r" % ("valid" if ok else "invalid", what))
         print("stripe-webhook-golden: %d headers agree with Stripe's library" % sum(c[2] is not None for c in CASES))
+        # Golden/stripe-books: the events the Stripe test server signed (the fixture's secret), each
+        # delivery verified with Stripe's library and parsed by it as an event.
+        books = os.path.join(ROOT, "Tests", "EndToEndTests", "Golden", "stripe-books", "requests.jsonl")
+        count = 0
+        for line in open(books, encoding="utf-8"):
+            request = json.loads(line)
+            if request["method"] != "processStripeEvent":
+                continue
+            params = request["params"]
+            event = stripe.Webhook.construct_event(params["payload"], params["signature"], "whsec_fixture", tolerance=None)
+            assert event["object"] == "event" and event["id"].startswith("evt_"), event
+            count += 1
+        print("stripe-webhook-golden: Stripe's library verifies the %d deliveries of stripe-books" % count)
         return
     with open(OUT, "w") as f:
         for n, (payload, header, _, _) in enumerate(CASES, 1):

@@ -111,6 +111,20 @@ struct StripeCommand: ParsableCommand {
     func request() -> (method: String, params: [(String, JSONValue)]) {
       ("reconcileStripe", [("since", .string(since))])
     }
+
+    /// As every back-office one-shot, but a failed result (Stripe not read) exits 1: cron sees it.
+    func run() throws {
+      let responses = StdoutGuard.install()
+      let (method, params) = request()
+      let session = OneShotSession(service, backOffice: true)
+      let outcome = session.call(method: method, paramsText: OneShotSession.params(params), pretty: pretty)
+      session.close()
+      Call.write(outcome.stdout, to: responses)
+      Call.write(outcome.stderr, to: STDERR_FILENO)
+      var failed = false
+      if case .object(let result)? = try? JSONParser.parse(outcome.stdout) { failed = result["status"] == .string("failed") }
+      Foundation.exit(outcome.exitCode == 0 && failed ? 1 : outcome.exitCode)
+    }
   }
 }
 

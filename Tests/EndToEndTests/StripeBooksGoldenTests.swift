@@ -237,6 +237,46 @@ extension StripeBooksGoldenTests {
   }
 }
 
+extension StripeBooksGoldenTests {
+  @Test("payservice stripe reconcile prints what it took in and exits 0; without Stripe it prints why and exits 1")
+  func reconcileCommand() throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    server.setClock(Self.stripeNow)
+    let fixture = try StripeFixture(server: server, maxRetries: 0, requestTimeoutSeconds: 5)
+    let database = try StoreBackend.sqlite.freshDatabase()
+    let placing = try Session(
+      ["--config", fixture.configPath, "--database", database, "--now", Self.now, "--quiet"], environment: fixture.environment)
+    let orderId = try #require(try placing.order("tok_visa").result["orderId"]?.stringValue)
+    placing.running.finish()
+    #expect(server.refundFromDashboard(paymentIntent: "pi_test000001", amount: 100) == "re_test000001")
+    let arguments = ["stripe", "reconcile", "--since", "2026-11-21T00:00:00Z", "--database", database, "--now", Self.now]
+    let first = try PayserviceProcess.run(arguments + ["--config", fixture.configPath], environment: fixture.environment)
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(
+      first.stdoutText
+        == #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":1,"refunds":1,"disputes":0},"orders":[{"orderId":"\#(orderId)","changes":[{"object":"re_test000001","effect":"refund_recorded"}]}]}"#
+        + "\n")
+    let again = try PayserviceProcess.run(arguments + ["--config", fixture.configPath], environment: fixture.environment)
+    #expect(
+      again.stdoutText
+        == #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":1,"refunds":1,"disputes":0},"orders":[]}"#
+        + "\n")
+    let sandbox = try PayserviceProcess.run(
+      arguments + ["--config", GoldenTranscriptTests.goldenRoot.appendingPathComponent("config.yaml").path])
+    #expect(sandbox.status == 1)
+    #expect(
+      sandbox.stdoutText
+        == #"{"status":"failed","failureCode":"not_configured","message":"This payservice's gateway is not Stripe: there is nothing to reconcile."}"#
+        + "\n")
+    // Stripe unreachable: nothing taken in, exit 1.
+    server.shutdown()
+    let down = try PayserviceProcess.run(arguments + ["--config", fixture.configPath], environment: fixture.environment)
+    #expect(down.status == 1)
+    #expect(down.stdoutText.hasPrefix(#"{"status":"failed","failureCode":"gateway_unavailable","message":"Stripe did not answer the list of payment_intents ("#))
+  }
+}
+
 extension Array where Element == [String] {
   /// These per-order lists (given in `orders` order) in the order the reconciliation lists orders.
   fileprivate func sortedLike(_ orders: [String], by reconciled: JSONValue) -> [[String]] {

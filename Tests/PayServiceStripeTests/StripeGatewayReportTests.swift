@@ -147,6 +147,38 @@ struct StripeGatewayReportTests {
     #expect(shop.order(orderId)?["status"] == .string("paid"))
   }
 
+  @Test(
+    "an event about a refund payservice is still recording is not recorded (retry_later); once the refund is recorded, Stripe's next delivery is, once",
+    arguments: StoreBackend.available)
+  func refundStillRecording(backend: StoreBackend) throws {
+    let shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let (orderId, paymentId) = try shop.place("tok_visa")
+    shop.server.inject(.resetAfterExecuting, on: .refund)
+    let refund = #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"1.00"}"#
+    #expect(shop.handler.call("refundOrder", refund)["result"]?["failureCode"] == .string("gateway_unavailable"))
+    #expect(try shop.pending() == [["refund", "rf-1", orderId]])
+    let metadata = #"{"order_id":"\#(orderId)","refund_id":"rf-1"}"#
+    let event = Event(
+      id: "evt_rf1", type: "refund.created",
+      object: Self.refund("re_test000001", amount: 100, status: "succeeded", paymentIntent: paymentId, metadata: metadata),
+      created: Self.t0)
+    let early = try Self.deliver(shop, event)
+    #expect(
+      early.compact
+        == #"{"status":"failed","failureCode":"retry_later","message":"the event is about refund rf-1, which payservice is still recording (its refundOrder waits for Stripe's answer): nothing was recorded; answer the webhook with a 503 and Stripe sends it again"}"#)
+    #expect(shop.order(orderId)?["amountRefunded"] == .string("0.00"))
+    #expect(shop.handler.call("refundOrder", refund)["result"]?["status"] == .string("succeeded"))
+    let later = try Self.deliver(shop, event)
+    #expect(later["status"] == .string("succeeded"))
+    #expect(later["effect"] == .string("none"))
+    #expect(later["orderId"] == .string(orderId))
+    let order = try #require(shop.order(orderId))
+    #expect(order["amountRefunded"] == .string("1.00"))
+    #expect(order["refunds"]?.arrayValue?.count == 1)
+    #expect(shop.server.refundCount == 1)
+  }
+
   /// The order and the books, with the history as a multiset: events heard in another order get
   /// other positions, not other contents.
   static func finalState(_ shop: Shop, _ orderId: String) throws -> String {

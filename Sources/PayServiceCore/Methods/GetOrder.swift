@@ -6,9 +6,12 @@ public enum GetOrder: RPCMethod {
     summary: "Fetch a recorded order by its orderId.",
     description: """
       Returns the order processOrder recorded, as processOrder returned it, with where it stands now: \
-      status (pending, authorized, paid, partially_refunded, refunded, canceled), amountCaptured, amountRefunded, \
-      the refunds and the events (placed, authorized, captured, canceled, refunded; each with time, \
-      amount and id). An unknown orderId is error -32003. Changes nothing.
+      status (pending, authorized, paid, partially_refunded, refunded, canceled, or disputed while a dispute \
+      is open or after one was lost), amountCaptured, amountRefunded, the refunds and the events (placed, \
+      authorized, captured, canceled, refunded, refund_failed, dispute_opened, dispute_funds_withdrawn, \
+      dispute_funds_reinstated, dispute_closed; each with time, amount and id). Once Stripe reported money \
+      moving outside payservice, also amountRefundedOutside, amountDisputed, amountNet and the disputes. An \
+      unknown orderId is error -32003. Changes nothing.
       """,
     errors: [.storeUnavailable, .orderNotFound], readOnly: true, idempotent: true)
   public static let usesStore = true

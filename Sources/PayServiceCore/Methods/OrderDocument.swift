@@ -124,8 +124,8 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
         .string(
           """
           pending (sent to a remote gateway, its answer not recorded yet: send the same processOrder \
-          again), authorized (gateway.capture manual: held, not taken), paid, partially_refunded, refunded \
-          or canceled.
+          again), authorized (gateway.capture manual: held, not taken), paid, partially_refunded, refunded, \
+          canceled, or disputed (getOrder and listOrders: a dispute of the payment is open, or was lost).
           """,
           values: OrderStatus.allCases.map(\.rawValue))),
       .member(

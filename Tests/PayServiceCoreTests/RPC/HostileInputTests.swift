@@ -117,6 +117,36 @@ struct HostileInputTests {
     #expect(deliver(4, payload: "", signature: "") == invalid(4, "payload", "must not be empty"))
   }
 
+  @Test("the books' days and a reconciliation's time at their extremes: within them a result, past them -32602 naming the member")
+  func booksExtremes() {
+    func call(_ id: Int, _ method: String, _ params: String) -> String {
+      answer(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
+    }
+    func invalid(_ id: Int, _ errors: [(String, String)]) -> String {
+      let list = errors.map { #"{"path":"\#($0.0)","message":"\#($0.1)"}"# }.joined(separator: ",")
+      return #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[\#(list)]}}}"#
+    }
+    let day = #"must be a day like \"2026-11-21\" (YYYY-MM-DD)"#
+    #expect(
+      call(1, "payoutReport", #"{"from":"9999-12-31","to":"9999-12-31"}"#)
+        == #"{"jsonrpc":"2.0","id":1,"result":{"from":"9999-12-31","to":"9999-12-31","days":[],"totals":[]}}"#)
+    #expect(
+      call(2, "payoutReport", #"{"from":"2025-11-21","to":"2026-11-21"}"#)
+        == #"{"jsonrpc":"2.0","id":2,"result":{"from":"2025-11-21","to":"2026-11-21","days":[],"totals":[]}}"#)
+    #expect(
+      call(3, "payoutReport", #"{"from":"2025-11-20","to":"2026-11-21"}"#)
+        == invalid(3, [("to", "must be at most 366 days from from (both included)")]))
+    #expect(call(4, "payoutReport", #"{"from":"2026-11-21","to":"2026-11-20"}"#) == invalid(4, [("to", "must be 2026-11-21 or later")]))
+    #expect(call(5, "payoutReport", #"{"from":"2026-02-30","to":"2026-03-01"}"#) == invalid(5, [("from", day)]))
+    #expect(call(6, "payoutReport", #"{"from":1e400,"to":"2026-11-21T00:00:00Z"}"#) == invalid(6, [("from", day), ("to", day)]))
+    #expect(
+      call(7, "reconcileStripe", #"{"since":"9999-12-31T23:59:59.5Z"}"#)
+        == #"{"jsonrpc":"2.0","id":7,"result":{"status":"failed","failureCode":"not_configured","message":"This payservice's gateway is not Stripe: there is nothing to reconcile."}}"#)
+    #expect(
+      call(8, "reconcileStripe", #"{"since":"\#(String(repeating: "9", count: 100_000))"}"#)
+        == invalid(8, [("since", #"must be an RFC 3339 time like \"2026-11-21T12:00:00Z\""#)]))
+  }
+
   @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
   func hugeStrings() {
     let big = String(repeating: "x", count: 500_000)

@@ -217,8 +217,9 @@ public enum GatewayReport {
       row.reinstatedMinor = max(row.reinstatedMinor, known.reinstatedMinor)
       var unchanged = row
       unchanged.observed = known.observed
-      guard unchanged != known else { return .applied(orderId: orderId, .none) }
+      // Kept even when nothing else changed: a report older than this one must not win later.
       try transaction.save(row, isNew: false)
+      guard unchanged != known else { return .applied(orderId: orderId, .none) }
       try events.writeFunds(from: known, to: row, transaction)
       if row.isClosed && !known.isClosed {
         try events.write(.disputeClosed, row.amountMinor, row.disputeId, transaction, reason: row.status)
