@@ -15,12 +15,16 @@ public enum ProcessStripeEvent: RPCMethod {
       the service clock. A delivery that fails a check, or a payload that is not a Stripe event, is failed \
       with the reason and changes nothing: answer the webhook with a 400. A verified event is recorded once \
       by its id and answered succeeded (answer the webhook with a 2xx); Stripe's redelivery of the same \
-      event is answered the same, and recorded nothing more. A payment_intent.* event about an order a \
-      lost answer left pending sends its pending charge again, as recovery would, before answering (effect \
-      order_resumed). A refund.updated, refund.failed or \
-      charge.refund.updated about a refund payservice made settles it on the order (effect refund_succeeded \
-      or refund_failed; a failed refund stays failed); every other event is recorded and acknowledged \
-      (effect none).
+      event is answered the same, and recorded nothing more. What the event says goes on its order once, \
+      whatever order events arrive in (a refund only moves forward, a dispute keeps its latest stage): a \
+      payment_intent.* event about an order a lost answer left pending sends its pending charge again, as \
+      recovery would (order_resumed); a refund event settles a refund payservice made (refund_succeeded, \
+      refund_failed: its amount comes off the order) or puts one made outside payservice, in the \
+      Dashboard, on the order, amount only (refund_recorded); a charge.dispute.* event shows the dispute \
+      on the order, disputed while open or lost (dispute_opened, dispute_updated, dispute_won, \
+      dispute_lost, dispute_closed). An event about a refund payservice is still recording is failed \
+      retry_later and not recorded: answer the webhook with a 503 and Stripe sends it again. Every other \
+      event is recorded and acknowledged (effect none).
       """,
     errors: [.storeUnavailable, .idempotencyKeyConflict], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
