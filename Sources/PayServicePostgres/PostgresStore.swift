@@ -345,7 +345,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
             orderId: id, position: position, kind: kind, at: at, amountMinor: eventAmount, reference: reference,
             reason: reason))
       }
-      let refunds = try session.run("SELECT document FROM refund WHERE orderId = $1 ORDER BY position", key).rows
+      let refunds = try session.run(
+        #"SELECT document FROM refund WHERE orderId = $1 ORDER BY createdAt COLLATE "C", position"#, key
+      ).rows
         .map { try $0.columns(String.self) }
       let disputes = try session.run(
         """

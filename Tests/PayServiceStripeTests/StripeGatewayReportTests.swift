@@ -226,4 +226,56 @@ struct StripeGatewayReportTests {
       #expect(shuffled == inOrder, "seed \(seed)")
     }
   }
+
+  @Test(
+    "the Stripe test server's own events, delivered twice, shuffled and late, give the same orders and books as in order (12 seeded sequences)")
+  func shuffledFeed() throws {
+    /// The same activity at Stripe on a fresh shop; then its events, in the order `arrange` gives.
+    func run(_ arrange: (inout [StripeTestServer.Event]) -> Void) throws -> String {
+      let shop = try Shop(backend: .sqlite)
+      defer { shop.server.shutdown() }
+      shop.server.setClock(Self.t0)
+      shop.server.setSingleUseTokens(false)
+      let a = try shop.place("tok_visa")
+      let b = try shop.place("tok_refundFail")
+      let c = try shop.place("tok_visa")
+      // A refund payservice made that the bank returns, a Dashboard refund that fails too, disputes.
+      _ = shop.handler.call("refundOrder", #"{"orderId":"\#(b.orderId)","refundId":"rf-b","amount":"3.00"}"#)
+      let dashboard = try #require(shop.server.refundFromDashboard(paymentIntent: a.paymentId, amount: 500))
+      shop.server.advanceClock(seconds: 60)
+      #expect(shop.server.refundFromDashboard(paymentIntent: a.paymentId, amount: 200) != nil)
+      #expect(shop.server.failRefund(dashboard))
+      let won = try #require(shop.server.openDispute(paymentIntent: a.paymentId))
+      shop.server.advanceClock(seconds: 60)
+      #expect(shop.server.updateDispute(won, status: "under_review"))
+      shop.server.advanceClock(seconds: 60)
+      #expect(shop.server.closeDispute(won, won: true))
+      let lost = try #require(shop.server.openDispute(paymentIntent: c.paymentId, reason: "product_not_received"))
+      shop.server.advanceClock(seconds: 60)
+      #expect(shop.server.closeDispute(lost, won: false))
+      let inquiry = try #require(shop.server.openDispute(paymentIntent: b.paymentId, inquiry: true))
+      shop.server.advanceClock(seconds: 60)
+      #expect(shop.server.closeDispute(inquiry, won: true))
+      var events = shop.server.events()
+      arrange(&events)
+      for event in events {
+        let delivery = try #require(shop.server.delivery(of: event.id, secret: StripeFixture.webhookSecret, at: TestConfig.now))
+        let params = JSONWriter.string(
+          JSONValue.object(JSONObject([("payload", .string(delivery.payload)), ("signature", .string(delivery.signature))])))
+        let answer = try #require(shop.handler.call("processStripeEvent", params)["result"])
+        #expect(answer["status"] == .string("succeeded"), "\(answer.compact)")
+      }
+      return try [a.orderId, b.orderId, c.orderId].map { try Self.finalState(shop, $0) }.joined(separator: "\n\n")
+    }
+    let inOrder = try run { _ in }
+    #expect(inOrder.contains(#""status":"disputed""#) && inOrder.contains(#""status":"failed""#), "\(inOrder)")
+    for seed in UInt64(1)...12 {
+      var random = SplitMix64(seed: seed)
+      let shuffled = try run { events in
+        events += events.filter { _ in random.next() % 3 == 0 }
+        events.shuffle(using: &random)
+      }
+      #expect(shuffled == inOrder, "seed \(seed)")
+    }
+  }
 }

@@ -174,7 +174,9 @@ public struct StoredOrder: Sendable {
   public var refundedMinor: Int64
   /// In position order.
   public var events: [OrderEventRow]
-  /// The refund documents, in the order of their events.
+  /// The refund documents, oldest first (by when each was made, then in the order payservice
+  /// heard of them): a refund made in the Dashboard lists where it was made, however late
+  /// Stripe's event came.
   public var refunds: [String]
   /// Its payment's disputes, oldest first.
   public var disputes: [DisputeRow]

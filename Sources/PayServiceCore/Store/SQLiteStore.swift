@@ -467,7 +467,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
           reason: event[5])
       }
       let refunds = try String.fetchAll(
-        db, sql: "SELECT document FROM refund WHERE orderId = ? ORDER BY position", arguments: [id])
+        db, sql: "SELECT document FROM refund WHERE orderId = ? ORDER BY createdAt, position", arguments: [id])
       let disputes = try Row.fetchAll(
         db,
         sql: """
