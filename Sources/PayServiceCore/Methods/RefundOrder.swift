@@ -183,7 +183,7 @@ public enum RefundOrder: RPCMethod {
       // Decided on the order with its pending refunds counted as done; recorded on the order itself.
       var reserved = order
       if try transaction.disputes(orderId: order.orderId).contains(where: {
-        DisputeRow.disputingStatuses.contains($0.status)
+        DisputeRow.unrefundableStatuses.contains($0.status)
       }) {
         reserved.status = .disputed
       }
@@ -452,7 +452,7 @@ public enum RefundOrder: RPCMethod {
   }
 
   static let disputedMessage =
-    "The buyer disputed this payment, and a disputed payment cannot be refunded. Answer the dispute at your gateway; if you lose it, the buyer already has the money back."
+    "The buyer's bank charged this payment back, and a charged-back payment cannot be refunded. Answer the dispute at your gateway; if you lose it, the buyer already has the money back."
 
   static let legacyMessage =
     "The order was recorded before payservice kept each line's share of the total, so lines and shipping cannot be priced; refund it by amount."

@@ -68,6 +68,9 @@ public struct DisputeRow: Sendable, Equatable {
   public static let openStatuses = ["warning_needs_response", "warning_under_review", "needs_response", "under_review"]
   /// Statuses that make an order show `disputed`: open, or lost.
   public static let disputingStatuses = openStatuses + ["lost"]
+  /// Statuses of a chargeback whose charge Stripe refuses to refund (`charge_disputed`): open or
+  /// lost. An inquiry may be refunded; that often ends it.
+  public static let unrefundableStatuses = ["needs_response", "under_review", "lost"]
 
   /// A status's stage: an inquiry (warning_…) before a chargeback, response before review, review
   /// before the outcome. Unknown statuses rank lowest, so they never replace a known one.
