@@ -162,7 +162,7 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
           getOrder: what the merchant keeps: amountCaptured less amountRefunded and amountDisputed. Present once \
           the gateway reported money moving outside payservice (a dispute, a refund made outside it); \
           otherwise it is amountCaptured less amountRefunded.
-          """, pattern: "^-?[0-9]+(\\.[0-9]+)?$")),
+          """, pattern: MoneyText.pattern)),
       .member("disputes", \.disputes, .optional, .array(DisputeRecord.schema, "getOrder: the payment's disputes, oldest first; absent when none.")),
       .member("events", \.events, .optional, .array(OrderEvent.schema, "getOrder: what happened, in order.")),
     ])

@@ -65,20 +65,18 @@ public enum PayoutReport: RPCMethod {
     public var disputed = ""
     public var net = ""
 
-    static let signed = "^-?[0-9]+(\\.[0-9]+)?$"
-
     public static let shape = ObjectShape<Money>(
       blank: { Money() },
       [
         .member("day", \.day, .optional, .string("The UTC day; absent in totals.", pattern: dayPattern)),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
-        .member("charged", \.charged, .required, .string("Charged at once or captured.", pattern: signed)),
+        .member("charged", \.charged, .required, .string("Charged at once or captured.", pattern: MoneyText.pattern)),
         .member(
-          "refunded", \.refunded, .required, .string("Refunded, less refunds that failed later.", pattern: signed)),
+          "refunded", \.refunded, .required, .string("Refunded, less refunds that failed later.", pattern: MoneyText.pattern)),
         .member(
           "disputed", \.disputed, .required,
-          .string("Withdrawn by chargebacks, less what won disputes reinstated.", pattern: signed)),
-        .member("net", \.net, .required, .string("charged - refunded - disputed.", pattern: signed)),
+          .string("Withdrawn by chargebacks, less what won disputes reinstated.", pattern: MoneyText.pattern)),
+        .member("net", \.net, .required, .string("charged - refunded - disputed.", pattern: MoneyText.pattern)),
       ])
   }
 

@@ -141,8 +141,7 @@ public enum ProcessStripeEvent: RPCMethod {
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let (result, resumed) = try record(params, context: context)
-    for work in resumed { work.send() }
-    for work in resumed { _ = try work.settleStillPending() }
+    try OperationRunner.complete(resumed)
     return result
   }
 

@@ -144,15 +144,17 @@ public enum ReconcileStripe: RPCMethod {
         changes[orderId, default: []].append(Change(object: object, effect: effect))
       }
     }
-    // Stripe lists newest first; taken in oldest first, as they happened.
+    // Stripe lists newest first; taken in oldest first, as they happened. Only a PaymentIntent of
+    // an order with work pending (read once) is looked at further.
+    let pending = Set(try context.store.pendingOperations().compactMap(\.subject))
     for intent in (lists[.paymentIntents] ?? []).reversed() {
       guard case .object(let object) = intent, case .string(let id)? = object["id"],
-        case .object(let metadata)? = object["metadata"], case .string(let orderId)? = metadata["order_id"]
+        case .object(let metadata)? = object["metadata"], case .string(let orderId)? = metadata["order_id"],
+        pending.contains(orderId)
       else { continue }
       let resumed = try OperationRunner.resumable(subject: orderId, context: context)
       guard !resumed.isEmpty else { continue }
-      for work in resumed { work.send() }
-      for work in resumed { _ = try work.settleStillPending() }
+      try OperationRunner.complete(resumed)
       changes[orderId, default: []].append(Change(object: id, effect: .orderResumed))
     }
     for value in (lists[.refunds] ?? []).reversed() {

@@ -264,6 +264,13 @@ extension OperationRunner {
       return try kind.resume(entry, now: now, context: context)
     }
   }
+
+  /// Sends resumed work (all of it, so that the calls overlap) and settles each, with no
+  /// transaction open across the calls.
+  static func complete(_ resumed: [any Resumed]) throws {
+    for work in resumed { work.send() }
+    for work in resumed { _ = try work.settleStillPending() }
+  }
 }
 
 extension Operation {
