@@ -53,10 +53,23 @@ public struct GatewayCharge: Sendable, Equatable {
   /// Authorize only (`gateway.capture: manual`); capture comes with captureOrder.
   public var captureManually: Bool
   public var idempotencyKey: String
+  /// The first payment of an agreement (`Agreement`): the card is kept for payments the merchant
+  /// starts later, and the payment's `savedCard` names where. Stripe: a Customer is made first
+  /// (`POST /v1/customers`, under this charge's key with `-customer` appended), and the
+  /// PaymentIntent is confirmed with `customer` and `setup_future_usage=off_session`; a charge of
+  /// nothing (`amountMinor` 0: a free trial, a pre-order) is a SetupIntent instead
+  /// (`usage=off_session`), whose id is the payment's `id`, with status `captured` once it succeeded.
+  public var saveCard: Bool
+  /// A payment the merchant starts with a card kept before (an agreement's renewal, pre-order
+  /// payment or reload), the buyer not present: `paymentData` is not used. Stripe: a PaymentIntent
+  /// confirmed with `customer`, `payment_method` and `off_session=true`.
+  public var savedCard: GatewaySavedCard?
+  /// The agreement the payment belongs to, sent as metadata (`agreement_id`); nil for a one-off order.
+  public var agreementId: String?
 
   public init(
     paymentData: String, amountMinor: Int64, currencyCode: String, orderId: String, captureManually: Bool,
-    idempotencyKey: String
+    idempotencyKey: String, saveCard: Bool = false, savedCard: GatewaySavedCard? = nil, agreementId: String? = nil
   ) {
     self.paymentData = paymentData
     self.amountMinor = amountMinor
@@ -64,6 +77,23 @@ public struct GatewayCharge: Sendable, Equatable {
     self.orderId = orderId
     self.captureManually = captureManually
     self.idempotencyKey = idempotencyKey
+    self.saveCard = saveCard
+    self.savedCard = savedCard
+    self.agreementId = agreementId
+  }
+}
+
+/// A card a gateway keeps for payments the merchant starts later (Stripe: a Customer and a
+/// PaymentMethod attached to it for off-session use). Ids only: no card data.
+public struct GatewaySavedCard: Sendable, Equatable {
+  /// Stripe's `cus_…`.
+  public var customerId: String
+  /// Stripe's `pm_…`.
+  public var paymentMethodId: String
+
+  public init(customerId: String, paymentMethodId: String) {
+    self.customerId = customerId
+    self.paymentMethodId = paymentMethodId
   }
 }
 
@@ -116,13 +146,20 @@ public struct GatewayPayment: Sendable, Equatable {
   /// `payment_method_details.card.capture_before`, else 7 days after the PaymentIntent's
   /// creation), in seconds since the epoch; nil when the payment is not waiting for a capture.
   public var captureBefore: Int64?
+  /// Where the card was kept, for a charge sent with `saveCard` that succeeded (or is processing);
+  /// nil otherwise.
+  public var savedCard: GatewaySavedCard?
 
-  public init(id: String, chargeId: String?, status: Status, amountCapturedMinor: Int64, captureBefore: Int64? = nil) {
+  public init(
+    id: String, chargeId: String?, status: Status, amountCapturedMinor: Int64, captureBefore: Int64? = nil,
+    savedCard: GatewaySavedCard? = nil
+  ) {
     self.id = id
     self.chargeId = chargeId
     self.status = status
     self.amountCapturedMinor = amountCapturedMinor
     self.captureBefore = captureBefore
+    self.savedCard = savedCard
   }
 }
 
