@@ -181,6 +181,7 @@ enum PostgresMigrations {
       "ALTER TABLE orderEvent DROP CONSTRAINT orderevent_kind_check, ADD CONSTRAINT orderevent_kind_check "
         + StoreSchema.orderEventKindCheck,
     ],
+    ["ALTER TABLE charge ALTER COLUMN token DROP NOT NULL"] + StoreSchema.agreementTables,
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

@@ -386,16 +386,79 @@ public final class PostgresStore: Store, @unchecked Sendable {
     binds.append(Int64(query.limit))
     let sql = """
       SELECT o.orderId, o.createdAt, \(StoreSchema.shownOrderStatus), o.amountMinor, o.refundedMinor, o.currencyCode,
-        (SELECT CAST(SUM(quantity) AS BIGINT) FROM orderItem i WHERE i.orderId = o.orderId)
+        (SELECT CAST(SUM(quantity) AS BIGINT) FROM orderItem i WHERE i.orderId = o.orderId), o.agreementId
       FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
       ORDER BY o.createdAt COLLATE "C" DESC, o.orderId COLLATE "C" DESC LIMIT $\(binds.count)
       """
     let rows = try decoded(
-      try statement(sql, binds), as: (String, String, String, Int64, Int64, String, Int).self)
+      try statement(sql, binds), as: (String, String, String, Int64, Int64, String, Int, String?).self)
     return try rows.map { row throws(StoreError) in
       OrderSummaryRow(
         orderId: row.0, createdAt: row.1, status: try OrderStatus(stored: row.2), amountMinor: row.3,
-        refundedMinor: row.4, currencyCode: row.5, itemCount: row.6)
+        refundedMinor: row.4, currencyCode: row.5, itemCount: row.6, agreementId: row.7)
+    }
+  }
+
+  public func agreement(id: String) throws(StoreError) -> StoredAgreement? {
+    var key = PostgresBindings()
+    key.append(id)
+    return try snapshot { session -> StoredAgreement? in
+      guard
+        let row = try session.run(
+          "SELECT \(StoreSchema.agreementColumns) FROM agreement WHERE agreementId = $1", key
+        ).rows.first
+      else { return nil }
+      let events = try session.run(
+        """
+        SELECT \(StoreSchema.agreementEventColumns) FROM agreementEvent WHERE agreementId = $1 ORDER BY position
+        """, key
+      ).rows.map(PostgresTransaction.agreementEvent)
+      return StoredAgreement(row: try PostgresTransaction.agreement(row), events: events)
+    }
+  }
+
+  public func agreements(_ query: AgreementQuery) throws(StoreError) -> [AgreementRow] {
+    var binds = PostgresBindings()
+    if let status = query.status { binds.append(status.rawValue) }
+    if let dueBy = query.dueBy { binds.append(dueBy) }
+    if let after = query.after {
+      let date = after.nextPaymentAt ?? AgreementCursor.noDate
+      binds.append(date)
+      binds.append(date)
+      binds.append(after.agreementId)
+    }
+    binds.append(Int64(query.limit))
+    let sql = StoreSchema.agreementListing(query, collate: #" COLLATE "C""#) { "$\($0 + 1)" }.sql
+    let rows = try statement(sql, binds)
+    do {
+      return try rows.map(PostgresTransaction.agreement)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
+    }
+  }
+
+  public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
+    var binds = PostgresBindings()
+    let date = after?.nextPaymentAt ?? Int64.min
+    binds.append(by)
+    binds.append(date)
+    binds.append(after?.agreementId ?? "")
+    binds.append(Int64(limit))
+    let rows = try statement(
+      """
+      SELECT \(StoreSchema.agreementColumns) FROM agreement
+      WHERE nextPaymentAt IS NOT NULL AND nextPaymentAt <= $1 AND status IN ('active', 'past_due')
+        AND (nextPaymentAt > $2 OR (nextPaymentAt = $2 AND agreementId COLLATE "C" > $3))
+      ORDER BY nextPaymentAt, agreementId COLLATE "C" LIMIT $4
+      """, binds)
+    do {
+      return try rows.map(PostgresTransaction.agreement)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
     }
   }
 

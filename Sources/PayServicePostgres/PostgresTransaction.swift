@@ -141,8 +141,8 @@ struct PostgresTransaction: StoreTransaction {
       """
       INSERT INTO "order"
         (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
-         shippingTaxMinor, gatewayPaymentId, taxIncluded)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         shippingTaxMinor, gatewayPaymentId, taxIncluded, agreementId)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
       """,
       binds {
         $0.append(order.orderId)
@@ -157,6 +157,7 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(order.shippingTaxMinor)
         $0.append(order.gatewayPaymentId)
         $0.append(order.taxIncluded)
+        $0.append(order.agreementId)
       })
     // All lines in one statement: one round trip however long the order. WITH ORDINALITY keeps
     // the lines' order for `position`.
@@ -251,9 +252,9 @@ struct PostgresTransaction: StoreTransaction {
     let rows = try session.run(
       """
       SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
-        o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
+        o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, \(StoreSchema.orderSandboxOutcome), t.authorizationId,
         o.gatewayPaymentId, o.taxIncluded
-      FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
+      FROM "order" o JOIN charge c ON c.chargeId = o.chargeId LEFT JOIN chargeToken t ON t.token = c.token
       WHERE o.orderId = $1 FOR UPDATE OF o
       """, binds { $0.append(orderId) }
     ).rows
@@ -388,6 +389,118 @@ struct PostgresTransaction: StoreTransaction {
   }
 
   /// A row selected with `StoreSchema.disputeColumns`.
+  // MARK: Agreements
+
+  static func agreement(_ row: PostgresRow) throws -> AgreementRow {
+    let (
+      id, orderId, kind, sku, quantity, currency, createdAt, status, next, period, attempt, cancelAtEnd, terms,
+      credential, outcome, action, updatedAt
+    ) = try row.columns(
+      (String, String, String, String, Int, String, String, String, Int64?, Int, Int, Int64, String, String, String?,
+        String?, String).self)
+    guard let kind = BillingPlan.Kind(rawValue: kind), let status = AgreementStatus(rawValue: status) else {
+      throw StoreError.unavailable(reason: "agreement \(id) has an unknown kind or status")
+    }
+    return AgreementRow(
+      agreementId: id, orderId: orderId, kind: kind, sku: sku, quantity: quantity, currencyCode: currency,
+      createdAt: createdAt, status: status, nextPaymentAt: next, period: period, attempt: attempt,
+      cancelAtPeriodEnd: cancelAtEnd != 0, terms: terms, credential: credential, sandboxOutcome: outcome,
+      customerAction: action, updatedAt: updatedAt)
+  }
+
+  static func agreementEvent(_ row: PostgresRow) throws -> AgreementEventRow {
+    let (id, position, kind, at, period, attempt, orderId, amount, code, declineCode) = try row.columns(
+      (String, Int, String, String, Int?, Int?, String?, Int64?, String?, String?).self)
+    guard let kind = AgreementEventRow.Kind(rawValue: kind) else {
+      throw StoreError.unavailable(reason: "an agreement event has an unknown kind")
+    }
+    return AgreementEventRow(
+      agreementId: id, position: position, kind: kind, at: at, period: period, attempt: attempt, orderId: orderId,
+      amountMinor: amount, code: code, declineCode: declineCode)
+  }
+
+  func lockAgreement(_ agreementId: String) throws -> AgreementRow? {
+    try session.run(
+      "SELECT \(StoreSchema.agreementColumns) FROM agreement WHERE agreementId = $1 FOR UPDATE",
+      binds { $0.append(agreementId) }
+    ).rows.first.map(Self.agreement)
+  }
+
+  func insert(_ agreement: AgreementRow) throws {
+    try session.run(
+      """
+      INSERT INTO agreement (\(StoreSchema.agreementColumns))
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+      """,
+      binds {
+        $0.append(agreement.agreementId)
+        $0.append(agreement.orderId)
+        $0.append(agreement.kind.rawValue)
+        $0.append(agreement.sku)
+        $0.append(Int64(agreement.quantity))
+        $0.append(agreement.currencyCode)
+        $0.append(agreement.createdAt)
+        $0.append(agreement.status.rawValue)
+        $0.append(agreement.nextPaymentAt)
+        $0.append(Int64(agreement.period))
+        $0.append(Int64(agreement.attempt))
+        $0.append(Int64(agreement.cancelAtPeriodEnd ? 1 : 0))
+        $0.append(agreement.terms)
+        $0.append(agreement.credential)
+        $0.append(agreement.sandboxOutcome)
+        $0.append(agreement.customerAction)
+        $0.append(agreement.updatedAt)
+      })
+  }
+
+  func update(_ agreement: AgreementRow) throws {
+    let rows = try session.run(
+      """
+      UPDATE agreement SET status = $1, nextPaymentAt = $2, period = $3, attempt = $4, cancelAtPeriodEnd = $5,
+        credential = $6, customerAction = $7, updatedAt = $8
+      WHERE agreementId = $9 RETURNING 1
+      """,
+      binds {
+        $0.append(agreement.status.rawValue)
+        $0.append(agreement.nextPaymentAt)
+        $0.append(Int64(agreement.period))
+        $0.append(Int64(agreement.attempt))
+        $0.append(Int64(agreement.cancelAtPeriodEnd ? 1 : 0))
+        $0.append(agreement.credential)
+        $0.append(agreement.customerAction)
+        $0.append(agreement.updatedAt)
+        $0.append(agreement.agreementId)
+      }
+    ).rows
+    guard rows.count == 1 else { throw StoreError.unavailable(reason: "agreement \(agreement.agreementId) vanished") }
+  }
+
+  @discardableResult func append(_ event: AgreementEventRow) throws -> AgreementEventRow {
+    // One round trip: the position is the agreement's next, taken in the insert itself.
+    let rows = try session.run(
+      """
+      INSERT INTO agreementEvent (\(StoreSchema.agreementEventColumns))
+      SELECT $1, COALESCE(MAX(position), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9
+      FROM agreementEvent WHERE agreementId = $1
+      RETURNING position
+      """,
+      binds {
+        $0.append(event.agreementId)
+        $0.append(event.kind.rawValue)
+        $0.append(event.at)
+        $0.append(event.period.map(Int64.init))
+        $0.append(event.attempt.map(Int64.init))
+        $0.append(event.orderId)
+        $0.append(event.amountMinor)
+        $0.append(event.code)
+        $0.append(event.declineCode)
+      }
+    ).rows
+    var recorded = event
+    recorded.position = try rows.first.map { try $0.columns(Int.self) } ?? 0
+    return recorded
+  }
+
   static func dispute(_ row: PostgresRow) throws -> DisputeRow {
     let (id, orderId, createdAt, amount, currency, reason, status, due, withdrawn, reinstated, rank, at, by) =
       try row.columns((String, String, String, Int64, String, String, String, String?, Int64, Int64, Int, Int64, String).self)

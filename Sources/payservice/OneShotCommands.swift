@@ -128,6 +128,52 @@ struct StripeCommand: ParsableCommand {
   }
 }
 
+/// `payservice billing run`: the billing run, for cron or a systemd timer.
+struct BillingCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "billing",
+    abstract: "Collect what agreements promised (the back office's runBilling).",
+    subcommands: [Run.self])
+
+  struct Run: BackOfficeOneShot {
+    static let configuration = CommandConfiguration(
+      abstract: "Charge every agreement payment due: subscription periods, pre-orders, retries (runBilling).",
+      discussion: """
+        Prints the method's result JSON. Exits 0 when every payment due went through (or none was due), 1 when \
+        any failed, is pending at the gateway or was skipped (the result lists them), 2 for an invalid config or \
+        store. Runs that overlap (two hosts, a slow cron) charge each payment once. For cron: every hour, or a \
+        systemd timer with Persistent=true.
+        """)
+
+    @Option(help: "Charge payments due at or before this RFC 3339 time (default and latest: now).")
+    var until: String?
+
+    @OptionGroup var service: ServiceOptions
+
+    @Flag(help: "Indent the JSON printed.")
+    var pretty = false
+
+    func request() -> (method: String, params: [(String, JSONValue)]) {
+      ("runBilling", until.map { [("until", JSONValue.string($0))] } ?? [])
+    }
+
+    func run() throws {
+      let responses = StdoutGuard.install()
+      let (method, params) = request()
+      let session = OneShotSession(service, backOffice: true)
+      let outcome = session.call(method: method, paramsText: OneShotSession.params(params), pretty: pretty)
+      session.close()
+      Call.write(outcome.stdout, to: responses)
+      Call.write(outcome.stderr, to: STDERR_FILENO)
+      var incomplete = false
+      if case .object(let result)? = try? JSONParser.parse(outcome.stdout) {
+        incomplete = ["failed", "pending", "skipped"].contains { result[$0] != .number("0") && result[$0] != nil }
+      }
+      Foundation.exit(outcome.exitCode == 0 && incomplete ? 1 : outcome.exitCode)
+    }
+  }
+}
+
 /// `payservice stock list|adjust|set`: the store's stock, by hand.
 struct StockCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

@@ -22,6 +22,8 @@ public struct Config: Sendable {
   public var walletOrders: WalletOrders?
   /// How long personal data is kept (`privacy:`).
   public var privacy = Privacy()
+  /// How agreements' later payments are collected (`billing:`).
+  public var billing = BillingSettings()
   /// The config file's text, as read: what `digest` is of.
   public var sourceText = ""
   /// "sha256:" and the hex SHA-256 of the config file's bytes (`ConfigLoader.digest`): which config
@@ -87,6 +89,34 @@ public struct Privacy: Sendable, Equatable {
   public init(retainPersonalDataDays: Int? = nil) {
     self.retainPersonalDataDays = retainPersonalDataDays
   }
+}
+
+/// `billing:`: how payservice collects an agreement's later payments (`runBilling`) and what a
+/// declined one leads to.
+public struct BillingSettings: Sendable, Equatable {
+  /// What an agreement becomes when its last retry is declined too.
+  public enum WhenRetriesFail: String, Sendable, WireEnum {
+    /// No more payments are attempted; the agreement stays, for the merchant to follow up.
+    case unpaid
+    /// The agreement ends.
+    case canceled
+  }
+
+  /// What cancelling a pre-order after its free cancellation date does.
+  public enum LateCancellation: String, Sendable, WireEnum {
+    /// `cancelAgreement` answers `cancellation_not_free`: the pre-order stays, and is charged on its date.
+    case refuse
+    /// The pre-order is cancelled at no cost, as before the date.
+    case allow
+  }
+
+  /// Days from a declined attempt to the next one: a payment is tried once when due and once
+  /// more after each of these.
+  public var retries: [Int] = [1, 3, 5]
+  public var whenRetriesFail = WhenRetriesFail.unpaid
+  public var lateCancellation = LateCancellation.refuse
+
+  public init() {}
 }
 
 public struct Merchant: Sendable {

@@ -93,6 +93,43 @@ extension ConfigDecoder {
     }
   }
 
+  /// `billing:` (`retries`, `whenRetriesFail`, `lateCancellation`).
+  func decodeBillingSettings(_ node: YAMLNode) -> BillingSettings? {
+    guard let fields = reader.mapping(node, "billing", allowed: ["retries", "whenRetriesFail", "lateCancellation"])
+    else { return nil }
+    var settings = BillingSettings()
+    var valid = true
+    if let n = fields["retries"] {
+      if let entries = reader.sequence(n, "billing.retries") {
+        if entries.count > 10 {
+          reader.report(n, "billing.retries", "may list at most 10 retries, got \(entries.count)")
+          valid = false
+        }
+        let days = entries.enumerated().map { reader.int($0.element, "billing.retries[\($0.offset)]", range: 1...60) }
+        if days.contains(nil) { valid = false } else { settings.retries = days.map { $0! } }
+      } else {
+        valid = false
+      }
+    }
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) -> T? where T.RawValue == String {
+      guard let n = fields[key], let text = reader.string(n, "billing.\(key)") else { return nil }
+      guard let value = T(rawValue: text) else {
+        reader.report(
+          n, "billing.\(key)", "must be \(T.allCases.map(\.rawValue).joined(separator: " or ")), got \"\(text)\"")
+        valid = false
+        return nil
+      }
+      return value
+    }
+    if fields["whenRetriesFail"] != nil {
+      if let value = choice("whenRetriesFail", BillingSettings.WhenRetriesFail.self) { settings.whenRetriesFail = value }
+    }
+    if fields["lateCancellation"] != nil {
+      if let value = choice("lateCancellation", BillingSettings.LateCancellation.self) { settings.lateCancellation = value }
+    }
+    return valid ? settings : nil
+  }
+
   /// `interval` (day, month or year) and `intervalCount` (1–999, default 1).
   func decodeInterval(_ fields: YAMLFields, _ node: YAMLNode, _ path: String) -> BillingPlan.Interval? {
     var unit: BillingPlan.IntervalUnit?
@@ -107,9 +144,9 @@ extension ConfigDecoder {
   }
 
   /// The checks across sections once each decoded: products with a billing plan need
-  /// `applePay.managementURL`, and a remote gateway cannot take a payment of nothing today.
+  /// `applePay.managementURL`.
   func checkBilling(
-    _ catalog: [Product], catalogNode: YAMLNode?, applePay: ApplePaySection?, gateway: Gateway
+    _ catalog: [Product], catalogNode: YAMLNode?, applePay: ApplePaySection?
   ) -> Bool {
     let billed = catalog.enumerated().filter { $0.element.billing != nil }
     guard let first = billed.first else { return true }
@@ -125,22 +162,6 @@ extension ConfigDecoder {
         applePay?.node ?? entry(first.offset), "applePay.managementURL",
         "is required: catalog[\(first.offset)] (\(first.element.sku)) is paid \(first.element.billing!.kind.rawValue == "deferred" ? "later" : "again"), and Apple Pay shows the buyer where to manage it")
       valid = false
-    }
-    if gateway.kind == .stripe {
-      for (index, product) in billed {
-        let zeroToday: Bool
-        switch product.billing!.schedule {
-        case .deferred: zeroToday = true
-        case .recurring(_, let startDate, _, let trial): zeroToday = trial?.amountMinor == 0 || (trial == nil && startDate != nil)
-        case .automaticReload: zeroToday = false
-        }
-        if zeroToday {
-          reader.report(
-            entry(index), "catalog[\(index)]",
-            "\(product.sku) may cost nothing today (a deferred payment, a free trial or a later start), which Stripe cannot charge as a PaymentIntent; payservice does not create SetupIntents: use gateway.kind sandbox or a paid start")
-          valid = false
-        }
-      }
     }
     return valid
   }

@@ -98,7 +98,7 @@ struct ConfigDecoder {
   func decode(_ root: YAMLNode) -> Config? {
     let keys = [
       "merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments", "applePay",
-      "walletOrders", "privacy",
+      "walletOrders", "privacy", "billing",
     ]
     guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
     let merchantNode = reader.require(top, "merchant", in: root, "")
@@ -117,13 +117,14 @@ struct ConfigDecoder {
     let applePay = top["applePay"].map { decodeApplePay($0, merchant: merchant) } ?? .some(nil)
     let walletOrders = top["walletOrders"].map { decodeWalletOrders($0) } ?? .some(nil)
     let privacy = top["privacy"].map { decodePrivacy($0) } ?? Privacy()
+    let billing = top["billing"].map { decodeBillingSettings($0) } ?? BillingSettings()
     guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay, let walletOrders,
-      let privacy
+      let privacy, let billing
     else {
       return nil
     }
     // Across sections, once each is known valid (a failed applePay section has no managementURL).
-    guard reader.problems.isEmpty, checkBilling(catalog, catalogNode: top["catalog"], applePay: applePay, gateway: gateway)
+    guard reader.problems.isEmpty, checkBilling(catalog, catalogNode: top["catalog"], applePay: applePay)
     else { return nil }
     var config = Config(
       merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway, coupons: coupons,
@@ -134,6 +135,7 @@ struct ConfigDecoder {
     }
     config.walletOrders = walletOrders
     config.privacy = privacy
+    config.billing = billing
     return config
   }
 

@@ -55,9 +55,10 @@ extension RPCError.Code {
     case .storeUnavailable: return "Store unavailable: the order store could not be read or written; nothing was changed"
     case .chargeTokenConflict: return "Charge token conflict: the charge token was already used for a different order"
     case .orderNotFound: return "Order not found: no order has this orderId"
+    case .agreementNotFound: return "Agreement not found: no agreement has this agreementId"
     case .idempotencyKeyConflict:
       return
-        "Idempotency key conflict: the request's key (captureId, cancelId, refundId, adjustmentId, erasureId, a Stripe event id) was already used with different params"
+        "Idempotency key conflict: the request's key (captureId, cancelId, refundId, adjustmentId, erasureId, reloadId, a Stripe event id) was already used with different params"
     case .unsupportedProtocolVersion: return "Unsupported protocol version: data.supported lists the ones to retry with"
     default: return "Internal error"
     }

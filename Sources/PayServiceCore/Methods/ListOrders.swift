@@ -92,6 +92,8 @@ public enum ListOrders: RPCMethod {
     public var amountRefunded = ""
     public var currencyCode = ""
     public var itemCount = 1
+    /// The agreement whose later payment the order is; nil for a checkout.
+    public var agreementId: String?
 
     public static let shape = ObjectShape<Summary>(
       blank: { Summary() },
@@ -101,6 +103,9 @@ public enum ListOrders: RPCMethod {
         .member("amountRefunded", \.amountRefunded, .required, Shapes.amount),
         .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
         .member("itemCount", \.itemCount, .required, .integer("Units across the order's lines.", minimum: 1)),
+        .member(
+          "agreementId", \.agreementId, .optional,
+          .string("Present on an agreement's later payment (a renewal, a pre-order's payment, a reload).", minLength: 1)),
       ])
   }
 
@@ -139,7 +144,8 @@ public enum ListOrders: RPCMethod {
       orders: page.map {
         Summary(
           orderId: $0.orderId, createdAt: $0.createdAt, status: $0.status, amount: config.format($0.amountMinor),
-          amountRefunded: config.format($0.refundedMinor), currencyCode: $0.currencyCode, itemCount: $0.itemCount)
+          amountRefunded: config.format($0.refundedMinor), currencyCode: $0.currencyCode, itemCount: $0.itemCount,
+          agreementId: $0.agreementId)
       },
       nextCursor: rows.count > params.limit ? page.last.map { Cursor(createdAt: $0.createdAt, orderId: $0.orderId) } : nil)
   }

@@ -60,6 +60,9 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
   public var gatewayPaymentId: String?
   public var payment: Payment?
+  /// The agreement the order made (its cart had a billing plan) or pays a later payment of; nil
+  /// for an order without one.
+  public var agreement: AgreementLink?
   /// With manual capture at a remote gateway: when the authorization lapses (RFC 3339 UTC). Stripe
   /// cancels a PaymentIntent left uncaptured 7 days (the charge's `capture_before`); captureOrder
   /// after it fails with `authorization_expired`. nil otherwise.
@@ -110,6 +113,7 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
         "gatewayPaymentId", \.gatewayPaymentId, .optional,
         .string("The payment at a remote gateway (Stripe: the PaymentIntent pi_…); absent for the sandbox.", minLength: 1)),
       .member("payment", \.payment, .optional),
+      .member("agreement", \.agreement, .optional),
       .member(
         "captureBefore", \.captureBefore, .optional,
         .string(
@@ -258,4 +262,37 @@ enum StoredJSON {
     }
     return read
   }
+}
+
+/// How an order belongs to an agreement: the checkout that made it, or one of its later payments.
+public struct AgreementLink: Equatable, Sendable, WireObject {
+  public enum Payment: String, Sendable, WireEnum {
+    /// The checkout that made the agreement.
+    case checkout
+    /// A scheduled payment: a subscription's period (`period`), a pre-order's payment (period 0).
+    case scheduled
+    /// An automatic reload (`reloadId`).
+    case reload
+  }
+
+  public var agreementId = ""
+  public var payment = Payment.checkout
+  public var period: Int?
+  public var reloadId: String?
+
+  public init(agreementId: String = "", payment: Payment = .checkout, period: Int? = nil, reloadId: String? = nil) {
+    self.agreementId = agreementId
+    self.payment = payment
+    self.period = period
+    self.reloadId = reloadId
+  }
+
+  public static let shape = ObjectShape<AgreementLink>(
+    "The agreement the order made (payment checkout) or pays a later payment of.", blank: { AgreementLink() },
+    [
+      .member("agreementId", \.agreementId, .required, .string("From processOrder's order or listAgreements.", minLength: 1)),
+      .member("payment", \.payment),
+      .member("period", \.period, .optional, .integer(minimum: 0)),
+      .member("reloadId", \.reloadId, .optional, .string("The reloadBalance request's reloadId.", minLength: 1)),
+    ])
 }

@@ -313,7 +313,8 @@ public enum ProcessOrder: RPCMethod {
         Charge(
           orderId: orderId, token: token.token, idempotencyKey: Identifiers.chargeIdempotencyKey(orderId: orderId),
           paymentData: paymentData, amountMinor: prepared.amountMinor, currencyCode: context.config.currency.code,
-          captureManually: context.config.gateway.capture == .manual, createdAt: RFC3339.format(now),
+          captureManually: context.config.gateway.capture == .manual, saveCard: prepared.agreement != nil ? true : nil,
+          createdAt: RFC3339.format(now),
           itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, prepared: prepared))
     }
 
@@ -393,7 +394,20 @@ public enum ProcessOrder: RPCMethod {
         if !captured, let captureBefore = payment.captureBefore {
           prepared.document.captureBefore = RFC3339.format(captureBefore)
         }
-        try transaction.insert(prepared.row(chargeId: chargeId, gatewayPaymentId: payment.id, captured: captured))
+        if prepared.agreement != nil {
+          prepared.document.agreement = AgreementLink(
+            agreementId: try context.identifiers.agreementId(orderId: orderId), payment: .checkout)
+        }
+        // A payment of nothing (a SetupIntent that kept the card) has no PaymentIntent to refund.
+        let paymentId = charge.amountMinor == 0 && charge.saveCard == true ? nil : payment.id
+        if paymentId == nil { prepared.document.gatewayPaymentId = nil }
+        try transaction.insert(prepared.row(chargeId: chargeId, gatewayPaymentId: paymentId, captured: captured))
+        try Agreements.create(
+          for: prepared,
+          credential: AgreementCredential(
+            gateway: context.config.gateway.kind.rawValue, customerId: payment.savedCard?.customerId,
+            paymentMethodId: payment.savedCard?.paymentMethodId), sandboxOutcome: nil, transaction: transaction,
+          context: context, now: now)
         return .settled(
           .succeeded(
             Succeeded(
@@ -459,6 +473,9 @@ public enum ProcessOrder: RPCMethod {
     var amountMinor = 0
     var currencyCode = ""
     var captureManually = false
+    /// The order makes an agreement: the gateway keeps the card for its later payments (absent in
+    /// charges recorded before agreements).
+    var saveCard: Bool?
     var createdAt = ""
     /// Units across the order's lines (for listOrders).
     var itemCount = 0
@@ -470,7 +487,7 @@ public enum ProcessOrder: RPCMethod {
         .member("orderId", \.orderId), .member("token", \.token), .member("idempotencyKey", \.idempotencyKey),
         .member("paymentData", \.paymentData), .member("amountMinor", \.amountMinor),
         .member("currencyCode", \.currencyCode), .member("captureManually", \.captureManually),
-        .member("createdAt", \.createdAt), .member("itemCount", \.itemCount),
+        .member("saveCard", \.saveCard, .optional), .member("createdAt", \.createdAt), .member("itemCount", \.itemCount),
         .member("prepared", \.prepared, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
       ])
 
@@ -478,7 +495,7 @@ public enum ProcessOrder: RPCMethod {
     var gatewayCharge: GatewayCharge {
       GatewayCharge(
         paymentData: paymentData, amountMinor: Int64(amountMinor), currencyCode: currencyCode, orderId: orderId,
-        captureManually: captureManually, idempotencyKey: idempotencyKey)
+        captureManually: captureManually, idempotencyKey: idempotencyKey, saveCard: saveCard == true)
     }
 
     /// The pending order as listOrders lists it.
@@ -554,14 +571,50 @@ public enum ProcessOrder: RPCMethod {
     var shippingTaxMinor = 0
     /// Priced with tax included (absent in attempts recorded before store v6: tax added).
     var taxIncluded: Bool?
+    /// The agreement the order makes (its cart has a line with a billing plan); nil otherwise.
+    var agreement: Agreement?
+
+    /// What an order with a billing plan agrees to: the plan's line and the terms of its later payments.
+    struct Agreement: Sendable, WireObject {
+      var sku = ""
+      var quantity = 1
+      /// The first payment after the checkout's (`AgreementRow.period`).
+      var period = 0
+      var terms = AgreementTerms()
+
+      static let shape = ObjectShape<Agreement>(
+        blank: { Agreement() },
+        [
+          .member("sku", \.sku), .member("quantity", \.quantity), .member("period", \.period),
+          .member("terms", \.terms),
+        ])
+    }
 
     static let shape = ObjectShape<PreparedOrder>(
       blank: { PreparedOrder() },
       [
         .member("document", \.document), .member("lines", \.lines), .member("amountMinor", \.amountMinor),
         .member("shippingMinor", \.shippingMinor), .member("shippingTaxMinor", \.shippingTaxMinor),
-        .member("taxIncluded", \.taxIncluded, .optional),
+        .member("taxIncluded", \.taxIncluded, .optional), .member("agreement", \.agreement, .optional),
       ])
+
+    init() {}
+
+    /// The order `document` records, with its money split as `quote` priced it.
+    init(document: OrderDocument, quote: Pricer.Quote) {
+      self.document = document
+      lines = quote.lines.indices.map { index in
+        let line = quote.lines[index]
+        return Line(
+          sku: line.sku, quantity: line.quantity, unitPriceMinor: Int(line.unitPriceMinor),
+          amountMinor: Int(line.amountMinor), discountMinor: Int(quote.lineDiscountMinor(index)),
+          taxMinor: Int(quote.lineTaxMinor(index)))
+      }
+      amountMinor = Int(quote.totalMinor)
+      shippingMinor = Int(quote.shippingMinor)
+      shippingTaxMinor = Int(quote.shippingTaxMinor)
+      taxIncluded = quote.taxIncluded ? true : nil
+    }
 
     func row(chargeId: String, gatewayPaymentId: String?, captured: Bool) -> OrderRow {
       OrderRow(
@@ -574,7 +627,7 @@ public enum ProcessOrder: RPCMethod {
         },
         status: captured ? .paid : .authorized, capturedMinor: captured ? Int64(amountMinor) : nil,
         shippingMinor: Int64(shippingMinor), shippingTaxMinor: Int64(shippingTaxMinor),
-        gatewayPaymentId: gatewayPaymentId, taxIncluded: taxIncluded ?? false)
+        gatewayPaymentId: gatewayPaymentId, taxIncluded: taxIncluded ?? false, agreementId: document.agreement.flatMap { $0.payment == .checkout ? nil : $0.agreementId })
     }
   }
 
@@ -624,18 +677,15 @@ public enum ProcessOrder: RPCMethod {
       shippingContact: AddressRules.canonical(binding.shippingContact ?? Contact()),
       billingContact: billing.map(AddressRules.canonical),
       amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
-    return .ready(
-      PreparedOrder(
-        document: document,
-        lines: quote.lines.indices.map { index in
-          let line = quote.lines[index]
-          return PreparedOrder.Line(
-            sku: line.sku, quantity: line.quantity, unitPriceMinor: Int(line.unitPriceMinor),
-            amountMinor: Int(line.amountMinor), discountMinor: Int(quote.lineDiscountMinor(index)),
-            taxMinor: Int(quote.lineTaxMinor(index)))
-        },
-        amountMinor: Int(quote.totalMinor), shippingMinor: Int(quote.shippingMinor),
-        shippingTaxMinor: Int(quote.shippingTaxMinor), taxIncluded: quote.taxIncluded ? true : nil))
+    var prepared = PreparedOrder(document: document, quote: quote)
+    // A line with a billing plan makes an agreement with the order (one plan per cart).
+    if let line = quote.lines.first(where: { $0.billing != nil }), let plan = line.billing {
+      let (terms, period) = AgreementTerms.make(
+        plan: plan, pricedAt: token.issuedAt, shippingMethod: binding.shippingMethod,
+        shippingContact: binding.shippingContact)
+      prepared.agreement = PreparedOrder.Agreement(sku: line.sku, quantity: line.quantity, period: period, terms: terms)
+    }
+    return .ready(prepared)
   }
 
   static func takeStock(_ prepared: PreparedOrder, transaction: any StoreTransaction) throws {
@@ -685,8 +735,16 @@ public enum ProcessOrder: RPCMethod {
     order.chargeId = chargeId
     order.status = captureNow ? .paid : .authorized
     var recorded = prepared
+    if prepared.agreement != nil {
+      order.agreement = AgreementLink(
+        agreementId: try context.identifiers.agreementId(orderId: order.orderId), payment: .checkout)
+    }
     recorded.document = order
     try transaction.insert(recorded.row(chargeId: chargeId, gatewayPaymentId: nil, captured: captureNow))
+    // The sandbox keeps the token's outcome for the agreement's later payments.
+    try Agreements.create(
+      for: recorded, credential: AgreementCredential(), sandboxOutcome: token.sandboxOutcome, transaction: transaction,
+      context: context, now: now)
     return .succeeded(
       Succeeded(
         orderId: order.orderId, chargeId: chargeId, amount: order.amount, currencyCode: config.currency.code,

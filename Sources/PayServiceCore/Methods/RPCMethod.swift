@@ -168,6 +168,11 @@ public enum MethodRegistry {
     ReloadConfig.self,
     ReconcileStripe.self,
     PayoutReport.self,
+    RunBilling.self,
+    ReloadBalance.self,
+    GetAgreement.self,
+    ListAgreements.self,
+    CancelAgreement.self,
   ]
 
   /// Methods whose common requests are also answered from the request's bytes without a parse

@@ -13,6 +13,8 @@ public enum OperationRunner {
     AdjustStock.Adjustment.self,
     ErasePersonalData.Erasure.self,
     ProcessStripeEvent.Recording.self,
+    AgreementPayment.self,
+    CancelAgreement.Cancellation.self,
   ]
 
   /// How far `start` took a request: answered, or recorded as pending with its call still to make.

@@ -15,6 +15,7 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     public static let orderNotFound = Code(rawValue: -32003)
     /// A back-office idempotency key (captureId, cancelId, refundId) sent again with other params.
     public static let idempotencyKeyConflict = Code(rawValue: -32004)
+    public static let agreementNotFound = Code(rawValue: -32005)
     /// MCP 2026-07-28: the request's `_meta` names a protocol revision payservice does not speak.
     public static let unsupportedProtocolVersion = Code(rawValue: -32022)
   }
@@ -85,6 +86,10 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
     RPCError(code: .orderNotFound, message: "Order not found: \(orderId)")
   }
 
+  public static func agreementNotFound(_ agreementId: String) -> RPCError {
+    RPCError(code: .agreementNotFound, message: "Agreement not found: \(agreementId)")
+  }
+
   /// `key` names the params member: captureId, cancelId or refundId.
   public static func idempotencyKeyConflict(_ key: String) -> RPCError {
     RPCError(
@@ -136,6 +141,7 @@ public enum ServiceError: Error, Equatable, Sendable {
   case invalidParams([FieldError])
   case chargeTokenConflict
   case orderNotFound(String)
+  case agreementNotFound(String)
   /// The params member whose key was used before with other params.
   case idempotencyKeyConflict(String)
   /// A Stripe event id recorded before with another type or time.
@@ -152,6 +158,7 @@ extension RPCError {
       case .invalidParams(let errors): self = .invalidParams(errors)
       case .chargeTokenConflict: self = .chargeTokenConflict
       case .orderNotFound(let id): self = .orderNotFound(id)
+      case .agreementNotFound(let id): self = .agreementNotFound(id)
       case .idempotencyKeyConflict(let key): self = .idempotencyKeyConflict(key)
       case .stripeEventConflict:
         self = RPCError(

@@ -53,6 +53,22 @@ public struct Identifiers: Sendable {
     return "ord_" + mac(["order", token]).prefix(32)
   }
 
+  /// The agreement a checkout order made: one per order.
+  public func agreementId(orderId: String) -> String {
+    "agr_" + mac(["agreement", orderId]).prefix(32)
+  }
+
+  /// The order of an agreement's later payment: one per agreement and payment (`period-3`,
+  /// `reload-<reloadId>`), whatever attempt pays it.
+  public func agreementOrderId(agreementId: String, payment: String) -> String {
+    "ord_" + mac(["agreement-order", agreementId, payment]).prefix(32)
+  }
+
+  /// The sandbox's charge of an agreement's later payment: one per order and attempt.
+  public func agreementChargeId(orderId: String, attempt: Int) -> String {
+    "ch_" + mac(["agreement-charge", orderId, String(attempt)]).prefix(32)
+  }
+
   /// The gateway's id of a refund: one per order and refundId.
   public func gatewayRefundId(orderId: String, refundId: String) -> String {
     if Legacy.isOrderId(orderId) { return Legacy.gatewayRefundId(orderId: orderId, refundId: refundId) }

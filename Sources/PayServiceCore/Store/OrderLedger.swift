@@ -235,11 +235,14 @@ public struct OrderSummaryRow: Sendable, Equatable {
   public var currencyCode: String
   /// Units across the order's lines.
   public var itemCount: Int
+  /// The agreement whose later payment the order is; nil for a checkout.
+  public var agreementId: String?
 
   public init(
     orderId: String, createdAt: String, status: OrderStatus, amountMinor: Int64, refundedMinor: Int64,
-    currencyCode: String, itemCount: Int
+    currencyCode: String, itemCount: Int, agreementId: String? = nil
   ) {
+    self.agreementId = agreementId
     self.orderId = orderId
     self.createdAt = createdAt
     self.status = status

@@ -244,6 +244,29 @@ public final class SQLiteStore: Store, @unchecked Sendable {
           ALTER TABLE orderEventNew RENAME TO orderEvent;
           """)
     }
+    // Foreign keys are checked once after this migration (GRDB's default): the charge table is
+    // made again, as SQLite documents for changing a column, so that a payment the merchant
+    // starts from an agreement has a charge without a charge token.
+    migrator.registerMigration(StoreSchema.migrations[11]) { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE chargeNew (
+            chargeId TEXT PRIMARY KEY NOT NULL,
+            token TEXT UNIQUE REFERENCES chargeToken(token),
+            status TEXT NOT NULL CHECK (status IN ('succeeded', 'failed')),
+            failureCode TEXT,
+            declineCode TEXT,
+            amountMinor INTEGER NOT NULL,
+            currencyCode TEXT NOT NULL,
+            createdAt TEXT NOT NULL
+          );
+          INSERT INTO chargeNew (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
+            SELECT chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt FROM charge;
+          DROP TABLE charge;
+          ALTER TABLE chargeNew RENAME TO charge;
+          """)
+      for statement in StoreSchema.agreementTables { try db.execute(sql: statement) }
+    }
     return migrator
   }
 
@@ -503,7 +526,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     arguments.append(query.limit)
     let sql = """
       SELECT o.orderId, o.createdAt, \(StoreSchema.shownOrderStatus), o.amountMinor, o.refundedMinor, o.currencyCode,
-        (SELECT SUM(quantity) FROM orderItem i WHERE i.orderId = o.orderId)
+        (SELECT SUM(quantity) FROM orderItem i WHERE i.orderId = o.orderId), o.agreementId
       FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
       ORDER BY o.createdAt DESC, o.orderId DESC LIMIT ?
       """
@@ -511,7 +534,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row throws(StoreError) in
         OrderSummaryRow(
           orderId: row[0], createdAt: row[1], status: try OrderStatus(stored: row[2]), amountMinor: row[3],
-          refundedMinor: row[4], currencyCode: row[5], itemCount: row[6])
+          refundedMinor: row[4], currencyCode: row[5], itemCount: row[6], agreementId: row[7])
       }
     }
   }
@@ -527,6 +550,52 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
         return MoneyMovementRow(day: row[0], currencyCode: row[1], kind: kind, amountMinor: row[3])
       }
+    }
+  }
+
+  public func agreement(id: String) throws(StoreError) -> StoredAgreement? {
+    try read { db in
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT \(StoreSchema.agreementColumns) FROM agreement WHERE agreementId = ?", arguments: [id])
+      else { return nil }
+      let events = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(StoreSchema.agreementEventColumns) FROM agreementEvent WHERE agreementId = ? ORDER BY position
+          """, arguments: [id]
+      ).map(SQLiteTransaction.agreementEvent)
+      return StoredAgreement(row: try SQLiteTransaction.agreement(row), events: events)
+    }
+  }
+
+  public func agreements(_ query: AgreementQuery) throws(StoreError) -> [AgreementRow] {
+    var arguments: [any DatabaseValueConvertible] = []
+    if let status = query.status { arguments.append(status.rawValue) }
+    if let dueBy = query.dueBy { arguments.append(dueBy) }
+    if let after = query.after {
+      let date = after.nextPaymentAt ?? AgreementCursor.noDate
+      arguments += [date, date, after.agreementId]
+    }
+    arguments.append(query.limit)
+    let sql = StoreSchema.agreementListing(query) { _ in "?" }.sql
+    return try read { db in
+      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(SQLiteTransaction.agreement)
+    }
+  }
+
+  public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
+    let (date, id) = (after?.nextPaymentAt ?? Int64.min, after?.agreementId ?? "")
+    return try read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(StoreSchema.agreementColumns) FROM agreement
+          WHERE nextPaymentAt IS NOT NULL AND nextPaymentAt <= ? AND status IN ('active', 'past_due')
+            AND (nextPaymentAt > ? OR (nextPaymentAt = ? AND agreementId > ?))
+          ORDER BY nextPaymentAt, agreementId LIMIT ?
+          """, arguments: [by, date, date, id, limit]
+      ).map(SQLiteTransaction.agreement)
     }
   }
 

@@ -94,13 +94,13 @@ struct SQLiteTransaction: StoreTransaction {
       sql: """
         INSERT INTO "order"
           (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
-           shippingTaxMinor, gatewayPaymentId, taxIncluded)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           shippingTaxMinor, gatewayPaymentId, taxIncluded, agreementId)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
       order.orderId, order.chargeId, order.createdAt, order.amountMinor, order.currencyCode, order.document,
       order.status.rawValue, order.capturedMinor, order.shippingMinor, order.shippingTaxMinor, order.gatewayPaymentId,
-      order.taxIncluded,
+      order.taxIncluded, order.agreementId,
     ])
     let item = try db.cachedStatement(
       sql: """
@@ -173,10 +173,10 @@ struct SQLiteTransaction: StoreTransaction {
         db.cachedStatement(
           sql: """
             SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
-              o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, t.sandboxOutcome, t.authorizationId,
+              o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded, \(StoreSchema.orderSandboxOutcome), t.authorizationId,
               (SELECT COALESCE(MAX(position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId), o.gatewayPaymentId,
               o.taxIncluded
-            FROM "order" o JOIN charge c ON c.chargeId = o.chargeId JOIN chargeToken t ON t.token = c.token
+            FROM "order" o JOIN charge c ON c.chargeId = o.chargeId LEFT JOIN chargeToken t ON t.token = c.token
             WHERE o.orderId = ?
             """), arguments: [orderId])
     else { return nil }
@@ -275,6 +275,78 @@ struct SQLiteTransaction: StoreTransaction {
   }
 
   /// A row selected with `StoreSchema.disputeColumns`.
+  // MARK: Agreements
+
+  static func agreement(_ row: Row) throws(StoreError) -> AgreementRow {
+    let id: String = row[0]
+    guard let kind = BillingPlan.Kind(rawValue: row[2]), let status = AgreementStatus(rawValue: row[7]) else {
+      throw StoreError.unavailable(reason: "agreement \(id) has an unknown kind or status")
+    }
+    return AgreementRow(
+      agreementId: id, orderId: row[1], kind: kind, sku: row[3], quantity: row[4], currencyCode: row[5],
+      createdAt: row[6], status: status, nextPaymentAt: row[8], period: row[9], attempt: row[10],
+      cancelAtPeriodEnd: (row[11] as Int64) != 0, terms: row[12], credential: row[13], sandboxOutcome: row[14],
+      customerAction: row[15], updatedAt: row[16])
+  }
+
+  static func agreementEvent(_ row: Row) throws(StoreError) -> AgreementEventRow {
+    guard let kind = AgreementEventRow.Kind(rawValue: row[2]) else {
+      throw StoreError.unavailable(reason: "an agreement event has an unknown kind")
+    }
+    return AgreementEventRow(
+      agreementId: row[0], position: row[1], kind: kind, at: row[3], period: row[4], attempt: row[5], orderId: row[6],
+      amountMinor: row[7], code: row[8], declineCode: row[9])
+  }
+
+  func lockAgreement(_ agreementId: String) throws -> AgreementRow? {
+    // The store's write lock is held already.
+    try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT \(StoreSchema.agreementColumns) FROM agreement WHERE agreementId = ?"),
+      arguments: [agreementId]
+    ).map(Self.agreement)
+  }
+
+  func insert(_ agreement: AgreementRow) throws {
+    try db.cachedStatement(
+      sql: "INSERT INTO agreement (\(StoreSchema.agreementColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ).execute(arguments: [
+      agreement.agreementId, agreement.orderId, agreement.kind.rawValue, agreement.sku, agreement.quantity,
+      agreement.currencyCode, agreement.createdAt, agreement.status.rawValue, agreement.nextPaymentAt, agreement.period,
+      agreement.attempt, agreement.cancelAtPeriodEnd ? 1 : 0, agreement.terms, agreement.credential,
+      agreement.sandboxOutcome, agreement.customerAction, agreement.updatedAt,
+    ])
+  }
+
+  func update(_ agreement: AgreementRow) throws {
+    try db.cachedStatement(
+      sql: """
+        UPDATE agreement SET status = ?, nextPaymentAt = ?, period = ?, attempt = ?, cancelAtPeriodEnd = ?,
+          credential = ?, customerAction = ?, updatedAt = ?
+        WHERE agreementId = ?
+        """
+    ).execute(arguments: [
+      agreement.status.rawValue, agreement.nextPaymentAt, agreement.period, agreement.attempt,
+      agreement.cancelAtPeriodEnd ? 1 : 0, agreement.credential, agreement.customerAction, agreement.updatedAt,
+      agreement.agreementId,
+    ])
+    guard db.changesCount == 1 else { throw StoreError.unavailable(reason: "agreement \(agreement.agreementId) vanished") }
+  }
+
+  @discardableResult func append(_ event: AgreementEventRow) throws -> AgreementEventRow {
+    var event = event
+    event.position =
+      try Int.fetchOne(
+        db.cachedStatement(sql: "SELECT COALESCE(MAX(position), 0) + 1 FROM agreementEvent WHERE agreementId = ?"),
+        arguments: [event.agreementId]) ?? 1
+    try db.cachedStatement(
+      sql: "INSERT INTO agreementEvent (\(StoreSchema.agreementEventColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ).execute(arguments: [
+      event.agreementId, event.position, event.kind.rawValue, event.at, event.period, event.attempt, event.orderId,
+      event.amountMinor, event.code, event.declineCode,
+    ])
+    return event
+  }
+
   static func dispute(_ row: Row) -> DisputeRow {
     DisputeRow(
       disputeId: row[0], orderId: row[1], createdAt: row[2], amountMinor: row[3], currencyCode: row[4], reason: row[5],

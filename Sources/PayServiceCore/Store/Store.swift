@@ -75,6 +75,17 @@ public protocol Store: AnyObject, Sendable {
   /// text, added up by day, currency and kind, in one snapshot (see `MoneyMovementRow`).
   func moneyMovements(from: String, to: String) throws(StoreError) -> [MoneyMovementRow]
 
+  /// An agreement with its events, read in one snapshot; nil when unknown.
+  func agreement(id: String) throws(StoreError) -> StoredAgreement?
+
+  /// Agreements by `query` (see `AgreementQuery`).
+  func agreements(_ query: AgreementQuery) throws(StoreError) -> [AgreementRow]
+
+  /// Agreements that still collect (`active`, `past_due`) with a payment due at or before `by`
+  /// (Unix seconds), soonest first, after `after` (the listing's order), at most `limit`: what a
+  /// billing run works through.
+  func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow]
+
   /// Makes this store's identifiers under its own key (created with the store, see `Identifiers`).
   var identifiers: Identifiers { get }
 }
@@ -151,6 +162,18 @@ public protocol StoreTransaction {
   /// Records a dispute (`isNew`) or replaces what is known of it.
   func save(_ dispute: DisputeRow, isNew: Bool) throws
 
+  // Agreements (`Agreements`): what a buyer agreed to be charged later.
+
+  /// The agreement, locked for this transaction (PostgreSQL: `FOR UPDATE`), so that billing runs,
+  /// reloads and cancellations of one agreement take turns; nil when unknown.
+  func lockAgreement(_ agreementId: String) throws -> AgreementRow?
+  func insert(_ agreement: AgreementRow) throws
+  /// Replaces what billing moves (status, next payment, period, attempt, cancellation, credential,
+  /// customer action, updatedAt); the agreement is locked by `lockAgreement` first.
+  func update(_ agreement: AgreementRow) throws
+  /// Appends an event at the agreement's next position (its row is locked first); returns it.
+  @discardableResult func append(_ event: AgreementEventRow) throws -> AgreementEventRow
+
   // The operation journal (`OperationRunner`): every piece of work that must happen once.
 
   /// The journal's entry for `key`, locked for this transaction (PostgreSQL: `FOR UPDATE`); nil
@@ -211,7 +234,8 @@ public struct NewChargeToken: Sendable {
 /// A charge to insert: succeeded, or failed with its codes.
 public struct ChargeRow: Sendable {
   public var chargeId: String
-  public var token: String
+  /// The charge token paid with; nil for a payment the merchant started from an agreement.
+  public var token: String?
   public var succeeded: Bool
   public var failureCode: String?
   public var declineCode: String?
@@ -249,6 +273,9 @@ public struct OrderRow: Sendable {
   /// The amounts include their tax (`tax.pricesIncludeTax`): line and shipping taxes are contained
   /// in them, not added.
   public var taxIncluded = false
+  /// The agreement this order pays a later payment of (a renewal, a pre-order's payment, a
+  /// reload); nil for a checkout.
+  public var agreementId: String? = nil
 }
 
 /// Where `--database` points: a SQLite file (or `:memory:`), or a PostgreSQL server.
@@ -285,6 +312,7 @@ public enum StoreSchema {
     "v9: one operation journal for exactly-once work",
     "v10: stock changes by hand; erased personal data",
     "v11: disputes; refunds by the gateway's id; gateway report order events",
+    "v12: agreements, their events and the orders that pay them",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.
