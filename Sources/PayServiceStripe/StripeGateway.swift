@@ -86,7 +86,31 @@ public final class StripeGateway: RemoteGateway {
   /// (`GET /v1/payment_intents/{id}`) for its current state, and a 500 Stripe stored under the key
   /// (replayed, or an `idempotency_error` for a form sent by an earlier release) is resolved by
   /// searching for the order's PaymentIntent by `metadata['order_id']`.
+  ///
+  /// An agreement's charges (`GatewayCharge.saveCard`, `GatewayCharge.savedCard`) take the
+  /// documented ways to keep a card and to charge it later:
+  /// - `saveCard` (the buyer present): a Customer first (`saveCustomer`), then the PaymentMethod as
+  ///   above, then either the PaymentIntent as above with `customer` and
+  ///   `setup_future_usage=off_session` ("If you provide a Customer with the PaymentIntent, you can
+  ///   use this parameter to attach the payment method to the Customer after the PaymentIntent is
+  ///   confirmed and the customer completes any required actions", the reference's
+  ///   `setup_future_usage`; https://docs.stripe.com/payments/save-during-payment), or, for a charge
+  ///   of nothing, a SetupIntent (`setUpCard`). `error_on_requires_action=true` stays: the buyer
+  ///   confirmed the payment on the device, and payservice's server confirmation cannot show them a
+  ///   3-D Secure challenge.
+  /// - `savedCard` (the buyer absent): `chargeSavedCard`.
+  ///
+  /// `metadata[agreement_id]` is sent with each of them when the charge names its agreement.
   public func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment> {
+    if let saved = request.savedCard { return await chargeSavedCard(request, saved) }
+    var customer: String?
+    if request.saveCard {
+      switch await saveCustomer(request) {
+      case .success(let id): customer = id
+      case .failure(let refused): return refused.reply
+      }
+    }
+    let setsUp = request.saveCard && request.amountMinor == 0
     var paymentMethod = request.paymentData
     if !paymentMethod.hasPrefix("pm_") {
       let made = await post(
@@ -99,47 +123,261 @@ public final class StripeGateway: RemoteGateway {
         }
         paymentMethod = id
       case .storedServerError:
-        // The PaymentMethod was never made, so no PaymentIntent can have been: Stripe's search says which.
-        return await searchForPayment(orderId: request.orderId)
+        // The PaymentMethod was never made, so no PaymentIntent (or SetupIntent) can have been:
+        // Stripe's search says which.
+        if let customer, setsUp { return await searchForSetup(customer: customer, orderId: request.orderId) }
+        return await searchForPayment(orderId: request.orderId, savesCard: request.saveCard)
       case .reply(let reply): return reply.map()
       }
     }
-    let form: [(String, String)] = [
+    if let customer, setsUp { return await setUpCard(request, customer: customer, paymentMethod: paymentMethod) }
+    var form: [(String, String)] = [
       ("amount", String(request.amountMinor)),
       ("currency", request.currencyCode.lowercased()),
       ("confirm", "true"),
       ("capture_method", request.captureManually ? "manual" : "automatic"),
       ("payment_method_types[]", "card"),
       ("metadata[order_id]", request.orderId),
-      ("payment_method", paymentMethod),
-      ("error_on_requires_action", "true"),
-      ("expand[]", "latest_charge"),
     ]
+    if let agreement = request.agreementId { form.append(("metadata[agreement_id]", agreement)) }
+    form.append(("payment_method", paymentMethod))
+    if let customer {
+      form.append(("customer", customer))
+      form.append(("setup_future_usage", "off_session"))
+    }
+    form.append(("error_on_requires_action", "true"))
+    form.append(("expand[]", "latest_charge"))
+    return await createPaymentIntent(form, request, savesCard: request.saveCard)
+  }
+
+  /// `POST /v1/payment_intents` with `form` under the charge's key, read as `charge` documents:
+  /// a replayed `processing` PaymentIntent read again, a stored 500 (or another release's form
+  /// under the key) resolved by the search for the order.
+  private func createPaymentIntent(_ form: [(String, String)], _ request: GatewayCharge, savesCard: Bool) async
+    -> GatewayReply<GatewayPayment>
+  {
     switch await post("/v1/payment_intents", form, key: request.idempotencyKey) {
     case .object(let object, let replayed):
-      let reply = Self.paymentReply(object)
+      let reply = Self.paymentReply(object, savesCard: savesCard)
       if replayed, case .succeeded(let payment) = reply, payment.status == .processing {
-        return await retrievePayment(payment.id)
+        return await retrievePayment(payment.id, savesCard: savesCard)
       }
       return reply
     case .storedServerError:
-      return await searchForPayment(orderId: request.orderId)
-    case .reply(.refused(let refusal)) where refusal.type == "idempotency_error" && refusal.final == false
-      && refusal.code == nil && refusal.message.contains("same parameters"):
+      return await searchForPayment(orderId: request.orderId, savesCard: savesCard)
+    case .reply(.refused(let refusal)) where Self.isOtherForm(refusal):
       // The key holds another form (a charge left pending by an earlier release): what it did is
       // found by the order's metadata instead.
-      return await searchForPayment(orderId: request.orderId)
+      return await searchForPayment(orderId: request.orderId, savesCard: savesCard)
     case .reply(let reply): return reply.map()
     }
+  }
+
+  /// Whether Stripe refused a key because it holds another form (`idempotency_error`, "same
+  /// parameters"), not because it is in flight.
+  static func isOtherForm(_ refusal: GatewayRefusal) -> Bool {
+    refusal.type == "idempotency_error" && refusal.final == false && refusal.code == nil
+      && refusal.message.contains("same parameters")
+  }
+
+  /// A payment the merchant starts with a card kept before, the buyer absent, as Stripe documents
+  /// charging a saved card (https://docs.stripe.com/payments/save-during-payment, "Charge the
+  /// saved payment method later"): a PaymentIntent created and confirmed with `customer`,
+  /// `payment_method` and `off_session=true` ("Set to true to indicate that the customer isn't in
+  /// your checkout flow during this payment attempt and can't authenticate … can only be used with
+  /// confirm=true", the reference's `off_session`), under the charge's key. No Customer and no
+  /// PaymentMethod are made.
+  ///
+  /// `error_on_requires_action` is not sent: off-session, a card whose bank asks for the
+  /// cardholder fails the payment anyway ("If a payment attempt fails, the request also fails with
+  /// a 402 HTTP status code, and the PaymentIntent status is requires_payment_method"), with the
+  /// card error `authentication_required`, read as every card error is: `.declined` with `code`
+  /// and `declineCode` `authentication_required`. A PaymentMethod Stripe no longer charges for the
+  /// Customer (detached, or never attached to it) is an `invalid_request_error` (400), kept under
+  /// the key: `.refused(final: true)` with Stripe's `code` in `GatewayRefusal.code`. Replays and
+  /// stored 500s are resolved as for every charge (`createPaymentIntent`).
+  func chargeSavedCard(_ request: GatewayCharge, _ saved: GatewaySavedCard) async -> GatewayReply<GatewayPayment> {
+    var form: [(String, String)] = [
+      ("amount", String(request.amountMinor)),
+      ("currency", request.currencyCode.lowercased()),
+      ("confirm", "true"),
+      ("capture_method", request.captureManually ? "manual" : "automatic"),
+      ("payment_method_types[]", "card"),
+      ("metadata[order_id]", request.orderId),
+    ]
+    if let agreement = request.agreementId { form.append(("metadata[agreement_id]", agreement)) }
+    form += [
+      ("customer", saved.customerId),
+      ("payment_method", saved.paymentMethodId),
+      ("off_session", "true"),
+      ("expand[]", "latest_charge"),
+    ]
+    return await createPaymentIntent(form, request, savesCard: false)
+  }
+
+  /// Why a charge's Customer was not made: the reply the charge gives.
+  struct CustomerRefused: Error {
+    var reply: GatewayReply<GatewayPayment>
+  }
+
+  /// The Customer a charge that keeps its card belongs to: `POST /v1/customers` with
+  /// `metadata[order_id]` (and `metadata[agreement_id]`), nothing about the buyer, under the
+  /// charge's key with `-customer` appended (`customerKey`): one Customer per charge, however
+  /// often sent ("To set a card up for future payments, you must attach it to a Customer",
+  /// https://docs.stripe.com/payments/save-during-payment; https://docs.stripe.com/api/customers/create).
+  /// A 500 Stripe stored under that key means no Customer can come of this charge: nothing was
+  /// charged or set up under it either, which Stripe's search confirms.
+  func saveCustomer(_ request: GatewayCharge) async -> Result<String, CustomerRefused> {
+    var form = [("metadata[order_id]", request.orderId)]
+    if let agreement = request.agreementId { form.append(("metadata[agreement_id]", agreement)) }
+    switch await post("/v1/customers", form, key: Self.customerKey(request.idempotencyKey)) {
+    case .object(let object, _):
+      guard case .string(let id)? = object.member("id"), id.hasPrefix("cus_") else {
+        return .failure(CustomerRefused(reply: .unanswered(reason: "an answer payservice cannot read")))
+      }
+      return .success(id)
+    case .storedServerError:
+      if request.amountMinor == 0 {
+        return .failure(
+          CustomerRefused(reply: .succeeded(GatewayPayment(id: "", chargeId: nil, status: .notFound, amountCapturedMinor: 0))))
+      }
+      return .failure(CustomerRefused(reply: await searchForPayment(orderId: request.orderId, savesCard: true)))
+    case .reply(let reply): return .failure(CustomerRefused(reply: reply.map()))
+    }
+  }
+
+  /// The Customer's key for a charge's key.
+  static func customerKey(_ chargeKey: String) -> String { chargeKey + "-customer" }
+
+  /// A card kept with nothing charged (a free trial, a pre-order), as Stripe documents setting up
+  /// future payments (https://docs.stripe.com/payments/setup-intents;
+  /// https://docs.stripe.com/api/setup_intents/create): `POST /v1/setup_intents` with the
+  /// `customer`, the `payment_method`, `confirm=true`, `usage=off_session` ("Use off_session if
+  /// your customer may or may not be present in your checkout flow"), `payment_method_types[]=card`
+  /// and the metadata, under the charge's key. "If you use the SetupIntent with a Customer, it
+  /// automatically attaches the resulting payment method to that Customer after successful setup."
+  /// The answer is read by `setupReply`; a replayed `processing` SetupIntent is read again
+  /// (`GET /v1/setup_intents/{id}`), and a 500 stored under the key is resolved by listing the
+  /// Customer's SetupIntents (`searchForSetup`).
+  func setUpCard(_ request: GatewayCharge, customer: String, paymentMethod: String) async -> GatewayReply<GatewayPayment> {
+    var form: [(String, String)] = [
+      ("customer", customer),
+      ("payment_method", paymentMethod),
+      ("confirm", "true"),
+      ("usage", "off_session"),
+      ("payment_method_types[]", "card"),
+      ("metadata[order_id]", request.orderId),
+    ]
+    if let agreement = request.agreementId { form.append(("metadata[agreement_id]", agreement)) }
+    switch await post("/v1/setup_intents", form, key: request.idempotencyKey) {
+    case .object(let object, let replayed):
+      let reply = Self.setupReply(object)
+      if replayed, case .succeeded(let setup) = reply, setup.status == .processing {
+        return await retrieveSetup(setup.id)
+      }
+      return reply
+    case .storedServerError:
+      return await searchForSetup(customer: customer, orderId: request.orderId)
+    case .reply(.refused(let refusal)) where Self.isOtherForm(refusal):
+      return await searchForSetup(customer: customer, orderId: request.orderId)
+    case .reply(let reply): return reply.map()
+    }
+  }
+
+  /// `GET /v1/setup_intents/{id}`: the SetupIntent as it stands now.
+  func retrieveSetup(_ id: String) async -> GatewayReply<GatewayPayment> {
+    switch await get("/v1/setup_intents/\(Self.pathSegment(id))") {
+    case .object(let object, _): return Self.setupReply(object)
+    case .storedServerError(let reason): return .unanswered(reason: reason)
+    case .reply(let reply): return reply.map()
+    }
+  }
+
+  /// The order's SetupIntent among the Customer's (`GET /v1/setup_intents?customer=cus_…`, 100 a
+  /// page, every page): the one whose `metadata.order_id` is the order's, or `.notFound` when there
+  /// is none. SetupIntents have no search API; the Customer is the charge's own, so its list is
+  /// short.
+  func searchForSetup(customer: String, orderId: String) async -> GatewayReply<GatewayPayment> {
+    var found: [JSONValue] = []
+    var after: String?
+    while true {
+      var query = [("customer", customer), ("limit", "100")]
+      if let after { query.append(("starting_after", after)) }
+      let page: JSONValue
+      switch await get("/v1/setup_intents?" + Self.formEncoded(query)) {
+      case .object(let object, _): page = object
+      case .storedServerError(let reason): return .unanswered(reason: reason)
+      case .reply(let reply): return reply.map()
+      }
+      guard case .array(let data)? = page.member("data"), case .bool(let more)? = page.member("has_more") else {
+        return .unanswered(reason: "a list payservice cannot read")
+      }
+      found += data.filter { $0.member("metadata")?.member("order_id") == .string(orderId) }
+      guard more, case .string(let last)? = data.last?.member("id"), found.count < GatewayListKind.maxObjects else { break }
+      after = last
+    }
+    func status(_ intent: JSONValue) -> GatewayPayment.Status? { Self.setup(intent)?.status }
+    let chosen =
+      found.first { status($0) == .captured } ?? found.first { status($0) == .processing } ?? found.first
+    guard let chosen else {
+      return .succeeded(GatewayPayment(id: "", chargeId: nil, status: .notFound, amountCapturedMinor: 0))
+    }
+    return Self.setupReply(chosen)
+  }
+
+  /// A SetupIntent read back as the reply it amounts to: one that returned to
+  /// `requires_payment_method` with a `last_setup_error` (a card error while setting up) is that
+  /// error's decline, as for PaymentIntents; any other is the setup.
+  static func setupReply(_ object: JSONValue) -> GatewayReply<GatewayPayment> {
+    guard let setup = setup(object) else { return .unanswered(reason: "an answer payservice cannot read") }
+    if setup.status == .incomplete, let error = object.member("last_setup_error"), case .object = error {
+      return .declined(decline(error, chargeId: nil, fallback: "The card could not be set up."))
+    }
+    return .succeeded(setup)
+  }
+
+  /// A SetupIntent object as the payment it stands for (https://docs.stripe.com/api/setup_intents/object):
+  /// `id` the `seti_…`, no charge, nothing captured; `succeeded` is `.captured`, `processing`
+  /// `.processing`, `requires_action` `.requiresAction`, anything else `.incomplete`. `savedCard`
+  /// is its `customer` and `payment_method` once it succeeded or is processing. Nil when it is not
+  /// a SetupIntent.
+  static func setup(_ object: JSONValue) -> GatewayPayment? {
+    guard case .string(let id)? = object.member("id"), id.hasPrefix("seti_"), case .string(let status)? = object.member("status")
+    else { return nil }
+    let mapped: GatewayPayment.Status =
+      switch status {
+      case "succeeded": .captured
+      case "processing": .processing
+      case "requires_action": .requiresAction
+      default: .incomplete
+      }
+    let saved = mapped == .captured || mapped == .processing ? savedCard(object) : nil
+    return GatewayPayment(id: id, chargeId: nil, status: mapped, amountCapturedMinor: 0, savedCard: saved)
+  }
+
+  /// An intent's `customer` and `payment_method` (ids, or expanded objects' ids); nil without both.
+  static func savedCard(_ object: JSONValue) -> GatewaySavedCard? {
+    func id(_ name: String) -> String? {
+      switch object.member(name) {
+      case .string(let value)?: return value
+      case .object?: if case .string(let value)? = object.member(name)?.member("id") { return value }
+      default: break
+      }
+      return nil
+    }
+    guard let customer = id("customer"), customer.hasPrefix("cus_"), let method = id("payment_method"),
+      method.hasPrefix("pm_")
+    else { return nil }
+    return GatewaySavedCard(customerId: customer, paymentMethodId: method)
   }
 
   /// The PaymentMethod's key for a charge's key: one PaymentMethod per charge, however often sent.
   static func paymentMethodKey(_ chargeKey: String) -> String { chargeKey + "-payment-method" }
 
   /// `GET /v1/payment_intents/{id}` with its latest charge: the payment as it stands now.
-  func retrievePayment(_ id: String) async -> GatewayReply<GatewayPayment> {
+  func retrievePayment(_ id: String, savesCard: Bool = false) async -> GatewayReply<GatewayPayment> {
     switch await get("/v1/payment_intents/\(Self.pathSegment(id))?expand%5B%5D=latest_charge") {
-    case .object(let object, _): return Self.paymentReply(object)
+    case .object(let object, _): return Self.paymentReply(object, savesCard: savesCard)
     case let other: return other.map(Self.payment)
     }
   }
@@ -148,7 +386,7 @@ public final class StripeGateway: RemoteGateway {
   /// PaymentIntent, or `.notFound` when Stripe holds none. Stripe's search results can lag a new
   /// PaymentIntent by up to a minute: the caller decides how old the charge must be before
   /// `.notFound` is taken as "never charged".
-  func searchForPayment(orderId: String) async -> GatewayReply<GatewayPayment> {
+  func searchForPayment(orderId: String, savesCard: Bool = false) async -> GatewayReply<GatewayPayment> {
     let query = "metadata['order_id']:'\(orderId)'"
     let path =
       "/v1/payment_intents/search?" + Self.formEncoded([("query", query), ("expand[]", "data.latest_charge")])
@@ -164,7 +402,7 @@ public final class StripeGateway: RemoteGateway {
       guard let chosen else {
         return .succeeded(GatewayPayment(id: "", chargeId: nil, status: .notFound, amountCapturedMinor: 0))
       }
-      return Self.paymentReply(chosen)
+      return Self.paymentReply(chosen, savesCard: savesCard)
     case .storedServerError(let reason): return .unanswered(reason: reason)
     case .reply(let reply): return reply.map()
     }
@@ -335,21 +573,30 @@ public final class StripeGateway: RemoteGateway {
 
   /// A PaymentIntent read back (created, retrieved or found) as the reply it amounts to: one that
   /// returned to `requires_payment_method` with a `last_payment_error` (a payment that failed
-  /// while processing) is that error's decline; any other is the payment.
-  static func paymentReply(_ object: JSONValue) -> GatewayReply<GatewayPayment> {
-    guard let payment = payment(object) else { return .unanswered(reason: "an answer payservice cannot read") }
+  /// while processing) is that error's decline; any other is the payment. With `savesCard` (a
+  /// charge sent with `saveCard`), a payment that succeeded, is held or is processing names the
+  /// card kept: the PaymentIntent's `customer` and `payment_method`.
+  static func paymentReply(_ object: JSONValue, savesCard: Bool = false) -> GatewayReply<GatewayPayment> {
+    guard var payment = payment(object) else { return .unanswered(reason: "an answer payservice cannot read") }
     if payment.status == .incomplete, let error = object.member("last_payment_error"), case .object = error {
-      func text(_ name: String) -> String? {
-        if case .string(let value)? = error.member(name) { return value }
-        return nil
-      }
-      let code = text("code") ?? "card_declined"
-      return .declined(
-        GatewayDecline(
-          code: code, declineCode: text("decline_code") ?? (code == "card_declined" ? nil : code),
-          chargeId: text("charge") ?? payment.chargeId, message: text("message") ?? "The payment failed."))
+      return .declined(decline(error, chargeId: payment.chargeId, fallback: "The payment failed."))
+    }
+    if savesCard, [.captured, .authorized, .processing].contains(payment.status) {
+      payment.savedCard = savedCard(object)
     }
     return .succeeded(payment)
+  }
+
+  /// A `last_payment_error` or `last_setup_error` as the decline it is.
+  static func decline(_ error: JSONValue, chargeId: String?, fallback: String) -> GatewayDecline {
+    func text(_ name: String) -> String? {
+      if case .string(let value)? = error.member(name) { return value }
+      return nil
+    }
+    let code = text("code") ?? "card_declined"
+    return GatewayDecline(
+      code: code, declineCode: text("decline_code") ?? (code == "card_declined" ? nil : code),
+      chargeId: text("charge") ?? chargeId, message: text("message") ?? fallback)
   }
 
   /// How long Stripe keeps an uncaptured card authorization before it cancels the PaymentIntent,

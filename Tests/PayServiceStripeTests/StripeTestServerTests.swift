@@ -333,7 +333,7 @@ struct StripeTestServerTests {
       #expect(valid.status == 200)
       #expect(valid.header("Idempotent-Replayed") == nil)
       #expect(server.paymentIntentsCreated(idempotencyKey: "key-valid") == 1)
-      let unrouted = try await Self.send(client, server, "/v1/customers", form: [])
+      let unrouted = try await Self.send(client, server, "/v1/subscriptions", form: [])
       #expect(unrouted.status == 404)
     }
   }

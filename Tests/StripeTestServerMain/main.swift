@@ -4,11 +4,15 @@ import PayServiceTestSupport
 // The Stripe test server as a process, for the benchmark and by hand: it prints one JSON line
 // (baseURL, the CA file a client must trust, the secret key it accepts), then reads commands on
 // stdin until EOF: `latency MS` sets the added latency; `fault reset|delay SECONDS|500|429 SECONDS
-// charge|refund|token` queues a fault for the next charge, refund or Apple Pay token
-// (StripeTestServer.Fault), or `fault stored500|stored500-executed charge|refund` one whose 500 Stripe
-// stores under the key (without or after executing it); `settle-processing PI succeeded|failed` ends a
-// PaymentIntent in processing; `expire PI` lets an uncaptured authorization lapse; `count` prints the PaymentIntents, refunds and tokens created so far as
-// a JSON line; `dashboard-refund PI [AMOUNT]` refunds as the Dashboard does (prints the refund's id
+// charge|refund|token|customer|setup` queues a fault for the next charge, refund, Apple Pay token,
+// Customer or SetupIntent (StripeTestServer.Fault), or `fault stored500|stored500-executed
+// charge|refund|customer|setup` one whose 500 Stripe stores under the key (without or after executing
+// it); `settle-processing PI|SETI succeeded|failed` ends a PaymentIntent or SetupIntent in processing;
+// `expire PI` lets an uncaptured authorization lapse; `authenticate SETI [failed]` plays the holder of a
+// SetupIntent's card asked to authenticate; `decline-off-session CUS CODE DECLINE_CODE|- COUNT` declines
+// the Customer's next COUNT off-session payments; `detach PM` detaches a PaymentMethod from its
+// Customer (prints whether it did); `count` prints the PaymentIntents, refunds, tokens, Customers and
+// SetupIntents created so far as a JSON line; `dashboard-refund PI [AMOUNT]` refunds as the Dashboard does (prints the refund's id
 // or null); `fail-refund RE` makes a refund fail later (`expired_or_canceled_card`); `dispute PI
 // [REASON]` opens a dispute (default `fraudulent`; prints its id or null); `dispute-update DP STATUS`
 // moves it to `under_review` (or `warning_under_review`); `dispute-close DP won|lost` closes it;
@@ -35,6 +39,8 @@ while let line = readLine() {
       switch words.last {
       case "refund": .refund
       case "token": .createToken
+      case "customer": .createCustomer
+      case "setup": .createSetupIntent
       default: .createPaymentIntent
       }
     let seconds = words.count > 3 ? Double(words[2]) ?? 1 : 1
@@ -47,8 +53,19 @@ while let line = readLine() {
     case "stored500-executed": server.inject(.serverErrorStored(.afterExecuting), on: route)
     default: say(#"{"error":"unknown fault"}"#)
     }
+  case "settle-processing" where words.count == 3 && words[1].hasPrefix("seti_"):
+    say(#"{"settled":\#(server.settleProcessing(setupIntent: String(words[1]), succeeded: words[2] == "succeeded"))}"#)
   case "settle-processing" where words.count == 3:
     say(#"{"settled":\#(server.settleProcessing(paymentIntent: String(words[1]), succeeded: words[2] == "succeeded"))}"#)
+  case "authenticate" where words.count == 2 || words.count == 3:
+    say(#"{"authenticated":\#(server.authenticateSetupIntent(String(words[1]), succeeded: words.count == 2))}"#)
+  case "decline-off-session" where words.count == 5:
+    server.declineNextOffSessionCharges(
+      customer: String(words[1]), code: String(words[2]), declineCode: words[3] == "-" ? nil : String(words[3]),
+      count: Int(words[4]) ?? 1)
+    say(#"{"queued":true}"#)
+  case "detach" where words.count == 2:
+    say(#"{"detached":\#(server.detachPaymentMethod(String(words[1])))}"#)
   case "expire" where words.count == 2:
     say(#"{"expired":\#(server.expireAuthorization(paymentIntent: String(words[1])))}"#)
   case "dashboard-refund" where words.count == 2 || words.count == 3:
@@ -74,7 +91,9 @@ while let line = readLine() {
       say(event.payload.split(separator: "\n").map { $0.drop { $0 == " " } }.joined())
     }
   case "count":
-    say(#"{"paymentIntents":\#(server.paymentIntentCount),"refunds":\#(server.refundCount),"tokens":\#(server.tokenCount)}"#)
+    say(
+      #"{"paymentIntents":\#(server.paymentIntentCount),"refunds":\#(server.refundCount),"tokens":\#(server.tokenCount),"customers":\#(server.customerRecords().count),"setupIntents":\#(server.setupIntentRecords().count)}"#
+    )
   default: say(#"{"error":"unknown command"}"#)
   }
 }

@@ -48,6 +48,12 @@ enum StripeEndpoint: Sendable, Equatable {
   case retrieveDispute(String)
   case retrieveBalanceTransaction(String)
   case list(StripeTestLedger.ListKind)
+  case createCustomer
+  case retrieveCustomer(String)
+  case createSetupIntent
+  case retrieveSetupIntent(String)
+  case attachPaymentMethod(String)
+  case detachPaymentMethod(String)
 
   init?(method: String, path: String) {
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -60,6 +66,15 @@ enum StripeEndpoint: Sendable, Equatable {
       case "cancel": self = .cancel(rest[1])
       default: return nil
       }
+    case ("POST", let rest) where rest.count == 3 && rest[0] == "payment_methods" && !rest[1].isEmpty:
+      switch rest[2] {
+      case "attach": self = .attachPaymentMethod(rest[1])
+      case "detach": self = .detachPaymentMethod(rest[1])
+      default: return nil
+      }
+    case ("POST", ["customers"]): self = .createCustomer
+    case ("POST", ["setup_intents"]): self = .createSetupIntent
+    case ("GET", ["setup_intents"]): self = .list(.setupIntents)
     case ("POST", ["refunds"]): self = .createRefund
     case ("POST", ["tokens"]): self = .createToken
     case ("POST", ["payment_methods"]): self = .createPaymentMethod
@@ -79,6 +94,8 @@ enum StripeEndpoint: Sendable, Equatable {
       case "events": self = .retrieveEvent(rest[1])
       case "disputes": self = .retrieveDispute(rest[1])
       case "balance_transactions": self = .retrieveBalanceTransaction(rest[1])
+      case "customers": self = .retrieveCustomer(rest[1])
+      case "setup_intents": self = .retrieveSetupIntent(rest[1])
       default: return nil
       }
     default: return nil
@@ -93,6 +110,10 @@ enum StripeEndpoint: Sendable, Equatable {
     case .createRefund: .refund
     case .createToken: .createToken
     case .createPaymentMethod: .createPaymentMethod
+    case .createCustomer: .createCustomer
+    case .createSetupIntent: .createSetupIntent
+    case .attachPaymentMethod: .attachPaymentMethod
+    case .detachPaymentMethod: .detachPaymentMethod
     default: nil
     }
   }
@@ -297,11 +318,17 @@ final class StripeServerCore: Sendable {
       case .retrieveRefund(let id): result = state.ledger.retrieveRefund(id)
       case .retrieveCharge(let id): result = state.ledger.retrieveCharge(id)
       case .retrieveToken(let id): result = state.ledger.retrieveToken(id)
-      case .retrievePaymentMethod(let id): result = StripeTestLedger.retrievePaymentMethod(id)
+      case .retrievePaymentMethod(let id): result = state.ledger.retrievePaymentMethod(id)
       case .retrieveEvent(let id): result = state.ledger.retrieveEvent(id)
       case .retrieveDispute(let id): result = state.ledger.retrieveDispute(id)
       case .retrieveBalanceTransaction(let id): result = state.ledger.retrieveBalanceTransaction(id)
       case .list(let kind): result = state.ledger.list(kind, form)
+      case .createCustomer: result = state.ledger.createCustomer(form, idempotencyKey: key, now: now)
+      case .retrieveCustomer(let id): result = state.ledger.retrieveCustomer(id)
+      case .createSetupIntent: result = state.ledger.createSetupIntent(form, idempotencyKey: key, now: now)
+      case .retrieveSetupIntent(let id): result = state.ledger.retrieveSetupIntent(id)
+      case .attachPaymentMethod(let id): result = state.ledger.attachPaymentMethod(id, form, now: now)
+      case .detachPaymentMethod(let id): result = state.ledger.detachPaymentMethod(id)
       }
       if storedServerError == .afterExecuting { result = .failure(Self.storedServerError) }
       let (status, body): (Int, String)
@@ -330,6 +357,11 @@ final class StripeServerCore: Sendable {
     case .createRefund: StripeTestLedger.validateRefund(form)
     case .createToken: StripeTestLedger.validateToken(form)
     case .list(let kind): StripeTestLedger.validateList(kind, form)
+    case .createCustomer: StripeTestLedger.validateCustomer(form)
+    case .createSetupIntent: StripeTestLedger.validateSetupIntent(form)
+    case .attachPaymentMethod: StripeTestLedger.validateAttach(form)
+    case .detachPaymentMethod: StripeTestLedger.validateDetach(form)
+    case .retrieveCustomer, .retrieveSetupIntent: nil
     case .retrievePaymentIntent, .retrieveRefund, .retrieveCharge, .retrieveToken, .retrievePaymentMethod,
       .retrieveEvent, .retrieveDispute, .retrieveBalanceTransaction:
       nil

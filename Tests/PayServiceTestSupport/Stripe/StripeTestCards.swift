@@ -1,5 +1,10 @@
 /// Stripe's documented test cards (https://docs.stripe.com/testing), by the name they share as a
-/// test token (`tok_<name>`) and a test PaymentMethod (`pm_card_<name>`).
+/// test token (`tok_<name>`) and a test PaymentMethod (`pm_card_<name>`). Stripe's testing page
+/// lists PaymentMethods but no tokens for its "Authentication and setup" cards
+/// (`authenticationRequiredOnSetup`, `authenticationRequired`,
+/// `authenticationRequiredSetupForOffSession`, `authenticationRequiredChargeDeclinedInsufficientFunds`);
+/// this server takes `tok_<name>` for them too, as for every card, so that a checkout (which
+/// charges tokens) can keep one.
 struct StripeTestCard: Sendable {
   enum Outcome: Sendable {
     case succeeds
@@ -11,11 +16,36 @@ struct StripeTestCard: Sendable {
     /// The charge succeeds; a refund starts `pending` and later becomes `succeeded`
     /// (card 4000 0000 0000 7726).
     case refundPending
-    /// The card's bank asks for 3-D Secure (Stripe's card 4000 0027 6000 3184,
-    /// `pm_card_authenticationRequired`): a PaymentIntent confirmed with
-    /// `error_on_requires_action=true` is declined with `authentication_required`; without it, it
-    /// stays `requires_action`.
+    /// The card's bank asks for 3-D Secure on every payment, however the card was set up ("Always
+    /// authenticate", Stripe's card 4000 0027 6000 3184, `pm_card_authenticationRequired`): a
+    /// PaymentIntent confirmed with `error_on_requires_action=true` is declined with
+    /// `authentication_required`; without it, it stays `requires_action`; confirmed with
+    /// `off_session=true`, it is declined `authentication_required` (nobody is there to
+    /// authenticate); a SetupIntent waits in `requires_action`.
     case authenticationRequired
+    /// "Authenticate unless set up" (Stripe's card 4000 0025 0000 3155,
+    /// `pm_card_authenticationRequiredOnSetup`): on-session payments always need the customer (as
+    /// `authenticationRequired`); a SetupIntent waits in `requires_action` until the customer
+    /// authenticates (`StripeTestServer.authenticateSetupIntent`); off-session payments are declined
+    /// `authentication_required` unless the PaymentMethod was set up for off-session use (a
+    /// SetupIntent with `usage=off_session` that succeeded, or a PaymentIntent with
+    /// `setup_future_usage=off_session` that did), then they succeed.
+    case authenticationRequiredOnSetup
+    /// "Already set up" (Stripe's card 4000 0038 0000 0446,
+    /// `pm_card_authenticationRequiredSetupForOffSession`): on-session payments need the customer;
+    /// off-session payments succeed, and so does a SetupIntent.
+    case authenticationRequiredSetUpForOffSession
+    /// "Insufficient funds" (Stripe's card 4000 0082 6000 3178,
+    /// `pm_card_authenticationRequiredChargeDeclinedInsufficientFunds`): on-session payments need the
+    /// customer; a SetupIntent waits for them; every off-session payment is declined
+    /// `card_declined`/`insufficient_funds`, set up or not.
+    case authenticationRequiredThenDeclines
+    /// "Decline after attaching" (Stripe's card 4000 0000 0000 0341, `pm_card_chargeCustomerFail`,
+    /// `tok_chargeCustomerFail`, `tok_visa_chargeCustomerFail`, and `…LostCard`/`…StolenCard`):
+    /// attaching it to a Customer (a SetupIntent, `POST /v1/payment_methods/{id}/attach`) succeeds,
+    /// every charge of it is declined `card_declined` with `declineCode`. (Stripe's testing page
+    /// does not give the decline code of the plain card; `generic_decline` is this server's choice.)
+    case chargeCustomerFail(declineCode: String, message: String)
     /// This test server's own: the PaymentIntent answers `processing` and stays so until
     /// `StripeTestServer.settleProcessing` ends it (as a bank debit would, days later).
     case processing
@@ -51,6 +81,12 @@ struct StripeTestCard: Sendable {
       "refundFail": .init(brand: "visa", last4: "5126", funding: "credit", outcome: .refundFails),
       "pendingRefund": .init(brand: "visa", last4: "7726", funding: "credit", outcome: .refundPending),
       "authenticationRequired": .init(brand: "visa", last4: "3184", funding: "credit", outcome: .authenticationRequired),
+      "authenticationRequiredOnSetup": .init(
+        brand: "visa", last4: "3155", funding: "credit", outcome: .authenticationRequiredOnSetup),
+      "authenticationRequiredSetupForOffSession": .init(
+        brand: "visa", last4: "0446", funding: "credit", outcome: .authenticationRequiredSetUpForOffSession),
+      "authenticationRequiredChargeDeclinedInsufficientFunds": .init(
+        brand: "visa", last4: "3178", funding: "credit", outcome: .authenticationRequiredThenDeclines),
       "processing": .init(brand: "visa", last4: "0950", funding: "credit", outcome: .processing),
       "refundRequiresAction": .init(brand: "visa", last4: "0951", funding: "credit", outcome: .refundRequiresAction),
       "refundCanceled": .init(brand: "visa", last4: "0952", funding: "credit", outcome: .refundCanceled),
@@ -82,6 +118,20 @@ struct StripeTestCard: Sendable {
         "Your card was declined for making repeated attempts too frequently or exceeding its amount limit."
       ),
     ]
+    // Cards that attach and then decline every charge: Stripe documents `tok_chargeCustomerFail`,
+    // `tok_visa_chargeCustomerFail`, `tok_visa_chargeCustomerFailLostCard`,
+    // `tok_visa_chargeCustomerFailStolenCard` and `pm_card_chargeCustomerFail`.
+    let customerFails: [(String, String, String)] = [
+      ("chargeCustomerFail", "generic_decline", "Your card was declined."),
+      ("visa_chargeCustomerFail", "generic_decline", "Your card was declined."),
+      ("visa_chargeCustomerFailLostCard", "lost_card", "Your card was declined."),
+      ("visa_chargeCustomerFailStolenCard", "stolen_card", "Your card was declined."),
+    ]
+    for (name, declineCode, message) in customerFails {
+      cards[name] = StripeTestCard(
+        brand: "visa", last4: "0341", funding: "credit",
+        outcome: .chargeCustomerFail(declineCode: declineCode, message: message))
+    }
     for (name, last4, declineCode, message) in declines {
       let card = StripeTestCard(
         brand: "visa", last4: last4, funding: "credit",

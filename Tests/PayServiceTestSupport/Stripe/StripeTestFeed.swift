@@ -259,10 +259,11 @@ extension StripeTestLedger {
 
   /// Which list a `GET` asks for.
   enum ListKind: Sendable, Equatable {
-    case paymentIntents, refunds, disputes, events, balanceTransactions
+    case paymentIntents, refunds, disputes, events, balanceTransactions, setupIntents
 
     var url: String {
       switch self {
+      case .setupIntents: "/v1/setup_intents"
       case .paymentIntents: "/v1/payment_intents"
       case .refunds: "/v1/refunds"
       case .disputes: "/v1/disputes"
@@ -275,6 +276,7 @@ extension StripeTestLedger {
     var noun: String {
       switch self {
       case .paymentIntents: "payment_intent"
+      case .setupIntents: "setupintent"
       case .refunds: "refund"
       case .disputes: "dispute"
       case .events: "event"
@@ -285,6 +287,7 @@ extension StripeTestLedger {
     var parameters: Set<String> {
       switch self {
       case .paymentIntents: StripeTestLedger.listParameters.union(["customer"])
+      case .setupIntents: StripeTestLedger.listParameters.union(["attach_to_self", "customer", "payment_method"])
       case .refunds, .disputes: StripeTestLedger.listParameters.union(["charge", "payment_intent"])
       case .events: StripeTestLedger.listParameters.union(["delivery_success", "type", "types"])
       case .balanceTransactions: StripeTestLedger.listParameters.union(["currency", "source", "type"])
@@ -360,6 +363,7 @@ extension StripeTestLedger {
     let all: [(id: String, created: Int64)]
     switch kind {
     case .paymentIntents: all = paymentIntentOrder.map { ($0, paymentIntents[$0]!.created) }
+    case .setupIntents: all = setupIntentOrder.map { ($0, setupIntents[$0]!.created) }
     case .refunds: all = refundOrder.map { ($0, refunds[$0]!.created) }
     case .disputes: all = disputeOrder.map { ($0, disputes[$0]!.created) }
     case .events: all = events.map { ($0.id, $0.created) }
@@ -405,6 +409,7 @@ extension StripeTestLedger {
     let data: [StripeJSON] = page.map { entry in
       switch kind {
       case .paymentIntents: render(paymentIntents[entry.id]!, expandCharge: expandCharge)
+      case .setupIntents: render(setupIntents[entry.id]!)
       case .refunds: render(refunds[entry.id]!)
       case .disputes: render(disputes[entry.id]!)
       case .events: events[eventIndex[entry.id]!].json
@@ -424,8 +429,13 @@ extension StripeTestLedger {
   func passes(_ kind: ListKind, _ id: String, _ form: StripeForm) -> Bool {
     switch kind {
     case .paymentIntents:
-      // This server has no customers: a `customer` filter matches nothing.
-      return form["customer"] == nil
+      if let customer = form["customer"], customer != paymentIntents[id]!.customer { return false }
+      return true
+    case .setupIntents:
+      let intent = setupIntents[id]!
+      if let customer = form["customer"], customer != intent.customer { return false }
+      if let method = form["payment_method"], method != intent.paymentMethod { return false }
+      return true
     case .refunds:
       let refund = refunds[id]!
       if let charge = form["charge"], charge != refund.charge { return false }

@@ -14,7 +14,7 @@ struct StripeAPIError: Error, Sendable {
   init(
     status: Int, type: String, message: String, code: String? = nil, declineCode: String? = nil,
     param: String? = nil, charge: String? = nil, paymentIntent: StripeJSON? = nil,
-    paymentMethod: StripeJSON? = nil
+    paymentMethod: StripeJSON? = nil, setupIntent: StripeJSON? = nil
   ) {
     self.status = status
     var fields: [(String, StripeJSON)] = []
@@ -31,6 +31,7 @@ struct StripeAPIError: Error, Sendable {
     if let param { fields.append(("param", .string(param))) }
     if let paymentIntent { fields.append(("payment_intent", paymentIntent)) }
     if let paymentMethod { fields.append(("payment_method", paymentMethod)) }
+    if let setupIntent { fields.append(("setup_intent", setupIntent)) }
     fields.append(("type", .string(type)))
     error = fields
   }
@@ -52,9 +53,10 @@ struct StripeAPIError: Error, Sendable {
 
 /// What the test server knows: PaymentIntents, their charges, refunds and the PaymentMethods
 /// made from test cards, with Stripe's state machine over them
-/// (https://docs.stripe.com/payments/paymentintents/lifecycle), and what it tells of them after the
-/// fact: events, balance transactions and disputes (StripeTestFeed.swift). Not thread-safe by
-/// itself: the server keeps it behind a lock.
+/// (https://docs.stripe.com/payments/paymentintents/lifecycle), Customers, SetupIntents and the
+/// PaymentMethods attached to Customers (StripeTestLedger+SavedCards.swift), and what it tells of
+/// them after the fact: events, balance transactions and disputes (StripeTestFeed.swift). Not
+/// thread-safe by itself: the server keeps it behind a lock.
 ///
 /// IDs are deterministic per server: a prefix, `test`, and a six-digit counter per kind, in
 /// creation order (`pi_test000001`, `ch_test000001`, `re_test000001`, `pm_test000001`,
@@ -65,6 +67,13 @@ struct StripeTestLedger: Sendable {
     var id: String
     var card: StripeTestCard
     var created: Int64
+    /// The Customer it is attached to.
+    var customer: String? = nil
+    /// Detached from its Customer: Stripe never charges it again ("It may not be used again").
+    var detached = false
+    /// Set up for payments without the customer (a SetupIntent with `usage=off_session`, or a
+    /// PaymentIntent with `setup_future_usage=off_session`, that succeeded).
+    var setUpForOffSession = false
   }
 
   /// A card token made from an Apple Pay token (`POST /v1/tokens` with `pk_token`).
@@ -98,6 +107,15 @@ struct StripeTestLedger: Sendable {
     var nextAction = false
     var canceledAt: Int64?
     var cancellationReason: String?
+    /// The Customer it belongs to (`customer`).
+    var customer: String? = nil
+    /// `setup_future_usage` (`on_session` or `off_session`): the PaymentMethod is attached to the
+    /// Customer once the payment succeeds.
+    var setupFutureUsage: String? = nil
+    /// Confirmed with `off_session=true` (a request parameter only: Stripe's object does not show it).
+    var offSession = false
+    /// The Idempotency-Key of the request that made it.
+    var idempotencyKey: String? = nil
   }
 
   struct Charge: Sendable {
@@ -166,6 +184,15 @@ struct StripeTestLedger: Sendable {
   var balanceTransactionOrder: [String] = []
   var disputes: [String: Dispute] = [:]
   var disputeOrder: [String] = []
+  var customers: [String: Customer] = [:]
+  var customerOrder: [String] = []
+  var customersPerIdempotencyKey: [String: Int] = [:]
+  var setupIntents: [String: SetupIntent] = [:]
+  var setupIntentOrder: [String] = []
+  var setupIntentsPerIdempotencyKey: [String: Int] = [:]
+  /// Card errors queued per Customer for its next off-session PaymentIntents
+  /// (`StripeTestServer.declineNextOffSessionCharges`), oldest first.
+  var offSessionDeclines: [String: [ForcedDecline]] = [:]
 
   /// Now, in Unix seconds, by the settable clock.
   var now: Int64 { clock ?? Int64(Date().timeIntervalSince1970) }
@@ -184,7 +211,7 @@ struct StripeTestLedger: Sendable {
     "payment_method_types", "metadata", "description", "receipt_email", "statement_descriptor",
     "statement_descriptor_suffix", "confirmation_method", "automatic_payment_methods", "expand", "off_session",
     "error_on_requires_action", "return_url", "setup_future_usage", "shipping", "payment_method_options",
-    "use_stripe_sdk", "mandate_data", "radar_options", "transfer_group", "payment_method_configuration",
+    "use_stripe_sdk", "mandate_data", "radar_options", "transfer_group", "payment_method_configuration", "customer",
   ]
   static let paymentMethodParameters: Set<String> = ["type", "card", "billing_details", "metadata", "expand"]
   static let captureParameters: Set<String> = [
@@ -291,6 +318,8 @@ struct StripeTestLedger: Sendable {
     }
     if let error = checkMetadata(form) { return error }
     if case .failure(let error) = boolean(form, "error_on_requires_action") { return error }
+    if let error = checkOffSession(form, confirm: confirm) { return error }
+    if let error = enumValue(form, "setup_future_usage", ["off_session", "on_session"]) { return error }
     let hasData = form.pairs.contains { $0.name.hasPrefix("payment_method_data[") }
     if hasData {
       // Stripe's OpenAPI description has no `card` under payment_method_data: a token becomes a
@@ -400,6 +429,12 @@ struct StripeTestLedger: Sendable {
     let currency = form["currency"]!.lowercased()
     let confirm = form["confirm"] == "true"
     let captureMethod = form["capture_method"] ?? "automatic"
+    let offSession = Self.isOffSession(form)
+    let customer: String?
+    switch resolveCustomer(form) {
+    case .failure(let error): return .failure(error)
+    case .success(let id): customer = id
+    }
     // Resolve the payment method: a magic test PaymentMethod, one made earlier, or a test token.
     var paymentMethod: PaymentMethod?
     if let id = form["payment_method"], !id.isEmpty {
@@ -412,6 +447,7 @@ struct StripeTestLedger: Sendable {
       } else {
         return .failure(.resourceMissing("No such PaymentMethod: '\(id)'", param: "payment_method", status: 400))
       }
+      if let error = Self.unusable(paymentMethod!, customer: customer, offSession: offSession) { return .failure(error) }
     }
     let expandCharge = form.array("expand").contains("latest_charge")
     let id = nextID("pi")
@@ -422,7 +458,8 @@ struct StripeTestLedger: Sendable {
       metadata: form.hash("metadata").filter { !$0.value.isEmpty }, description: form["description"],
       receiptEmail: form["receipt_email"], statementDescriptor: form["statement_descriptor"],
       statementDescriptorSuffix: form["statement_descriptor_suffix"], paymentMethod: paymentMethod?.id,
-      paymentMethodTypes: ["card"])
+      paymentMethodTypes: ["card"], customer: customer, setupFutureUsage: form["setup_future_usage"],
+      offSession: offSession && confirm, idempotencyKey: idempotencyKey)
     paymentIntentOrder.append(id)
     if let idempotencyKey { createdPerIdempotencyKey[idempotencyKey, default: 0] += 1 }
     defer { paymentIntents[id] = intent }
@@ -433,8 +470,8 @@ struct StripeTestLedger: Sendable {
       paymentMethod: paymentMethod.id, card: paymentMethod.card, created: now,
       captureBefore: captureMethod == "manual" ? now + 7 * 86_400 : nil)
     intent.latestCharge = charge.id
-    var outcome = paymentMethod.card.outcome
-    if case .authenticationRequired = outcome {
+    var confirmation = paymentConfirmation(paymentMethod, customer: customer, offSession: offSession)
+    if case .requiresAction = confirmation {
       guard form["error_on_requires_action"] == "true" else {
         // Left open for the customer: no charge yet (https://docs.stripe.com/payments/paymentintents/lifecycle).
         intent.latestCharge = nil
@@ -443,11 +480,9 @@ struct StripeTestLedger: Sendable {
         emit("payment_intent.requires_action", render(intent))
         return .success(render(intent, expandCharge: expandCharge))
       }
-      outcome = .declines(
-        code: "authentication_required", declineCode: "authentication_required",
-        message: "Your card was declined. This transaction requires authentication.", param: nil)
+      confirmation = Self.authenticationRequiredDecline
     }
-    if case .processing = outcome {
+    if case .processing = confirmation {
       var pending = charge
       pending.status = "pending"
       charges[pending.id] = pending
@@ -455,7 +490,7 @@ struct StripeTestLedger: Sendable {
       emit("payment_intent.processing", render(intent))
       return .success(render(intent, expandCharge: expandCharge))
     }
-    if case .declines(let code, let declineCode, let message, let param) = outcome {
+    if case .declines(let code, let declineCode, let message, let param) = confirmation {
       var failed = charge
       failed.status = "failed"
       failed.failureCode = code
@@ -491,6 +526,7 @@ struct StripeTestLedger: Sendable {
     emit(
       captureMethod == "manual" ? "payment_intent.amount_capturable_updated" : "payment_intent.succeeded",
       render(intent))
+    keepPaymentMethod(of: intent)
     return .success(render(intent, expandCharge: expandCharge))
   }
 
@@ -579,6 +615,7 @@ struct StripeTestLedger: Sendable {
       !succeeded ? "payment_intent.payment_failed"
         : intent.status == "requires_capture" ? "payment_intent.amount_capturable_updated" : "payment_intent.succeeded",
       render(intent))
+    if succeeded { keepPaymentMethod(of: intent) }
     return true
   }
 
@@ -785,9 +822,11 @@ struct StripeTestLedger: Sendable {
       ]))
   }
 
-  /// `GET /v1/payment_methods/{id}`: a test PaymentMethod, its card's `brand` as a code ("visa",
-  /// "amex", "mastercard"), as on Stripe's PaymentMethod object.
-  static func retrievePaymentMethod(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+  /// `GET /v1/payment_methods/{id}`: a PaymentMethod made here (with the Customer it is attached
+  /// to), or a test PaymentMethod, its card's `brand` as a code ("visa", "amex", "mastercard"), as
+  /// on Stripe's PaymentMethod object.
+  func retrievePaymentMethod(_ id: String) -> Result<StripeJSON, StripeAPIError> {
+    if let method = paymentMethods[id] { return .success(render(method)) }
     guard let card = StripeTestCard.paymentMethod(id) else {
       return .failure(.resourceMissing("No such PaymentMethod: '\(id)'", param: "payment_method"))
     }
@@ -835,7 +874,7 @@ struct StripeTestLedger: Sendable {
       ("confirmation_method", .string("automatic")),
       ("created", .int(intent.created)),
       ("currency", .string(intent.currency)),
-      ("customer", .null),
+      ("customer", .optional(intent.customer)),
       ("description", .optional(intent.description)),
       ("last_payment_error", intent.lastPaymentError ?? .null),
       ("latest_charge", latestCharge),
@@ -848,7 +887,7 @@ struct StripeTestLedger: Sendable {
       ("processing", .null),
       ("receipt_email", .optional(intent.receiptEmail)),
       ("review", .null),
-      ("setup_future_usage", .null),
+      ("setup_future_usage", .optional(intent.setupFutureUsage)),
       ("shipping", .null),
       ("source", .null),
       ("statement_descriptor", .optional(intent.statementDescriptor)),
@@ -875,7 +914,7 @@ struct StripeTestLedger: Sendable {
         ])
       ),
       ("created", .int(method.created)),
-      ("customer", .null),
+      ("customer", .optional(method.customer)),
       ("livemode", .bool(false)),
       ("metadata", .object([])),
       ("type", .string("card")),

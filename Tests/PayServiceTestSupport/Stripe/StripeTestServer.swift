@@ -24,9 +24,17 @@ import Synchronization
 ///   `GET /v1/refunds/{id}`, `GET /v1/charges/{id}`; `GET /v1/tokens/{id}` and
 ///   `GET /v1/payment_methods/{id}` for the card behind a token or PaymentMethod;
 /// - `GET /v1/events/{id}`, `GET /v1/disputes/{id}`, `GET /v1/balance_transactions/{id}`;
+/// - cards kept for later (StripeTestLedger+SavedCards.swift): `POST /v1/customers` and
+///   `GET /v1/customers/{id}`; PaymentIntents with `customer` and `setup_future_usage` (the
+///   PaymentMethod attached to the Customer once the payment succeeds) and with `off_session=true`
+///   (a PaymentMethod attached to that Customer; off-session outcomes of Stripe's "Authentication
+///   and setup" cards, `chargeCustomerFail`, and `declineNextOffSessionCharges`);
+///   `POST /v1/setup_intents`, `GET /v1/setup_intents/{id}`; `POST /v1/payment_methods/{id}/attach`
+///   and `/detach`;
 /// - lists, as Stripe pages them (https://docs.stripe.com/api/pagination): `GET /v1/payment_intents`
 ///   (`expand[]=data.latest_charge`), `GET /v1/refunds` (`charge`, `payment_intent`),
-///   `GET /v1/disputes` (`charge`, `payment_intent`), `GET /v1/events` (`type`, with `*` as a
+///   `GET /v1/disputes` (`charge`, `payment_intent`), `GET /v1/setup_intents` (`customer`,
+///   `payment_method`), `GET /v1/events` (`type`, with `*` as a
 ///   wildcard, or `types[]`), `GET /v1/balance_transactions` (`type`, `source`, `currency`), each with
 ///   `created` or `created[gt|gte|lt|lte]`, `limit` (1…100, default 10; else 400
 ///   `invalid_request_error`), and one of `starting_after`/`ending_before` (an unknown id is 400
@@ -54,6 +62,10 @@ import Synchronization
 ///   (`failRefund`, the `refundFail` card): `refund.failed`, `refund.updated`,
 ///   `charge.refund.updated`; a pending or null-status refund that succeeds: `refund.updated`,
 ///   `charge.refund.updated`;
+/// - a Customer: `customer.created`; a SetupIntent: `setup_intent.created`, then
+///   `setup_intent.succeeded` (and `payment_method.attached` when it has a Customer),
+///   `setup_intent.requires_action` or `setup_intent.setup_failed`; a PaymentIntent that keeps its
+///   card: `payment_method.attached` after its own; a detach: `payment_method.detached`;
 /// - `openDispute`: `charge.dispute.created`, `charge.dispute.funds_withdrawn` (not for an inquiry);
 ///   `updateDispute`: `charge.dispute.updated`; `closeDispute`: `charge.dispute.closed`, then when
 ///   won `charge.dispute.funds_reinstated`.
@@ -112,6 +124,7 @@ import Synchronization
 /// answer the same token again, with `Idempotent-Replayed: true`.
 ///
 /// IDs are deterministic per server, in creation order: `pi_test000001`, `ch_test000001`,
+/// `cus_test000001`, `seti_test000001`,
 /// `re_test000001`, `pm_test000001` (one PaymentMethod per confirmed test card), `tok_test000001`
 /// and `card_test000001` (one per token made from an Apple Pay token), `evt_test000001`,
 /// `txn_test000001`, `dp_test000001`, and
@@ -180,6 +193,7 @@ public final class StripeTestServer: Sendable {
   /// Which requests a fault applies to.
   public enum Route: Sendable, Equatable {
     case any, createPaymentIntent, capture, cancel, refund, createToken, createPaymentMethod
+    case createCustomer, createSetupIntent, attachPaymentMethod, detachPaymentMethod
   }
 
   /// How a stored-server-error fault answers: Stripe saves an endpoint's 500 under the
@@ -365,8 +379,9 @@ public final class StripeTestServer: Sendable {
 
   /// A PaymentIntent as stored, flattened for assertions: `id`, `amount`, `currency`, `status`,
   /// `amount_received`, `amount_capturable`, `capture_method`, `amount_refunded` (on its latest
-  /// charge, failed refunds excluded), `latest_charge`, `payment_method` and `cancellation_reason`
-  /// when set, and one `metadata[KEY]` entry per metadata key. Nil for an unknown id.
+  /// charge, failed refunds excluded), `latest_charge`, `payment_method`, `cancellation_reason`,
+  /// `customer` and `setup_future_usage` when set, and one `metadata[KEY]` entry per metadata key.
+  /// Nil for an unknown id.
   public func paymentIntent(_ id: String) -> [String: String]? {
     core.state.withLock { state in
       guard let intent = state.ledger.paymentIntents[id] else { return nil }
@@ -380,6 +395,8 @@ public final class StripeTestServer: Sendable {
       fields["capture_before"] = intent.latestCharge.flatMap { state.ledger.charges[$0]?.captureBefore }.map { String($0) }
       fields["payment_method"] = intent.paymentMethod
       fields["cancellation_reason"] = intent.cancellationReason
+      fields["customer"] = intent.customer
+      fields["setup_future_usage"] = intent.setupFutureUsage
       for entry in intent.metadata { fields["metadata[\(entry.key)]"] = entry.value }
       return fields
     }
