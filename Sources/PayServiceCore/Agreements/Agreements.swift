@@ -85,7 +85,7 @@ public enum Agreements {
         code: .authenticate,
         message: "Your bank asks you to confirm this payment. Confirm it, or add another card, to keep your plan.")
     }
-    let needsNewCard = ["expired_card", "lost_card", "stolen_card", "pickup_card", "incorrect_number", "invalid_account",
+    let needsNewCard = ["expired_card", "lost_card", "stolen_card", "pickup_card", "incorrect_number", "invalid_account", "fraudulent",
                         "card_not_supported", "payment_method_unavailable"]
     if needsNewCard.contains(failureCode) || needsNewCard.contains(declineCode ?? "") {
       return CustomerAction(
