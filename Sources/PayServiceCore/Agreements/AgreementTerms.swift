@@ -46,7 +46,7 @@ public struct AgreementTerms: Sendable, Equatable, WireObject {
 
   /// The terms of a checkout at `pricedAt` (when its cart was priced: the authorization) for a
   /// line of `plan`, and the payment to make first after the checkout's (`period`).
-  static func make(
+  public static func make(
     plan: BillingPlan, pricedAt: Int64, shippingMethod: String, shippingContact: Contact?
   ) -> (terms: AgreementTerms, period: Int) {
     var terms = AgreementTerms()

@@ -103,7 +103,7 @@ struct BillingConfigTests {
           ])
   }
 
-  @Test("a plan needs applePay.managementURL, and Stripe cannot take a payment of nothing today")
+  @Test("a plan needs applePay.managementURL; with Stripe a plan may cost nothing today (a SetupIntent keeps the card)")
   func crossSectionProblems() {
     let club = "  - {sku: club, name: Club, description: Club, price: 1500, quantityOnHand: 1, recurring: {interval: month}}\n"
     #expect(
@@ -113,10 +113,37 @@ struct BillingConfigTests {
     let preorder = "  - {sku: pot, name: Pot, description: Pot, price: 9000, quantityOnHand: 1, deferred: {paymentDate: \"2027-01-01T00:00:00Z\"}}\n"
     let stripe = Self.yaml(products: club + preorder, extra: Self.managed)
       .replacingOccurrences(of: "gateway:\n  kind: sandbox", with: "gateway:\n  kind: stripe")
+    #expect(problems(stripe) == [])
+  }
+
+  @Test("billing: retries, whenRetriesFail and lateCancellation are read; defaults 1, 3, 5 days, unpaid, refuse")
+  func billingSettings() throws {
+    let club = "  - {sku: club, name: Club, description: Club, price: 1500, quantityOnHand: 1, recurring: {interval: month}}\n"
+    let defaults = try ConfigLoader.parse(yaml: Self.yaml(products: club, extra: Self.managed), file: "c.yaml")
+    #expect(defaults.billing == BillingSettings())
+    #expect(defaults.billing.retries == [1, 3, 5])
+    #expect(defaults.billing.whenRetriesFail == .unpaid)
+    #expect(defaults.billing.lateCancellation == .refuse)
+    let set = try ConfigLoader.parse(
+      yaml: Self.yaml(
+        products: club,
+        extra: Self.managed + "billing:\n  retries: [2, 7]\n  whenRetriesFail: canceled\n  lateCancellation: allow\n"),
+      file: "c.yaml")
+    #expect(set.billing.retries == [2, 7])
+    #expect(set.billing.whenRetriesFail == .canceled)
+    #expect(set.billing.lateCancellation == .allow)
     #expect(
-      problems(stripe) == [
-        "c.yaml:10:5: catalog[1]: pot may cost nothing today (a deferred payment, a free trial or a later start), which Stripe cannot charge as a PaymentIntent; payservice does not create SetupIntents: use gateway.kind sandbox or a paid start"
-      ])
+      problems(
+        Self.yaml(
+          products: club,
+          extra: Self.managed + "billing:\n  retries: [0, 61]\n  whenRetriesFail: later\n  lateCancellation: maybe\n  grace: 3\n"))
+        == [
+          "c.yaml:24:3: billing.grace: unknown key; valid keys here: retries, whenRetriesFail, lateCancellation",
+          "c.yaml:21:13: billing.retries[0]: must be a whole number from 1 to 60, got \"0\"",
+          "c.yaml:21:16: billing.retries[1]: must be a whole number from 1 to 60, got \"61\"",
+          "c.yaml:22:20: billing.whenRetriesFail: must be unpaid or canceled, got \"later\"",
+          "c.yaml:23:21: billing.lateCancellation: must be refuse or allow, got \"maybe\"",
+        ])
   }
 
   @Test("applePay request keys, merchant session keys and walletOrders: problems with their places")

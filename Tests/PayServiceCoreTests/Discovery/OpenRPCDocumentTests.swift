@@ -135,7 +135,8 @@ struct OpenRPCDocumentTests {
       described
         == MethodRegistry.names + [
           "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock",
-          "erasePersonalData", "reloadConfig", "reconcileStripe", "payoutReport",
+          "erasePersonalData", "reloadConfig", "reconcileStripe", "payoutReport", "runBilling", "reloadBalance",
+          "getAgreement", "listAgreements", "cancelAgreement",
         ])
     #expect(described == MethodRegistry.methods(backOffice: true).map { $0.name })
     #expect(handler.servedMethodNames == described + [
