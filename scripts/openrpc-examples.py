@@ -48,6 +48,14 @@ CHOICES = [
     ("stripe-books", 24, "dispute-lost", "Stripe's charge.dispute.closed: a dispute lost, its funds gone"),
     ("stripe-books", 48, "nothing-new", "Every object Stripe lists is known already: nothing changed"),
     ("stripe-books", 49, "one-day", "One day's books: charged, refunded, disputed and net"),
+    ("billing-year", 27, "two-months-caught-up", "A run a month late charges each period due, once each"),
+    ("billing-year", 10, "renewal-declined", "A renewal declined: the agreement is past due, retried a day later"),
+    ("billing-year", 11, "reloaded", "A balance below the threshold: the reload is charged, once per reloadId"),
+    ("billing-year", 13, "not-needed", "A balance at or above the threshold: nothing charged"),
+    ("billing-year", 33, "a-year-of-a-subscription", "A subscription's year: 12 payments, one declined and recovered"),
+    ("billing-year", 39, "active", "The active agreements, soonest next payment first"),
+    ("billing-year", 16, "at-period-end", "A subscription cancelled at its period's end: active until then"),
+    ("billing-year", 21, "late-pre-order", "A pre-order past its free cancellation date: not cancelled"),
 ]
 
 

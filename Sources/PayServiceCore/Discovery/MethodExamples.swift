@@ -174,5 +174,45 @@ public struct MethodExample: Sendable {
       golden: "stripe-books", requestId: 49,
       params: #"{"from":"2026-11-21","to":"2026-11-21"}"#,
       result: #"{"from":"2026-11-21","to":"2026-11-21","days":[{"day":"2026-11-21","currencyCode":"USD","charged":"52.98","refunded":"5.00","disputed":"12.66","net":"35.32"}],"totals":[{"currencyCode":"USD","charged":"52.98","refunded":"5.00","disputed":"12.66","net":"35.32"}]}"#),
+    MethodExample(
+      method: "runBilling", name: "two-months-caught-up", summary: "A run a month late charges each period due, once each",
+      golden: "billing-year", requestId: 27,
+      params: #"{}"#,
+      result: #"{"until":"2027-06-15T10:00:00Z","payments":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":5,"attempt":1,"status":"succeeded","orderId":"ord_651d4483aba8f7539aa83c175752e468","chargeId":"ch_0d0f32c6d42c7b1017c44d81c61d6788","amount":"19.31","agreementStatus":"active","nextPaymentAt":"2027-06-15T10:00:00Z"},{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":6,"attempt":1,"status":"succeeded","orderId":"ord_6829470c6b4cb6208ce6e2d2497bddf0","chargeId":"ch_7568cc609e34bb89ea4ec29a5d3da46d","amount":"19.31","agreementStatus":"active","nextPaymentAt":"2027-07-15T10:00:00Z"}],"succeeded":2,"failed":0,"pending":0,"skipped":0}"#),
+    MethodExample(
+      method: "runBilling", name: "renewal-declined", summary: "A renewal declined: the agreement is past due, retried a day later",
+      golden: "billing-year", requestId: 10,
+      params: #"{}"#,
+      result: #"{"until":"2026-12-15T12:00:00Z","payments":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":0,"attempt":1,"status":"failed","chargeId":"ch_b4091e594fc993f1477b521c0ab64dcf","failureCode":"card_declined","declineCode":"insufficient_funds","message":"The card was declined for insufficient funds.","agreementStatus":"past_due","nextPaymentAt":"2026-12-16T12:00:00Z"}],"succeeded":0,"failed":1,"pending":0,"skipped":0}"#),
+    MethodExample(
+      method: "reloadBalance", name: "reloaded", summary: "A balance below the threshold: the reload is charged, once per reloadId",
+      golden: "billing-year", requestId: 11,
+      params: #"{"agreementId":"agr_0250ede91ec73b5e31b3d35470d20c39","balance":"3.10","reloadId":"r-1"}"#,
+      result: #"{"agreementId":"agr_0250ede91ec73b5e31b3d35470d20c39","reloadId":"r-1","status":"succeeded","orderId":"ord_6f8f1ef7add7e7f766b44d646bec67ec","chargeId":"ch_11c9a7ffb7edf5b77bebce322b2c322c","amount":"26.81","agreementStatus":"active"}"#),
+    MethodExample(
+      method: "reloadBalance", name: "not-needed", summary: "A balance at or above the threshold: nothing charged",
+      golden: "billing-year", requestId: 13,
+      params: #"{"agreementId":"agr_0250ede91ec73b5e31b3d35470d20c39","balance":"12.00","reloadId":"r-2"}"#,
+      result: #"{"agreementId":"agr_0250ede91ec73b5e31b3d35470d20c39","reloadId":"r-2","status":"not_needed","message":"The balance 12.00 is not below the threshold 5.00.","agreementStatus":"active"}"#),
+    MethodExample(
+      method: "getAgreement", name: "a-year-of-a-subscription", summary: "A subscription's year: 12 payments, one declined and recovered",
+      golden: "billing-year", requestId: 33,
+      params: #"{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7"}"#,
+      result: #"{"agreement":{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","orderId":"ord_58857240193b46c6655cc364fbfbd50a","kind":"recurring","sku":"beans-club","quantity":1,"status":"active","createdAt":"2026-12-01T10:00:00Z","schedule":{"interval":"month","intervalCount":1,"firstPaymentAt":"2026-12-15T10:00:00Z","trialEnd":"2026-12-15T10:00:00Z"},"nextPaymentAt":"2027-12-15T10:00:00Z","period":12,"failedAttempts":0,"cancelAtPeriodEnd":false,"gateway":"sandbox","currencyCode":"USD","events":[{"type":"created","at":"2026-12-01T10:00:00Z","orderId":"ord_58857240193b46c6655cc364fbfbd50a"},{"type":"declined","at":"2026-12-15T12:00:00Z","period":0,"attempt":1,"failureCode":"card_declined","declineCode":"insufficient_funds"},{"type":"status_changed","at":"2026-12-15T12:00:00Z","status":"past_due"},{"type":"paid","at":"2026-12-16T12:00:00Z","period":0,"attempt":2,"orderId":"ord_8ca9b910d3cdc0d8304d9bb5f5d87df6","amount":"19.31"},{"type":"status_changed","at":"2026-12-16T12:00:00Z","status":"active"},{"type":"paid","at":"2027-01-15T10:00:00Z","period":1,"attempt":1,"orderId":"ord_cdd39b17be7041e6499167b739c5ef8c","amount":"19.31"},{"type":"paid","at":"2027-02-15T10:00:00Z","period":2,"attempt":1,"orderId":"ord_b10bc4e0b1bf80d1ab689080b87fb26f","amount":"19.31"},{"type":"paid","at":"2027-03-15T10:00:00Z","period":3,"attempt":1,"orderId":"ord_9a0fef66fcab79cf8c79a27a09ab242a","amount":"19.31"},{"type":"paid","at":"2027-04-15T10:00:00Z","period":4,"attempt":1,"orderId":"ord_c6d7e287e48ca28ff2b71f8e7b30aa95","amount":"19.31"},{"type":"paid","at":"2027-06-15T10:00:00Z","period":5,"attempt":1,"orderId":"ord_651d4483aba8f7539aa83c175752e468","amount":"19.31"},{"type":"paid","at":"2027-06-15T10:00:00Z","period":6,"attempt":1,"orderId":"ord_6829470c6b4cb6208ce6e2d2497bddf0","amount":"19.31"},{"type":"paid","at":"2027-07-15T10:00:00Z","period":7,"attempt":1,"orderId":"ord_daac93566ad6b061b99e6f4c50f2511a","amount":"19.31"},{"type":"paid","at":"2027-08-15T10:00:00Z","period":8,"attempt":1,"orderId":"ord_3a6269fe630affc3d678a4bf0db96852","amount":"19.31"},{"type":"paid","at":"2027-09-15T10:00:00Z","period":9,"attempt":1,"orderId":"ord_34865a3a45932e7a5d7eba642dc09e03","amount":"19.31"},{"type":"paid","at":"2027-10-15T10:00:00Z","period":10,"attempt":1,"orderId":"ord_153c4b367161a8a7ca22791fea79c6b6","amount":"19.31"},{"type":"paid","at":"2027-11-15T10:00:00Z","period":11,"attempt":1,"orderId":"ord_424c8571c16c21bdfd3c85f0088418f7","amount":"19.31"}]}}"#),
+    MethodExample(
+      method: "listAgreements", name: "active", summary: "The active agreements, soonest next payment first",
+      golden: "billing-year", requestId: 39,
+      params: #"{"status":"active"}"#,
+      result: #"{"agreements":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","orderId":"ord_58857240193b46c6655cc364fbfbd50a","kind":"recurring","sku":"beans-club","quantity":1,"status":"active","createdAt":"2026-12-01T10:00:00Z","schedule":{"interval":"month","intervalCount":1,"firstPaymentAt":"2026-12-15T10:00:00Z","trialEnd":"2026-12-15T10:00:00Z"},"nextPaymentAt":"2027-12-15T10:00:00Z","period":12,"failedAttempts":0,"cancelAtPeriodEnd":false,"gateway":"sandbox","currencyCode":"USD"},{"agreementId":"agr_0250ede91ec73b5e31b3d35470d20c39","orderId":"ord_0561c6ce839b37dd91cde240cd656a30","kind":"automaticReload","sku":"cafe-card","quantity":1,"status":"active","createdAt":"2026-12-01T10:00:00Z","schedule":{"thresholdAmount":"5.00"},"nextPaymentAt":null,"period":2,"failedAttempts":0,"cancelAtPeriodEnd":false,"gateway":"sandbox","currencyCode":"USD"}],"nextCursor":null}"#),
+    MethodExample(
+      method: "cancelAgreement", name: "at-period-end", summary: "A subscription cancelled at its period's end: active until then",
+      golden: "billing-year", requestId: 16,
+      params: #"{"agreementId":"agr_bd0fa65ba5522fba2c6a4125099c0426","cancelId":"cancel-tea","atPeriodEnd":true}"#,
+      result: #"{"status":"succeeded","cancelId":"cancel-tea","agreement":{"agreementId":"agr_bd0fa65ba5522fba2c6a4125099c0426","orderId":"ord_17a8e245b1cf0cc5baa8c263273a9104","kind":"recurring","sku":"tea-club","quantity":1,"status":"active","createdAt":"2026-12-01T10:00:00Z","schedule":{"interval":"month","intervalCount":1,"firstPaymentAt":"2026-12-01T10:00:00Z"},"nextPaymentAt":"2027-01-01T10:00:00Z","period":1,"failedAttempts":0,"cancelAtPeriodEnd":true,"gateway":"sandbox","currencyCode":"USD"}}"#),
+    MethodExample(
+      method: "cancelAgreement", name: "late-pre-order", summary: "A pre-order past its free cancellation date: not cancelled",
+      golden: "billing-year", requestId: 21,
+      params: #"{"agreementId":"agr_4f4374d5d5bd1f8641e8f98226fc1af5","cancelId":"cancel-machine"}"#,
+      result: #"{"status":"failed","failureCode":"cancellation_not_free","message":"The free cancellation date 2027-02-20T08:00:00Z has passed: the pre-order is charged on its payment date."}"#),
   ]
 }
