@@ -147,6 +147,58 @@ struct HostileInputTests {
         == invalid(8, [("since", #"must be an RFC 3339 time like \"2026-11-21T12:00:00Z\""#)]))
   }
 
+  @Test("agreements' times, ids, balances and cursors at their extremes: within them a result, past them -32602 or -32005")
+  func agreementExtremes() {
+    func call(_ id: Int, _ method: String, _ params: String) -> String {
+      answer(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
+    }
+    func invalid(_ id: Int, _ errors: [(String, String)]) -> String {
+      let list = errors.map { #"{"path":"\#($0.0)","message":"\#($0.1)"}"# }.joined(separator: ",")
+      return #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[\#(list)]}}}"#
+    }
+    let big = String(repeating: "x", count: 100_000)
+    let time = #"must be an RFC 3339 time like \"2026-11-21T12:00:00Z\""#
+    #expect(
+      call(1, "runBilling", #"{"until":"9999-12-31T23:59:59Z"}"#)
+        == invalid(1, [("until", "must not be after the service clock 2026-11-21T12:00:00Z")]))
+    #expect(
+      call(2, "runBilling", #"{"until":"0001-01-01T00:00:00Z"}"#)
+        == #"{"jsonrpc":"2.0","id":2,"result":{"until":"0001-01-01T00:00:00Z","payments":[],"succeeded":0,"failed":0,"pending":0,"skipped":0}}"#)
+    #expect(call(3, "runBilling", #"{"until":1e400}"#) == invalid(3, [("until", time)]))
+    #expect(
+      call(4, "getAgreement", #"{"agreementId":"\#(big)"}"#)
+        == #"{"jsonrpc":"2.0","id":4,"error":{"code":-32005,"message":"Agreement not found: \#(big)"}}"#)
+    #expect(
+      call(5, "reloadBalance", #"{"agreementId":"agr_x","balance":"99999999999999999999.99","reloadId":"r"}"#)
+        == invalid(5, [("balance", #"\"99999999999999999999.99\" is too large"#)]))
+    #expect(
+      call(6, "reloadBalance", #"{"agreementId":"agr_x","balance":"-0.01","reloadId":"r"}"#)
+        == #"{"jsonrpc":"2.0","id":6,"error":{"code":-32005,"message":"Agreement not found: agr_x"}}"#)
+    #expect(
+      call(7, "reloadBalance", #"{"agreementId":"agr_x","balance":"1.00","reloadId":"\#(String(repeating: "r", count: 256))"}"#)
+        == invalid(7, [("reloadId", #"must be 1 to 255 printable ASCII characters (space to ~), like \"refund-1001-a\""#)]))
+    #expect(
+      call(8, "listAgreements", #"{"cursor":"ac1_zz","limit":101,"status":"late","dueBy":"never"}"#)
+        == invalid(8, [
+          ("status", #"must be one of active, past_due, action_required, unpaid, canceled, completed, got \"late\""#),
+          ("dueBy", time), ("limit", "must be an integer from 1 to 100, got 101"),
+          ("cursor", "must be a nextCursor listAgreements returned"),
+        ]))
+    // A cursor whose date is past Int64: refused, never trapped on.
+    #expect(
+      call(9, "listAgreements", #"{"cursor":"ac1_\#(Array("9999999999999999999999\u{1F}a".utf8).map { String(format: "%02x", $0) }.joined())"}"#)
+        == invalid(9, [("cursor", "must be a nextCursor listAgreements returned")]))
+    #expect(
+      call(10, "cancelAgreement", #"{"agreementId":"agr_x","cancelId":"c","atPeriodEnd":"yes"}"#)
+        == invalid(10, [("atPeriodEnd", "must be a boolean, got a string")]))
+    #expect(
+      call(11, "cancelAgreement", #"{"agreementId":"agr_x","cancelId":"c"}"#)
+        == #"{"jsonrpc":"2.0","id":11,"error":{"code":-32005,"message":"Agreement not found: agr_x"}}"#)
+    #expect(
+      call(12, "listAgreements", #"{"dueBy":"9999-12-31T23:59:59Z","limit":100}"#)
+        == #"{"jsonrpc":"2.0","id":12,"result":{"agreements":[],"nextCursor":null}}"#)
+  }
+
   @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
   func hugeStrings() {
     let big = String(repeating: "x", count: 500_000)
