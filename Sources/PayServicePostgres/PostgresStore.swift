@@ -233,6 +233,17 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
+  /// `rows` each made into a row of the store by `make`; a failure is the store's.
+  private static func rows<Row>(_ rows: [PostgresRow], as make: (PostgresRow) throws -> Row) throws(StoreError) -> [Row] {
+    do {
+      return try rows.map(make)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
+    }
+  }
+
   private func decoded<each Column: PostgresDecodable>(
     _ rows: [PostgresRow], as types: (repeat each Column).Type
   ) throws(StoreError) -> [(repeat each Column)] {
@@ -272,13 +283,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     let rows = try statement(
       "SELECT \(PostgresTransaction.stockEventColumns) FROM stockEvent WHERE sku = $1 ORDER BY position DESC LIMIT $2",
       binds)
-    do {
-      return try rows.map(PostgresTransaction.stockEvent)
-    } catch let error as StoreError {
-      throw error
-    } catch {
-      throw StoreError.unavailable(reason: "\(error)")
-    }
+    return try Self.rows(rows, as: PostgresTransaction.stockEvent)
   }
 
   /// PostgreSQL keeps an updated row's old version until VACUUM reclaims it (autovacuum does, in
@@ -430,13 +435,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     binds.append(Int64(query.limit))
     let sql = StoreSchema.agreementListing(query, collate: #" COLLATE "C""#) { "$\($0 + 1)" }.sql
     let rows = try statement(sql, binds)
-    do {
-      return try rows.map(PostgresTransaction.agreement)
-    } catch let error as StoreError {
-      throw error
-    } catch {
-      throw StoreError.unavailable(reason: "\(error)")
-    }
+    return try Self.rows(rows, as: PostgresTransaction.agreement)
   }
 
   public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
@@ -453,13 +452,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
         AND (nextPaymentAt > $2 OR (nextPaymentAt = $2 AND agreementId COLLATE "C" > $3))
       ORDER BY nextPaymentAt, agreementId COLLATE "C" LIMIT $4
       """, binds)
-    do {
-      return try rows.map(PostgresTransaction.agreement)
-    } catch let error as StoreError {
-      throw error
-    } catch {
-      throw StoreError.unavailable(reason: "\(error)")
-    }
+    return try Self.rows(rows, as: PostgresTransaction.agreement)
   }
 
   public func moneyMovements(from: String, to: String) throws(StoreError) -> [MoneyMovementRow] {

@@ -82,6 +82,20 @@ extension BackOfficeOneShot {
       method: method, paramsText: OneShotSession.params(params), pretty: pretty, to: responses)
     Foundation.exit(code)
   }
+
+  /// As `run`, but a result that `incomplete` says did not do everything exits 1, for cron to see.
+  func run(exitingOneWhen incomplete: (JSONObject) -> Bool) {
+    let responses = StdoutGuard.install()
+    let (method, params) = request()
+    let session = OneShotSession(service, backOffice: true)
+    let outcome = session.call(method: method, paramsText: OneShotSession.params(params), pretty: pretty)
+    session.close()
+    Call.write(outcome.stdout, to: responses)
+    Call.write(outcome.stderr, to: STDERR_FILENO)
+    var failed = false
+    if case .object(let result)? = try? JSONParser.parse(outcome.stdout) { failed = incomplete(result) }
+    Foundation.exit(outcome.exitCode == 0 && failed ? 1 : outcome.exitCode)
+  }
 }
 
 /// `payservice stripe reconcile`: catch up with Stripe.
@@ -114,16 +128,7 @@ struct StripeCommand: ParsableCommand {
 
     /// As every back-office one-shot, but a failed result (Stripe not read) exits 1: cron sees it.
     func run() throws {
-      let responses = StdoutGuard.install()
-      let (method, params) = request()
-      let session = OneShotSession(service, backOffice: true)
-      let outcome = session.call(method: method, paramsText: OneShotSession.params(params), pretty: pretty)
-      session.close()
-      Call.write(outcome.stdout, to: responses)
-      Call.write(outcome.stderr, to: STDERR_FILENO)
-      var failed = false
-      if case .object(let result)? = try? JSONParser.parse(outcome.stdout) { failed = result["status"] == .string("failed") }
-      Foundation.exit(outcome.exitCode == 0 && failed ? 1 : outcome.exitCode)
+      run(exitingOneWhen: { $0["status"] == .string("failed") })
     }
   }
 }
@@ -157,19 +162,11 @@ struct BillingCommand: ParsableCommand {
       ("runBilling", until.map { [("until", JSONValue.string($0))] } ?? [])
     }
 
+    /// As every back-office one-shot, but a run that left a payment failed, pending or skipped exits 1.
     func run() throws {
-      let responses = StdoutGuard.install()
-      let (method, params) = request()
-      let session = OneShotSession(service, backOffice: true)
-      let outcome = session.call(method: method, paramsText: OneShotSession.params(params), pretty: pretty)
-      session.close()
-      Call.write(outcome.stdout, to: responses)
-      Call.write(outcome.stderr, to: STDERR_FILENO)
-      var incomplete = false
-      if case .object(let result)? = try? JSONParser.parse(outcome.stdout) {
-        incomplete = ["failed", "pending", "skipped"].contains { result[$0] != .number("0") && result[$0] != nil }
-      }
-      Foundation.exit(outcome.exitCode == 0 && incomplete ? 1 : outcome.exitCode)
+      run(exitingOneWhen: { result in
+        ["failed", "pending", "skipped"].contains { result[$0] != .number("0") && result[$0] != nil }
+      })
     }
   }
 }

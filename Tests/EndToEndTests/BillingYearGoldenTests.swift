@@ -74,10 +74,6 @@ struct BillingYearGoldenTests {
     }
 
     func runBilling() throws -> JSONValue { try ask("runBilling") }
-
-    var transcript: (requests: Data, responses: Data) {
-      (Data((requests.joined(separator: "\n") + "\n").utf8), Data((responses.joined(separator: "\n") + "\n").utf8))
-    }
   }
 
   /// The statuses and agreement statuses of a run's payments, for the checks along the way.
@@ -184,20 +180,29 @@ struct BillingYearGoldenTests {
     try year.ask("payoutReport", #"{"from":"2026-12-01","to":"2027-11-20"}"#)
     year.finish()
 
-    let (requests, responses) = year.transcript
-    if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
-      if backend == .sqlite {
-        try requests.write(to: Self.folder.appendingPathComponent("requests.jsonl"))
-        try responses.write(to: Self.folder.appendingPathComponent("responses.jsonl"))
-      }
-      return
+    try GoldenTranscriptTests.checkStepped("billing-year", requests: year.requests, responses: year.responses, backend: backend)
+  }
+
+  @Test("payservice billing run: exit 1 when a payment failed, 0 when all went through or none was due, 2 for a bad config")
+  func billingRunCommand() throws {
+    let database = try StoreBackend.sqlite.freshDatabase()
+    let year = Year(database: database)
+    try year.at("2026-12-01T10:00:00Z")
+    _ = try year.checkout("beans-club", "tok_visa_laterDeclinedOnce")
+    year.finish()
+    func run(_ now: String, config: String = Self.config) throws -> (status: Int32, payments: [String]) {
+      let result = try PayserviceProcess.run(["billing", "run", "--config", config, "--database", database, "--now", now])
+      let payments = (try? JSONParser.parse(result.stdoutText))?["payments"]?.arrayValue ?? []
+      return (result.status, payments.map { "\($0["period"]?.compact ?? "") \($0["status"]?.stringValue ?? "")" })
     }
-    #expect(requests == (try Data(contentsOf: Self.folder.appendingPathComponent("requests.jsonl"))), "requests.jsonl")
-    let golden = try String(contentsOf: Self.folder.appendingPathComponent("responses.jsonl"), encoding: .utf8)
-    for (index, (got, want)) in zip(year.responses, golden.split(separator: "\n")).enumerated() where got != want {
-      Issue.record("billing-year on \(backend): line \(index + 1)\n  got:  \(got)\n  want: \(want)")
-      break
-    }
-    #expect(responses == Data(golden.utf8))
+    let declined = try run("2026-12-15T12:00:00Z")
+    #expect(declined.status == 1 && declined.payments == ["0 failed"])
+    let retried = try run("2026-12-16T12:00:00Z")
+    #expect(retried.status == 0 && retried.payments == ["0 succeeded"])
+    let nothingDue = try run("2026-12-20T12:00:00Z")
+    #expect(nothingDue.status == 0 && nothingDue.payments == [])
+    let broken = try PayserviceProcess.run(
+      ["billing", "run", "--config", "/nonexistent/config.yaml", "--database", database, "--now", "2026-12-20T12:00:00Z"])
+    #expect(broken.status == 2 && broken.stdout.isEmpty)
   }
 }

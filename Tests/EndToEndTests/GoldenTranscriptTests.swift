@@ -121,3 +121,29 @@ struct GoldenTranscriptTests {
     #expect(String(decoding: output, as: UTF8.self) == (try String(contentsOf: goldenURL, encoding: .utf8)))
   }
 }
+
+extension GoldenTranscriptTests {
+  /// A stepped case's transcript (its folder has a `stepped` file): written by the run that made it
+  /// with `PAYSERVICE_RECORD_GOLDEN=1` (from SQLite), else its requests and responses are compared
+  /// byte for byte, the first differing line named.
+  static func checkStepped(_ name: String, requests: [String], responses: [String], backend: StoreBackend) throws {
+    let folder = goldenRoot.appendingPathComponent(name)
+    let (requestBytes, responseBytes) = (
+      Data((requests.joined(separator: "\n") + "\n").utf8), Data((responses.joined(separator: "\n") + "\n").utf8)
+    )
+    if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
+      if backend == .sqlite {
+        try requestBytes.write(to: folder.appendingPathComponent("requests.jsonl"))
+        try responseBytes.write(to: folder.appendingPathComponent("responses.jsonl"))
+      }
+      return
+    }
+    #expect(requestBytes == (try Data(contentsOf: folder.appendingPathComponent("requests.jsonl"))), "requests.jsonl")
+    let golden = try String(contentsOf: folder.appendingPathComponent("responses.jsonl"), encoding: .utf8)
+    for (index, (got, want)) in zip(responses, golden.split(separator: "\n")).enumerated() where got != want {
+      Issue.record("\(name) on \(backend): line \(index + 1)\n  got:  \(got)\n  want: \(want)")
+      break
+    }
+    #expect(responseBytes == Data(golden.utf8))
+  }
+}

@@ -65,12 +65,6 @@ struct StripeBooksGoldenTests {
         return try ask("processStripeEvent", params)
       }
     }
-
-    var transcript: (requests: Data, responses: Data) {
-      (
-        Data((requests.joined(separator: "\n") + "\n").utf8), Data((responses.joined(separator: "\n") + "\n").utf8)
-      )
-    }
   }
 
   @Test("the golden session: events, the same events again, a reconciliation that finds nothing, and books that match Stripe's balance", arguments: StoreBackend.available)
@@ -138,21 +132,7 @@ struct StripeBooksGoldenTests {
     #expect(totals["disputed"]?.stringValue == sum { $0.reportingCategory.hasPrefix("dispute") }.negated)
     #expect(totals["net"]?.stringValue == sum { _ in true })
 
-    let (requests, responses) = session.transcript
-    if ProcessInfo.processInfo.environment["PAYSERVICE_RECORD_GOLDEN"] == "1" {
-      if backend == .sqlite {
-        try requests.write(to: Self.folder.appendingPathComponent("requests.jsonl"))
-        try responses.write(to: Self.folder.appendingPathComponent("responses.jsonl"))
-      }
-      return
-    }
-    #expect(requests == (try Data(contentsOf: Self.folder.appendingPathComponent("requests.jsonl"))), "requests.jsonl")
-    let golden = try String(contentsOf: Self.folder.appendingPathComponent("responses.jsonl"), encoding: .utf8)
-    for (index, (got, want)) in zip(session.responses, golden.split(separator: "\n")).enumerated() where got != want {
-      Issue.record("stripe-books on \(backend): line \(index + 1)\n  got:  \(got)\n  want: \(want)")
-      break
-    }
-    #expect(responses == Data(golden.utf8))
+    try GoldenTranscriptTests.checkStepped("stripe-books", requests: session.requests, responses: session.responses, backend: backend)
   }
 }
 
