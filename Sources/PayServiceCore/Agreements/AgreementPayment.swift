@@ -152,6 +152,13 @@ public struct AgreementPayment: Operation {
         .member("prepared", \.prepared, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
       ])
 
+    /// The pending payment as listOrders lists it.
+    var summary: OrderSummaryRow {
+      OrderSummaryRow(
+        orderId: orderId, createdAt: createdAt, status: .pending, amountMinor: Int64(amountMinor), refundedMinor: 0,
+        currencyCode: currencyCode, itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, agreementId: agreementId)
+    }
+
     var gatewayCharge: GatewayCharge {
       GatewayCharge(
         paymentData: "", amountMinor: Int64(amountMinor), currencyCode: currencyCode, orderId: orderId,
@@ -342,8 +349,7 @@ public struct AgreementPayment: Operation {
     try transaction.insert(recorded.row(chargeId: chargeId, gatewayPaymentId: gatewayPaymentId, captured: true))
     let amountMinor = Int64(prepared.amountMinor)
     try Agreements.paid(
-      &agreement, terms: terms, payment: trigger, orderId: orderId, amountMinor: amountMinor, transaction: transaction,
-      now: now)
+      &agreement, terms: terms, orderId: orderId, amountMinor: amountMinor, transaction: transaction, now: now)
     var answer = result(agreement, .succeeded)
     answer.orderId = orderId
     answer.chargeId = chargeId

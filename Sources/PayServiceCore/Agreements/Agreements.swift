@@ -54,8 +54,8 @@ public enum Agreements {
   /// A payment went through: the agreement moves to its next payment (or is completed), a
   /// decline's dunning is over.
   static func paid(
-    _ agreement: inout AgreementRow, terms: AgreementTerms, payment: AgreementPayment.Trigger, orderId: String,
-    amountMinor: Int64, transaction: any StoreTransaction, now: Int64
+    _ agreement: inout AgreementRow, terms: AgreementTerms, orderId: String, amountMinor: Int64,
+    transaction: any StoreTransaction, now: Int64
   ) throws {
     let nowText = RFC3339.format(now)
     try transaction.append(

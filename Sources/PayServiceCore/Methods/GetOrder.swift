@@ -33,9 +33,10 @@ public enum GetOrder: RPCMethod {
     let config = context.config
     guard let stored = try context.store.order(id: params.orderId) else {
       // Not recorded yet: it may be pending at a remote gateway.
-      guard let charge = try ProcessOrder.pendingCharges(context.store).first(where: { $0.orderId == params.orderId })
+      guard
+        var order = try ProcessOrder.pendingOrders(context.store).first(where: { $0.document.orderId == params.orderId })?
+          .document
       else { throw ServiceError.orderNotFound(params.orderId) }
-      var order = charge.prepared.document
       order.amountCaptured = config.format(0)
       order.amountRefunded = config.format(0)
       order.refunds = []

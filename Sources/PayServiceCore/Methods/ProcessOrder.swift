@@ -506,10 +506,20 @@ public enum ProcessOrder: RPCMethod {
     }
   }
 
-  /// The charges pending at a remote gateway (orders not recorded yet), oldest first.
-  static func pendingCharges(_ store: any Store) throws -> [Charge] {
-    try store.pendingOperations().filter { $0.kind == Placement.kind }.map { entry in
-      try OperationRunner.call(of: entry, as: Placement.self).0
+  /// The orders pending at a remote gateway (not recorded yet), oldest first: checkouts, and
+  /// agreements' later payments. Each as its document (status pending) and as listOrders lists it.
+  static func pendingOrders(_ store: any Store) throws -> [(document: OrderDocument, summary: OrderSummaryRow)] {
+    try store.pendingOperations().compactMap { entry in
+      switch entry.kind {
+      case Placement.kind:
+        let charge = try OperationRunner.call(of: entry, as: Placement.self).0
+        return (charge.prepared.document, charge.summary)
+      case AgreementPayment.kind:
+        let call = try OperationRunner.call(of: entry, as: AgreementPayment.self).0
+        return (call.prepared.document, call.summary)
+      default:
+        return nil
+      }
     }
   }
 
