@@ -314,6 +314,7 @@ public enum ProcessOrder: RPCMethod {
           orderId: orderId, token: token.token, idempotencyKey: Identifiers.chargeIdempotencyKey(orderId: orderId),
           paymentData: paymentData, amountMinor: prepared.amountMinor, currencyCode: context.config.currency.code,
           captureManually: context.config.gateway.capture == .manual, saveCard: prepared.agreement != nil ? true : nil,
+          agreementId: prepared.agreement != nil ? try context.identifiers.agreementId(orderId: orderId) : nil,
           createdAt: RFC3339.format(now),
           itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, prepared: prepared))
     }
@@ -476,6 +477,9 @@ public enum ProcessOrder: RPCMethod {
     /// The order makes an agreement: the gateway keeps the card for its later payments (absent in
     /// charges recorded before agreements).
     var saveCard: Bool?
+    /// The agreement the order makes, sent as the gateway's metadata with the card kept (absent in
+    /// charges recorded before it was sent).
+    var agreementId: String?
     var createdAt = ""
     /// Units across the order's lines (for listOrders).
     var itemCount = 0
@@ -487,7 +491,8 @@ public enum ProcessOrder: RPCMethod {
         .member("orderId", \.orderId), .member("token", \.token), .member("idempotencyKey", \.idempotencyKey),
         .member("paymentData", \.paymentData), .member("amountMinor", \.amountMinor),
         .member("currencyCode", \.currencyCode), .member("captureManually", \.captureManually),
-        .member("saveCard", \.saveCard, .optional), .member("createdAt", \.createdAt), .member("itemCount", \.itemCount),
+        .member("saveCard", \.saveCard, .optional), .member("agreementId", \.agreementId, .optional),
+        .member("createdAt", \.createdAt), .member("itemCount", \.itemCount),
         .member("prepared", \.prepared, read: EmbeddedJSON.read, write: EmbeddedJSON.write),
       ])
 
@@ -495,7 +500,8 @@ public enum ProcessOrder: RPCMethod {
     var gatewayCharge: GatewayCharge {
       GatewayCharge(
         paymentData: paymentData, amountMinor: Int64(amountMinor), currencyCode: currencyCode, orderId: orderId,
-        captureManually: captureManually, idempotencyKey: idempotencyKey, saveCard: saveCard == true)
+        captureManually: captureManually, idempotencyKey: idempotencyKey, saveCard: saveCard == true,
+        agreementId: agreementId)
     }
 
     /// The pending order as listOrders lists it.

@@ -113,9 +113,20 @@ public enum RunBilling: RPCMethod {
           }
           for step in started {
             let answer: AgreementPayment.Result
+            // Another run (on this host or another) charged or ended the payment under this key
+            // (recorded before this run started it, or while both sent the same call): that
+            // run's to report, not this one's.
+            var theirs = false
             switch step {
-            case .answered(let stored): answer = stored
-            case .inFlight(let inFlight): answer = try inFlight.finish()
+            case .answered(let decided): answer = decided
+            case .recorded(let stored):
+              answer = stored
+              theirs = true
+            case .inFlight(let inFlight): (answer, theirs) = try inFlight.finishRecorded()
+            }
+            if theirs {
+              if answer.status == .succeeded { charged = true } else { done.insert(answer.agreementId) }
+              continue
             }
             // Another run moved the agreement on meanwhile: nothing to report.
             if answer.status == .skipped && answer.failureCode == "not_due" { continue }

@@ -20,13 +20,16 @@ public enum OperationRunner {
   /// How far `start` took a request: answered, or recorded as pending with its call still to make.
   public enum Started<Op: Operation> {
     case answered(Op.Result)
+    /// The journal's stored answer: an earlier request, or another process, did the work under
+    /// this key.
+    case recorded(Op.Result)
     case inFlight(InFlight<Op>)
   }
 
   /// Runs `operation` to its answer: `start`, then the call and the settlement when it needs them.
   public static func run<Op: Operation>(_ operation: Op, context: ServiceContext) throws -> Op.Result {
     switch try start(operation, context: context) {
-    case .answered(let result): return result
+    case .answered(let result), .recorded(let result): return result
     case .inFlight(let inFlight): return try inFlight.finish()
     }
   }
@@ -44,7 +47,7 @@ public enum OperationRunner {
       if operation.mayBeRecorded(subject), let entry = try transaction.operation(kind: Op.kind, key: operation.key) {
         guard try operation.matches(entry.fingerprint, subject, context: context) else { throw operation.conflict }
         switch entry.state {
-        case .settled: return .answered(try result(of: entry, as: Op.self))
+        case .settled: return .recorded(try result(of: entry, as: Op.self))
         case .pending:
           let (call, request) = try call(of: entry, as: Op.self)
           return .send(call, request: request, created: entry.created)
@@ -70,6 +73,7 @@ public enum OperationRunner {
     }
     switch step {
     case .answered(let result): return .answered(result)
+    case .recorded(let result): return .recorded(result)
     case .send(let call, let request, let created):
       switch sendable(Op.self, created: created, now: now, context: context) {
       case .failure(let reason): return .answered(Op.unsent(call, because: reason, context: context))
@@ -136,8 +140,16 @@ public enum OperationRunner {
       try settle().result
     }
 
-    /// The answer, and whether the entry is still pending after it.
-    func settle() throws -> (result: Op.Result, pending: Bool) {
+    /// As `finish`, and whether the answer is the journal's: another request or process recorded
+    /// it meanwhile, from a reply to this same call (`recorded`).
+    public func finishRecorded() throws -> (result: Op.Result, recorded: Bool) {
+      let settled = try settle()
+      return (settled.result, settled.recorded)
+    }
+
+    /// The answer, whether the entry is still pending after it, and whether the answer was
+    /// recorded by another request or process.
+    func settle() throws -> (result: Op.Result, pending: Bool, recorded: Bool) {
       let reply = reply()
       let now = context.clock.now()
       let nowText = RFC3339.format(now)
@@ -150,7 +162,7 @@ public enum OperationRunner {
             reason: "operation \(Op.kind) \(key) was released by another request while its call was in flight")
         }
         // Settled meanwhile by another request or process, from a reply to this same call.
-        if entry.state == .settled { return .answered(try OperationRunner.result(of: entry, as: Op.self), pending: false) }
+        if entry.state == .settled { return .recorded(try OperationRunner.result(of: entry, as: Op.self)) }
         switch try Op.settle(call, reply: reply, locked, transaction, context: context, now: now) {
         case .settled(let result):
           try transaction.settleOperation(kind: Op.kind, key: key, result: JSONWriter.string(result), at: nowText)
@@ -166,7 +178,8 @@ public enum OperationRunner {
         }
       }
       switch outcome {
-      case .answered(let result, let pending): return (result, pending)
+      case .answered(let result, let pending): return (result, pending, false)
+      case .recorded(let result): return (result, false, true)
       case .conflict: throw conflict ?? StoreError.unavailable(reason: "operation \(Op.kind) \(key) conflicts remotely")
       }
     }
@@ -233,12 +246,15 @@ public enum OperationRunner {
 /// What the first transaction of `OperationRunner.start` came to.
 enum PreparedStep<Op: Operation> {
   case answered(Op.Result)
+  case recorded(Op.Result)
   case send(Op.Call, request: String, created: String)
 }
 
 /// What the second transaction of `OperationRunner.InFlight.settle` came to.
 enum SettledStep<Result> {
   case answered(Result, pending: Bool)
+  /// Settled meanwhile by another request or process: its answer.
+  case recorded(Result)
   case conflict
 }
 
@@ -293,7 +309,7 @@ extension RPCMethod {
     -> Continuation? where Op.Result: MethodResult
   {
     switch started {
-    case .answered(let result):
+    case .answered(let result), .recorded(let result):
       result.write(to: &writer)
       return nil
     case .inFlight(let inFlight):
