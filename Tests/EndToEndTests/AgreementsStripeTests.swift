@@ -270,4 +270,46 @@ struct AgreementsStripeTests {
     #expect(stock["espresso-machine"] == 1000 - 1)
     #expect(try store.pendingOperationCount() == 0)
   }
+
+  @Test(
+    "a renewal whose answer is lost is a pending order (getOrder, listOrders with its agreementId) until the next run settles it, charged once",
+    arguments: StoreBackend.available)
+  func pendingRenewal(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    server.setSingleUseTokens(false)
+    let shop = try BillingShop(backend: backend, stripe: server, maxRetries: 0)
+    server.setClock(RFC3339.parse(Self.checkoutAt)!)
+    let placed = try shop.checkout(at: Self.checkoutAt, [.init("beans-club")])
+    let agreementId = try BillingShop.agreementId(placed[0])
+
+    // The trial's end: Stripe makes the PaymentIntent, and its answer is lost.
+    let trialEnd = "2026-12-15T12:00:00Z"
+    server.setClock(RFC3339.parse(trialEnd)!)
+    server.inject(.resetAfterExecuting, on: .createPaymentIntent)
+    let lost = try shop.billingRun(at: trialEnd)
+    #expect(lost.status == 1)
+    let payment = try #require(lost.result["payments"]?[0], "\(lost.result.compact)")
+    #expect(payment["status"] == .string("pending") && payment["failureCode"] == .string("gateway_unavailable"), "\(payment.compact)")
+    let orderId = try #require(server.paymentIntents(agreementId: agreementId).last?.metadata["order_id"])
+    // A back-office process sends pending work again when it starts: its answer is lost too.
+    server.inject(.resetAfterExecuting, on: .createPaymentIntent)
+    let answers = try shop.session(
+      at: trialEnd, [("listOrders", #"{"status":"pending"}"#), ("getOrder", #"{"orderId":"\#(orderId)"}"#)])
+    let listed = answers[0]["result"]?["orders"]?.arrayValue ?? []
+    #expect(
+      listed.map { [$0["orderId"]?.stringValue, $0["status"]?.stringValue, $0["agreementId"]?.stringValue] }
+        == [[orderId, "pending", agreementId]])
+    let pending = answers[1]["result"]?["order"]
+    #expect(pending?["status"] == .string("pending"))
+    #expect(pending?["agreement"]?.compact == #"{"agreementId":"\#(agreementId)","payment":"scheduled","period":0}"#)
+
+    // The next run sends the same call under the same key: recorded once, paid once.
+    let settled = try shop.billingRun(at: "2026-12-15T13:00:00Z")
+    #expect(settled.status == 0, "\(settled.result.compact)")
+    #expect(settled.result["payments"]?[0]?["status"] == .string("succeeded"))
+    #expect(server.paymentIntents(agreementId: agreementId).filter { $0.metadata["order_id"] == orderId }.count == 1)
+    let paid = try shop.call(at: "2026-12-15T13:00:00Z", "getOrder", #"{"orderId":"\#(orderId)"}"#)["order"]
+    #expect(paid?["status"] == .string("paid"))
+  }
 }
