@@ -276,12 +276,27 @@ public struct AgreementPayment: Operation {
       amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
     document.agreement = link
     let prepared = ProcessOrder.PreparedOrder(document: document, quote: quote)
+    let savedCard = credential.savedCard
+    if credential.gateway != "sandbox" && savedCard == nil {
+      // The gateway answered the checkout without naming the card it kept: nothing can be charged
+      // until the customer gives a card again.
+      let message = "\(credential.gateway) kept no card for this agreement: it cannot be charged."
+      try Agreements.declined(
+        &agreement, failureCode: "gateway_error", declineCode: nil,
+        action: CustomerAction(
+          code: .updatePaymentMethod, message: "Your card can no longer be charged. Add another card to keep your plan."),
+        settings: config.billing, transaction: transaction, now: now)
+      var answer = result(agreement, .failed)
+      answer.failureCode = "gateway_error"
+      answer.message = message
+      return .done(answer, final: true)
+    }
     if takesStock {
       guard try transaction.decrementStock(agreement.sku, by: agreement.quantity) else {
         throw StoreError.unavailable(reason: "stock changed during the transaction")
       }
     }
-    guard let savedCard = credential.savedCard else {
+    guard let savedCard else {
       return .done(
         try chargeInSandbox(
           &agreement, terms: terms, prepared: prepared, attempt: attempt, takesStock: takesStock,
