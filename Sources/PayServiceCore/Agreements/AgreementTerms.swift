@@ -23,6 +23,10 @@ public struct AgreementTerms: Sendable, Equatable, WireObject {
   public var thresholdMinor: Int?
   /// The first payment after the checkout's (`AgreementRow.period` when the agreement was made).
   public var firstPeriod = 0
+  /// What each later payment cost as the sheet showed it (the plan's regular line: price × quantity,
+  /// before tax), minor units: a record of what was agreed. Each payment is priced from the catalog
+  /// in force when it is charged.
+  public var amountMinor = 0
   /// The shipping method of the checkout; later payments ship the same way, with no shipping charge.
   public var shippingMethod = ""
   /// Where the goods go, kept as erasure keeps it (country, region, postal prefix): what taxes
@@ -40,6 +44,7 @@ public struct AgreementTerms: Sendable, Equatable, WireObject {
       .member("freeCancellationDate", \.freeCancellationDate, .optional),
       .member("freeCancellationTimeZone", \.freeCancellationTimeZone, .optional),
       .member("thresholdMinor", \.thresholdMinor, .optional), .member("firstPeriod", \.firstPeriod),
+      .member("amountMinor", \.amountMinor, .optional),
       .member("shippingMethod", \.shippingMethod),
       .member("region", \.region, .required, Contact.storedSchema),
     ])
@@ -47,10 +52,11 @@ public struct AgreementTerms: Sendable, Equatable, WireObject {
   /// The terms of a checkout at `pricedAt` (when its cart was priced: the authorization) for a
   /// line of `plan`, and the payment to make first after the checkout's (`period`).
   public static func make(
-    plan: BillingPlan, pricedAt: Int64, shippingMethod: String, shippingContact: Contact?
+    plan: BillingPlan, pricedAt: Int64, shippingMethod: String, shippingContact: Contact?, amountMinor: Int64 = 0
   ) -> (terms: AgreementTerms, period: Int) {
     var terms = AgreementTerms()
     terms.kind = plan.kind
+    terms.amountMinor = Int(amountMinor)
     terms.shippingMethod = shippingMethod
     terms.region = (shippingContact ?? Contact()).erased
     switch plan.schedule {

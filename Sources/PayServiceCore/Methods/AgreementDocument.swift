@@ -2,6 +2,8 @@
 public struct AgreementDocument: Equatable, Sendable, WireObject {
   /// The schedule agreed at checkout. Times are RFC 3339 UTC.
   public struct Schedule: Equatable, Sendable, WireObject {
+    /// Each later payment as the sheet showed it (price × quantity, before tax).
+    public var amount = ""
     public var interval: BillingPlan.IntervalUnit?
     public var intervalCount: Int?
     /// A subscription's regular period 0 (the trial's end, the start date, or the checkout).
@@ -17,6 +19,11 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
     public static let shape = ObjectShape<Schedule>(
       blank: { Schedule() },
       [
+        .member(
+          "amount", \.amount, .required,
+          .string(
+            "Each later payment as the sheet showed it (price × quantity, before tax); each is charged at the catalog price then.",
+            pattern: MoneyText.pattern)),
         .member("interval", \.interval, .optional), .member("intervalCount", \.intervalCount, .optional),
         .member("firstPaymentAt", \.firstPaymentAt, .optional, Shapes.timestamp),
         .member("endDate", \.endDate, .optional, Shapes.timestamp),
@@ -113,6 +120,7 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
     status = row.status
     createdAt = row.createdAt
     let time = { (seconds: Int?) in seconds.map { RFC3339.format(Int64($0)) } }
+    schedule.amount = config.format(Int64(terms.amountMinor))
     schedule.interval = terms.interval
     schedule.intervalCount = terms.intervalCount
     if row.kind == .deferred {

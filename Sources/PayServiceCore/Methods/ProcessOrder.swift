@@ -698,7 +698,8 @@ public enum ProcessOrder: RPCMethod {
     if let line = quote.lines.first(where: { $0.billing != nil }), let plan = line.billing {
       let (terms, period) = AgreementTerms.make(
         plan: plan, pricedAt: token.issuedAt, shippingMethod: binding.shippingMethod,
-        shippingContact: binding.shippingContact)
+        shippingContact: binding.shippingContact,
+        amountMinor: config.productsBySKU[line.sku]!.priceMinor * Int64(line.quantity))
       prepared.agreement = PreparedOrder.Agreement(sku: line.sku, quantity: line.quantity, period: period, terms: terms)
     }
     return .ready(prepared)
