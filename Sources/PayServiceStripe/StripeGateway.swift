@@ -131,6 +131,20 @@ public final class StripeGateway: RemoteGateway {
       }
     }
     if let customer, setsUp { return await setUpCard(request, customer: customer, paymentMethod: paymentMethod) }
+    var form = Self.paymentIntentForm(request)
+    form.append(("payment_method", paymentMethod))
+    if let customer {
+      form.append(("customer", customer))
+      form.append(("setup_future_usage", "off_session"))
+    }
+    form.append(("error_on_requires_action", "true"))
+    form.append(("expand[]", "latest_charge"))
+    return await createPaymentIntent(form, request, savesCard: request.saveCard)
+  }
+
+  /// What every PaymentIntent of a charge is created with: its amount and currency, confirmed at
+  /// once, captured as asked, by card, with the order (and agreement) as metadata.
+  static func paymentIntentForm(_ request: GatewayCharge) -> [(String, String)] {
     var form: [(String, String)] = [
       ("amount", String(request.amountMinor)),
       ("currency", request.currencyCode.lowercased()),
@@ -140,14 +154,7 @@ public final class StripeGateway: RemoteGateway {
       ("metadata[order_id]", request.orderId),
     ]
     if let agreement = request.agreementId { form.append(("metadata[agreement_id]", agreement)) }
-    form.append(("payment_method", paymentMethod))
-    if let customer {
-      form.append(("customer", customer))
-      form.append(("setup_future_usage", "off_session"))
-    }
-    form.append(("error_on_requires_action", "true"))
-    form.append(("expand[]", "latest_charge"))
-    return await createPaymentIntent(form, request, savesCard: request.saveCard)
+    return form
   }
 
   /// `POST /v1/payment_intents` with `form` under the charge's key, read as `charge` documents:
@@ -197,15 +204,7 @@ public final class StripeGateway: RemoteGateway {
   /// the key: `.refused(final: true)` with Stripe's `code` in `GatewayRefusal.code`. Replays and
   /// stored 500s are resolved as for every charge (`createPaymentIntent`).
   func chargeSavedCard(_ request: GatewayCharge, _ saved: GatewaySavedCard) async -> GatewayReply<GatewayPayment> {
-    var form: [(String, String)] = [
-      ("amount", String(request.amountMinor)),
-      ("currency", request.currencyCode.lowercased()),
-      ("confirm", "true"),
-      ("capture_method", request.captureManually ? "manual" : "automatic"),
-      ("payment_method_types[]", "card"),
-      ("metadata[order_id]", request.orderId),
-    ]
-    if let agreement = request.agreementId { form.append(("metadata[agreement_id]", agreement)) }
+    var form = Self.paymentIntentForm(request)
     form += [
       ("customer", saved.customerId),
       ("payment_method", saved.paymentMethodId),

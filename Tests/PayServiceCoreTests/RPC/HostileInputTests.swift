@@ -39,6 +39,17 @@ struct HostileInputTests {
     #expect(FuzzOracle.verify(input: line, output: two) == nil)
   }
 
+  /// `method` with `params` (JSON text) as request `id`, answered by the back office.
+  func call(_ id: Int, _ method: String, _ params: String) -> String {
+    answer(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
+  }
+
+  /// The -32602 answer to request `id` listing `errors` (path, message).
+  func invalid(_ id: Int, _ errors: [(String, String)]) -> String {
+    let list = errors.map { #"{"path":"\#($0.0)","message":"\#($0.1)"}"# }.joined(separator: ",")
+    return #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[\#(list)]}}}"#
+  }
+
   func answer(_ line: [UInt8]) -> String {
     let handler = TestConfig.handler(try! TestConfig.context(), backOffice: true)
     return handler.handle(line: line).map { String(decoding: $0, as: UTF8.self) } ?? "<none>"
@@ -119,13 +130,6 @@ struct HostileInputTests {
 
   @Test("the books' days and a reconciliation's time at their extremes: within them a result, past them -32602 naming the member")
   func booksExtremes() {
-    func call(_ id: Int, _ method: String, _ params: String) -> String {
-      answer(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
-    }
-    func invalid(_ id: Int, _ errors: [(String, String)]) -> String {
-      let list = errors.map { #"{"path":"\#($0.0)","message":"\#($0.1)"}"# }.joined(separator: ",")
-      return #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[\#(list)]}}}"#
-    }
     let day = #"must be a day like \"2026-11-21\" (YYYY-MM-DD)"#
     #expect(
       call(1, "payoutReport", #"{"from":"9999-12-31","to":"9999-12-31"}"#)
@@ -149,13 +153,6 @@ struct HostileInputTests {
 
   @Test("agreements' times, ids, balances and cursors at their extremes: within them a result, past them -32602 or -32005")
   func agreementExtremes() {
-    func call(_ id: Int, _ method: String, _ params: String) -> String {
-      answer(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
-    }
-    func invalid(_ id: Int, _ errors: [(String, String)]) -> String {
-      let list = errors.map { #"{"path":"\#($0.0)","message":"\#($0.1)"}"# }.joined(separator: ",")
-      return #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"Invalid params","data":{"errors":[\#(list)]}}}"#
-    }
     let big = String(repeating: "x", count: 100_000)
     let time = #"must be an RFC 3339 time like \"2026-11-21T12:00:00Z\""#
     #expect(
