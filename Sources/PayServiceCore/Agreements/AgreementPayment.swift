@@ -247,8 +247,25 @@ public struct AgreementPayment: Operation {
         "gateway_mismatch",
         "The agreement's card is kept by the \(credential.gateway) gateway, and this payservice charges through \(gatewayKind).")
     }
+    let savedCard = credential.savedCard
+    if credential.gateway != "sandbox" && savedCard == nil {
+      // The gateway answered the checkout without naming the card it kept: nothing can be charged
+      // until the customer gives a card again.
+      let message = "\(credential.gateway) kept no card for this agreement: it cannot be charged."
+      try Agreements.declined(
+        &agreement, failureCode: "gateway_error", declineCode: nil,
+        action: CustomerAction(
+          code: .updatePaymentMethod, message: "Your card can no longer be charged. Add another card to keep your plan."),
+        settings: config.billing, transaction: transaction, now: now)
+      var answer = result(agreement, .failed)
+      answer.failureCode = "gateway_error"
+      answer.message = message
+      return .done(answer, final: true)
+    }
+    // The stock is taken here (the decrement checks it, and changes nothing when short); a payment
+    // that does not go through puts it back.
     let takesStock = agreement.kind != .deferred
-    if takesStock, try transaction.quantitiesOnHand([agreement.sku])[0] < agreement.quantity {
+    if takesStock, try !transaction.decrementStock(agreement.sku, by: agreement.quantity) {
       return skipped("out_of_stock", "\(agreement.sku) is out of stock: the next run charges this payment once it is back.")
     }
     // Priced now, at the catalog price, with the tax of where the goods go; no shipping charge.
@@ -276,26 +293,6 @@ public struct AgreementPayment: Operation {
       amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
     document.agreement = link
     let prepared = ProcessOrder.PreparedOrder(document: document, quote: quote)
-    let savedCard = credential.savedCard
-    if credential.gateway != "sandbox" && savedCard == nil {
-      // The gateway answered the checkout without naming the card it kept: nothing can be charged
-      // until the customer gives a card again.
-      let message = "\(credential.gateway) kept no card for this agreement: it cannot be charged."
-      try Agreements.declined(
-        &agreement, failureCode: "gateway_error", declineCode: nil,
-        action: CustomerAction(
-          code: .updatePaymentMethod, message: "Your card can no longer be charged. Add another card to keep your plan."),
-        settings: config.billing, transaction: transaction, now: now)
-      var answer = result(agreement, .failed)
-      answer.failureCode = "gateway_error"
-      answer.message = message
-      return .done(answer, final: true)
-    }
-    if takesStock {
-      guard try transaction.decrementStock(agreement.sku, by: agreement.quantity) else {
-        throw StoreError.unavailable(reason: "stock changed during the transaction")
-      }
-    }
     guard let savedCard else {
       return .done(
         try chargeInSandbox(
