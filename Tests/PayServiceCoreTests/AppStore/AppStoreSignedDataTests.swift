@@ -68,3 +68,43 @@ struct AppStoreSignedDataTests {
     #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify("a.b", now: TestConfig.now) } == .invalidFormat)
   }
 }
+
+/// The test signing authority's items, and the faults it makes, through the same verifier.
+@Suite("App Store signed data: the test authority")
+struct AppStoreTestAuthorityTests {
+  static let payload = #"{"bundleId":"com.example","environment":"Sandbox","signedDate":1700000000000,"transactionId":"1"}"#
+
+  func verifier(_ authority: AppStoreTestAuthority) -> AppStoreSignedDataVerifier {
+    AppStoreSignedDataVerifier(roots: [authority.root], bundleId: "com.example", appAppleId: nil, environments: ["Sandbox"])
+  }
+
+  func cause(_ verifier: AppStoreSignedDataVerifier, _ jws: String) -> AppStoreVerificationFailure.Cause? {
+    do {
+      _ = try verifier.verify(jws, now: TestConfig.now)
+      return nil
+    } catch {
+      return error.cause
+    }
+  }
+
+  @Test("its items verify; without a marker, out of the leaf's validity at signedDate or under another root they are invalid_certificate")
+  func faults() throws {
+    let authority = try AppStoreTestAuthority()
+    #expect(cause(verifier(authority), try authority.sign(Self.payload)) == nil)
+    #expect(try verifier(authority).verify(try authority.sign(Self.payload), now: TestConfig.now)["transactionId"] == .string("1"))
+    let noLeafMarker = try AppStoreTestAuthority(leafMarker: false)
+    #expect(cause(verifier(noLeafMarker), try noLeafMarker.sign(Self.payload)) == .invalidCertificate)
+    let noIntermediateMarker = try AppStoreTestAuthority(intermediateMarker: false)
+    #expect(cause(verifier(noIntermediateMarker), try noIntermediateMarker.sign(Self.payload)) == .invalidCertificate)
+    // A leaf that expired before the service clock still verifies what it signed while valid...
+    let expired = try AppStoreTestAuthority(
+      validFrom: Date(timeIntervalSince1970: 1_690_000_000), validUntil: Date(timeIntervalSince1970: 1_710_000_000))
+    #expect(cause(verifier(expired), try expired.sign(Self.payload)) == nil)
+    // ...and not what is dated after its validity.
+    let late = #"{"bundleId":"com.example","environment":"Sandbox","signedDate":1720000000000}"#
+    #expect(cause(verifier(expired), try expired.sign(late)) == .invalidCertificate)
+    // Signed by one authority, verified against another's root.
+    #expect(cause(verifier(try AppStoreTestAuthority()), try authority.sign(Self.payload)) == .invalidCertificate)
+    #expect(cause(verifier(authority), try authority.sign(Self.payload, x5c: ["AAAA"])) == .invalidFormat)
+  }
+}
