@@ -182,6 +182,7 @@ enum PostgresMigrations {
         + StoreSchema.orderEventKindCheck,
     ],
     ["ALTER TABLE charge ALTER COLUMN token DROP NOT NULL"] + StoreSchema.agreementTables,
+    StoreSchema.appStoreTables,
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

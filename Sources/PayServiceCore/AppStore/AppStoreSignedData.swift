@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Why an item the App Store signed was refused: the check that failed and what it found. Nothing
 /// is granted for a refused item.
@@ -38,6 +38,8 @@ public struct AppStoreVerificationFailure: Error, Equatable, Sendable {
 /// Apple's marker extensions on the intermediate (1.2.840.113635.100.6.2.1) and the leaf
 /// (1.2.840.113635.100.6.11.1); the ES256 signature over `header.payload` with the leaf's key
 /// (swift-crypto); then the payload's `bundleId`, `appAppleId` and `environment` against the config.
+/// Items of `Xcode` and `LocalTesting`, which Apple does not sign, are read without the chain when
+/// (and only when) the config lists their environment.
 public struct AppStoreSignedDataVerifier: Sendable {
   /// Apple's marker extensions: the WWDR intermediate's and the App Store receipt signing leaf's.
   public static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
@@ -78,6 +80,15 @@ public struct AppStoreSignedDataVerifier: Sendable {
     guard case .object(let header)? = try? JSONParser.parse(headerBytes),
       case .object(let payload)? = try? JSONParser.parse(payloadBytes)
     else { throw AppStoreVerificationFailure(.invalidFormat, "the JWS header or payload is not a JSON object") }
+    if let environment = Self.environment(of: payload), AppStoreSettings.unsignedEnvironments.contains(environment),
+      environments.contains(environment)
+    {
+      // Xcode's and local StoreKit testing's items are signed by the developer's own machine, not
+      // Apple: as Apple's libraries do, the chain is not checked, and only a config that lists the
+      // environment accepts them.
+      try checkApp(payload)
+      return payload
+    }
     guard header["alg"] == .string("ES256") else {
       throw AppStoreVerificationFailure(.invalidFormat, "the JWS alg is not ES256")
     }
@@ -110,6 +121,15 @@ public struct AppStoreSignedDataVerifier: Sendable {
     return payload
   }
 
+  /// The environment an item names: at its top level, or in `data` (notifications).
+  static func environment(of payload: JSONObject) -> String? {
+    if case .object(let data)? = payload["data"], case .string(let environment)? = data["environment"] {
+      return environment
+    }
+    if case .string(let environment)? = payload["environment"] { return environment }
+    return nil
+  }
+
   /// The payload's app: `bundleId` and `environment` at its top level (transactions, renewal infos,
   /// app transactions) or in `data` (notifications), `appAppleId` likewise.
   func checkApp(_ payload: JSONObject) throws(AppStoreVerificationFailure) {
@@ -138,7 +158,7 @@ public struct AppStoreSignedDataVerifier: Sendable {
     let roots = self.roots
     let result = Awaited(on: Self.executor) { () -> String? in
       var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
-        RFC5280Policy(validationTime: Date(timeIntervalSince1970: TimeInterval(at)))
+        RFC5280Policy(fixedExpiryValidationTime: Date(timeIntervalSince1970: TimeInterval(at)))
         AppleMarkerPolicy()
       }
       switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {

@@ -24,6 +24,9 @@ public struct Config: Sendable {
   public var privacy = Privacy()
   /// How agreements' later payments are collected (`billing:`).
   public var billing = BillingSettings()
+  /// In-app purchases of the merchant's app (`appStore:`); nil: the App Store methods answer
+  /// not_configured.
+  public var appStore: AppStoreSettings?
   /// The config file's text, as read: what `digest` is of.
   public var sourceText = ""
   /// "sha256:" and the hex SHA-256 of the config file's bytes (`ConfigLoader.digest`): which config

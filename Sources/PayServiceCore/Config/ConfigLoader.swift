@@ -98,7 +98,7 @@ struct ConfigDecoder {
   func decode(_ root: YAMLNode) -> Config? {
     let keys = [
       "merchant", "catalog", "shipping", "tax", "gateway", "coupons", "paymentMethodAdjustments", "applePay",
-      "walletOrders", "privacy", "billing",
+      "walletOrders", "privacy", "billing", "appStore",
     ]
     guard let top = reader.mapping(root, "", allowed: keys) else { return nil }
     let merchantNode = reader.require(top, "merchant", in: root, "")
@@ -118,8 +118,9 @@ struct ConfigDecoder {
     let walletOrders = top["walletOrders"].map { decodeWalletOrders($0) } ?? .some(nil)
     let privacy = top["privacy"].map { decodePrivacy($0) } ?? Privacy()
     let billing = top["billing"].map { decodeBillingSettings($0) } ?? BillingSettings()
+    let appStore = top["appStore"].map { decodeAppStore($0) } ?? .some(nil)
     guard let catalog, let shipping, let tax, let gateway, let coupons, let adjustments, let applePay, let walletOrders,
-      let privacy, let billing
+      let privacy, let billing, let appStore
     else {
       return nil
     }
@@ -136,6 +137,7 @@ struct ConfigDecoder {
     config.walletOrders = walletOrders
     config.privacy = privacy
     config.billing = billing
+    config.appStore = appStore
     return config
   }
 

@@ -267,6 +267,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
           """)
       for statement in StoreSchema.agreementTables { try db.execute(sql: statement) }
     }
+    migrator.registerMigration(StoreSchema.migrations[12], foreignKeyChecks: .immediate) { db in
+      for statement in StoreSchema.appStoreTables { try db.execute(sql: statement) }
+    }
     return migrator
   }
 

@@ -166,6 +166,27 @@ public protocol StoreTransaction {
 
   /// The agreement, locked for this transaction (PostgreSQL: `FOR UPDATE`), so that billing runs,
   /// reloads and cancellations of one agreement take turns; nil when unknown.
+  // MARK: App Store (v13)
+
+  /// The purchase chain `originalTransactionId`, locked (and, while it is not recorded yet, its
+  /// id: two processes recording the same new chain take turns).
+  func lockAppStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow?
+  func save(_ chain: AppStoreChainRow, isNew: Bool) throws
+  func appStoreTransaction(_ transactionId: String) throws -> AppStoreTransactionRow?
+  func save(_ transaction: AppStoreTransactionRow, isNew: Bool) throws
+  /// The chain's transactions, by transactionId.
+  func appStoreTransactions(originalTransactionId: String) throws -> [AppStoreTransactionRow]
+  /// The account's chains and transactions, by originalTransactionId and transactionId.
+  func appStoreChains(account: String) throws -> [AppStoreChainRow]
+  func appStoreTransactions(account: String) throws -> [AppStoreTransactionRow]
+  /// Records a notification; false when its uuid is recorded already.
+  func insert(_ notification: AppStoreNotificationRow) throws -> Bool
+  /// Serializes spending an account's units among processes, to the end of the transaction.
+  func lockAppStoreAccount(_ account: String) throws
+  /// The units the account has spent, by entitlement.
+  func appStoreConsumed(account: String) throws -> [String: Int64]
+  func insert(_ consumption: AppStoreConsumptionRow) throws
+
   func lockAgreement(_ agreementId: String) throws -> AgreementRow?
   func insert(_ agreement: AgreementRow) throws
   /// Replaces what billing moves (status, next payment, period, attempt, cancellation, credential,
@@ -313,6 +334,7 @@ public enum StoreSchema {
     "v10: stock changes by hand; erased personal data",
     "v11: disputes; refunds by the gateway's id; gateway report order events",
     "v12: agreements, their events and the orders that pay them",
+    "v13: App Store purchase chains, transactions, notifications and consumption",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

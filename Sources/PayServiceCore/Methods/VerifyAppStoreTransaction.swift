@@ -1,0 +1,154 @@
+/// An in-app purchase the app sends its server: verified as the App Store signed it, recorded once
+/// by its transaction id, and applied to the account's entitlements. Public, like the app's own
+/// calls: what it records is only what Apple signed.
+public enum VerifyAppStoreTransaction: RPCMethod {
+  public static let name = "verifyAppStoreTransaction"
+
+  public static let documentation = MethodDocumentation(
+    summary: "Verify an App Store transaction the app sends, record it once and answer the account's entitlements.",
+    description: """
+      Give the signed transaction StoreKit 2 hands the app (Transaction.jwsRepresentation). It is verified as \
+      the App Store signs: a compact JWS with alg ES256 and an x5c chain of three certificates ending at a \
+      configured root (Apple Root CA - G3 unless appStore.rootCertificates names others), Apple's marker \
+      extensions on the intermediate and leaf, validity at the item's own signedDate, the signature, then \
+      bundleId, appAppleId and environment against appStore. A refused item is failed with the cause \
+      (invalid_format, invalid_certificate, invalid_signature, wrong_bundle, wrong_environment, unknown_product, \
+      wrong_account, not_configured) and grants nothing. A verified one is recorded by its transactionId, the \
+      latest signed version kept: a consumable credits its units once however often it is sent; a \
+      non-consumable or subscription grants its entitlement (until expiresDate for a subscription); a \
+      transaction with revocationDate revokes. appAccountToken names the account of a purchase the app made \
+      without one; a transaction that carries its own keeps it. The answer is the transaction as recorded, \
+      what it changed (effect) and the account's entitlements and balances at the service clock. The same \
+      signed transaction again answers the same and changes nothing (it is recorded in the journal by its id \
+      and signedDate); with another appAccountToken it is error -32004.
+      """,
+    errors: [.storeUnavailable, .idempotencyKeyConflict, .invalidParams], readOnly: false, idempotent: true)
+  public static let runsAsNotification = false
+  public static let usesStore = true
+
+  /// A signed item is a few KiB; a larger string is not one.
+  public static let maxSignedBytes = 64 << 10
+
+  public struct Params: Sendable {
+    public var signedTransaction = ""
+    public var appAccountToken: String?
+  }
+
+  public static let params = ObjectShape<Params>(
+    blank: { Params() },
+    [
+      .member(
+        "signedTransaction", \.signedTransaction, .required,
+        .string("The transaction's JWS as StoreKit gives it (Transaction.jwsRepresentation).", minLength: 1),
+        read: readSigned),
+      .member(
+        "appAccountToken", \.appAccountToken, .optional,
+        .string("The account (a UUID) of a purchase the app made without an appAccountToken.", pattern: uuidPattern),
+        read: readUUID),
+    ])
+
+  static let uuidPattern = "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+
+  static let readSigned: MemberReader<String> = { value, path, reader in
+    guard let text = reader.string(value, path()) else { return nil }
+    guard text.utf8.count <= maxSignedBytes else {
+      reader.fail(path(), "must be at most \(maxSignedBytes) bytes, got \(text.utf8.count)")
+      return nil
+    }
+    return text
+  }
+
+  static let readUUID: MemberReader<String> = { value, path, reader in
+    guard let text = reader.string(value, path()) else { return nil }
+    guard AppStoreAccount.isUUID(text) else {
+      reader.fail(path(), "must be a UUID like 7e3fb20b-4cdb-47cc-936d-99d65f608138")
+      return nil
+    }
+    return text.lowercased()
+  }
+
+  public struct Verified: Equatable, Sendable, WireObject {
+    public var transaction = AppStoreTransactionDocument()
+    public var effect = AppStoreLedger.Effect.none
+    public var entitlements = AccountEntitlements()
+
+    public static let shape = ObjectShape<Verified>(
+      blank: { Verified() },
+      [
+        .constant("status", "succeeded"), .member("transaction", \.transaction),
+        .member(
+          "effect", \.effect, .required,
+          .string(
+            """
+            What recording it changed: credited (a consumable's units), debited (refunded units), granted, \
+            extended, revoked, restored, updated, stale (older than what is kept) or none (known already).
+            """, values: AppStoreLedger.Effect.allCases.map(\.rawValue))),
+        .member("entitlements", \.entitlements),
+      ])
+  }
+
+  public typealias Result = Outcome<Verified, AppStoreRefused>
+
+  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    guard let settings = context.config.appStore else { return .failed(.notConfigured) }
+    let item: AppStoreTransaction
+    do {
+      item = try AppStoreTransaction(
+        payload: try settings.verifier.verify(params.signedTransaction, now: context.clock.now()))
+    } catch let failure as AppStoreVerificationFailure {
+      return .failed(.verification(failure, "signedTransaction"))
+    } catch let problem as AppStorePayloadProblem {
+      return .failed(AppStoreRefused(.invalidFormat, problem.message))
+    }
+    return try record(item, accountHint: params.appAccountToken, context: context)
+  }
+
+  /// Records a verified transaction through the journal (also for history fetched from Apple).
+  static func record(_ item: AppStoreTransaction, accountHint: String?, context: ServiceContext) throws -> Result {
+    do {
+      return try OperationRunner.run(Recording(item: item, accountHint: accountHint), context: context)
+    } catch let refusal as AppStoreLedger.Refusal {
+      return .failed(AppStoreRefused(AppStoreFailureCode(refusal.code), refusal.message))
+    }
+  }
+
+  /// A verified transaction version as an operation of the journal (kind `appStoreTransaction`,
+  /// keyed by its transactionId and signedDate): the same version again answers as the first time.
+  public struct Recording: LocalOperation {
+    public static let kind = "appStoreTransaction"
+    let item: AppStoreTransaction
+    let accountHint: String?
+    public var key: String { "\(item.transactionId)@\(item.signedDate)" }
+    public var subject: String? { nil }
+    public var fingerprint: String { accountHint ?? "" }
+    public var conflict: ServiceError { .idempotencyKeyConflict("appAccountToken") }
+
+    public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
+      throws
+    {}
+
+    public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
+      throws -> Preparation<Result, NoCall>
+    {
+      guard let settings = context.config.appStore else { return .done(.failed(.notConfigured), final: false) }
+      // A refusal is thrown out of the transaction: nothing of it is kept, and the key stays unused.
+      let applied = try AppStoreLedger.record(
+        transaction: item, renewal: nil, accountHint: accountHint, settings: settings, transaction, now: now)
+      let kept = applied.transaction ?? item
+      guard let product = settings.products[kept.productId] ?? settings.products[item.productId] else {
+        throw AppStoreLedger.Refusal(code: .unknownProduct, message: "product \(kept.productId) is not in appStore.products")
+      }
+      return .done(
+        .succeeded(
+          Verified(
+            transaction: AppStoreTransactionDocument(kept, product: product), effect: applied.effect,
+            entitlements: try AccountEntitlements.read(
+              account: applied.account, settings: settings, transaction, now: now))),
+        final: true)
+    }
+
+    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
+      .failed(AppStoreRefused(.notConfigured, "a transaction is recorded in one transaction; nothing is sent"))
+    }
+  }
+}

@@ -1,0 +1,204 @@
+import PayServiceCore
+import PostgresNIO
+
+extension PostgresTransaction {
+  /// The advisory lock classes (the first key of `pg_advisory_xact_lock(int, int)`) that serialize
+  /// work on one purchase chain and on one account's units; the second key is the id's hash.
+  static let appStoreChainLock: Int32 = 0x4153_4348  // "ASCH"
+  static let appStoreAccountLock: Int32 = 0x4153_4143  // "ASAC"
+
+  private func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
+    var binds = PostgresBindings()
+    build(&binds)
+    return binds
+  }
+
+  static func appStoreChain(_ row: PostgresRow) throws -> AppStoreChainRow {
+    let (id, account, productId, kind, entitlement, environment, renewalSignedDate, renewal, createdAt, updatedAt) =
+      try row.columns((String, String, String, String, String, String, Int64?, String?, String, String).self)
+    guard let kind = AppStoreProduct.Kind(rawValue: kind) else {
+      throw StoreError.unavailable(reason: "App Store chain \(id) has an unknown kind")
+    }
+    return AppStoreChainRow(
+      originalTransactionId: id, account: account, productId: productId, kind: kind, entitlement: entitlement,
+      environment: environment, renewalSignedDate: renewalSignedDate, renewal: renewal, createdAt: createdAt,
+      updatedAt: updatedAt)
+  }
+
+  static func appStoreTransaction(_ row: PostgresRow) throws -> AppStoreTransactionRow {
+    let (id, original, entitlement, units, revoked, signedDate, document, recordedAt, updatedAt) =
+      try row.columns((String, String, String, Int64, Int64, Int64, String, String, String).self)
+    return AppStoreTransactionRow(
+      transactionId: id, originalTransactionId: original, entitlement: entitlement, units: units,
+      revoked: revoked != 0, signedDate: signedDate, document: document, recordedAt: recordedAt, updatedAt: updatedAt)
+  }
+
+  func lockAppStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? {
+    // The id is locked before the row exists: two processes recording a new chain take turns, and
+    // the second reads the first's row once it commits.
+    try session.run(
+      "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+      binds {
+        $0.append(Self.appStoreChainLock)
+        $0.append(originalTransactionId)
+      })
+    return try session.run(
+      "SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE originalTransactionId = $1 FOR UPDATE",
+      binds { $0.append(originalTransactionId) }
+    ).rows.first.map(Self.appStoreChain)
+  }
+
+  func save(_ chain: AppStoreChainRow, isNew: Bool) throws {
+    if isNew {
+      try session.run(
+        "INSERT INTO appStoreChain (\(StoreSchema.appStoreChainColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        binds {
+          $0.append(chain.originalTransactionId)
+          $0.append(chain.account)
+          $0.append(chain.productId)
+          $0.append(chain.kind.rawValue)
+          $0.append(chain.entitlement)
+          $0.append(chain.environment)
+          $0.append(chain.renewalSignedDate)
+          $0.append(chain.renewal)
+          $0.append(chain.createdAt)
+          $0.append(chain.updatedAt)
+        })
+    } else {
+      try session.run(
+        """
+        UPDATE appStoreChain SET account = $1, renewalSignedDate = $2, renewal = $3, updatedAt = $4
+        WHERE originalTransactionId = $5
+        """,
+        binds {
+          $0.append(chain.account)
+          $0.append(chain.renewalSignedDate)
+          $0.append(chain.renewal)
+          $0.append(chain.updatedAt)
+          $0.append(chain.originalTransactionId)
+        })
+    }
+  }
+
+  func appStoreTransaction(_ transactionId: String) throws -> AppStoreTransactionRow? {
+    try session.run(
+      "SELECT \(StoreSchema.appStoreTransactionColumns) FROM appStoreTransaction WHERE transactionId = $1",
+      binds { $0.append(transactionId) }
+    ).rows.first.map(Self.appStoreTransaction)
+  }
+
+  func save(_ transaction: AppStoreTransactionRow, isNew: Bool) throws {
+    if isNew {
+      try session.run(
+        """
+        INSERT INTO appStoreTransaction (\(StoreSchema.appStoreTransactionColumns))
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        """,
+        binds {
+          $0.append(transaction.transactionId)
+          $0.append(transaction.originalTransactionId)
+          $0.append(transaction.entitlement)
+          $0.append(transaction.units)
+          $0.append(Int64(transaction.revoked ? 1 : 0))
+          $0.append(transaction.signedDate)
+          $0.append(transaction.document)
+          $0.append(transaction.recordedAt)
+          $0.append(transaction.updatedAt)
+        })
+    } else {
+      try session.run(
+        """
+        UPDATE appStoreTransaction SET units = $1, revoked = $2, signedDate = $3, document = $4, updatedAt = $5
+        WHERE transactionId = $6
+        """,
+        binds {
+          $0.append(transaction.units)
+          $0.append(Int64(transaction.revoked ? 1 : 0))
+          $0.append(transaction.signedDate)
+          $0.append(transaction.document)
+          $0.append(transaction.updatedAt)
+          $0.append(transaction.transactionId)
+        })
+    }
+  }
+
+  func appStoreTransactions(originalTransactionId: String) throws -> [AppStoreTransactionRow] {
+    try session.run(
+      """
+      SELECT \(StoreSchema.appStoreTransactionColumns) FROM appStoreTransaction WHERE originalTransactionId = $1
+      ORDER BY transactionId COLLATE "C"
+      """, binds { $0.append(originalTransactionId) }
+    ).rows.map(Self.appStoreTransaction)
+  }
+
+  func appStoreChains(account: String) throws -> [AppStoreChainRow] {
+    try session.run(
+      """
+      SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE account = $1
+      ORDER BY originalTransactionId COLLATE "C"
+      """, binds { $0.append(account) }
+    ).rows.map(Self.appStoreChain)
+  }
+
+  func appStoreTransactions(account: String) throws -> [AppStoreTransactionRow] {
+    try session.run(
+      """
+      SELECT \(StoreSchema.appStoreTransactionColumns) FROM appStoreTransaction
+      WHERE originalTransactionId IN (SELECT originalTransactionId FROM appStoreChain WHERE account = $1)
+      ORDER BY originalTransactionId COLLATE "C", transactionId COLLATE "C"
+      """, binds { $0.append(account) }
+    ).rows.map(Self.appStoreTransaction)
+  }
+
+  func insert(_ notification: AppStoreNotificationRow) throws -> Bool {
+    try session.changes(
+      """
+      INSERT INTO appStoreNotification (\(StoreSchema.appStoreNotificationColumns))
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (notificationUUID) DO NOTHING
+      """,
+      binds {
+        $0.append(notification.notificationUUID)
+        $0.append(notification.type)
+        $0.append(notification.subtype)
+        $0.append(notification.signedDate)
+        $0.append(notification.environment)
+        $0.append(notification.originalTransactionId)
+        $0.append(notification.transactionId)
+        $0.append(notification.effect)
+        $0.append(notification.receivedAt)
+      }) > 0
+  }
+
+  func lockAppStoreAccount(_ account: String) throws {
+    try session.run(
+      "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+      binds {
+        $0.append(Self.appStoreAccountLock)
+        $0.append(account)
+      })
+  }
+
+  func appStoreConsumed(account: String) throws -> [String: Int64] {
+    var consumed: [String: Int64] = [:]
+    for row in try session.run(
+      "SELECT entitlement, SUM(units)::bigint FROM appStoreConsumption WHERE account = $1 GROUP BY entitlement",
+      binds { $0.append(account) }
+    ).rows {
+      let (entitlement, units) = try row.columns((String, Int64).self)
+      consumed[entitlement] = units
+    }
+    return consumed
+  }
+
+  func insert(_ consumption: AppStoreConsumptionRow) throws {
+    try session.run(
+      "INSERT INTO appStoreConsumption (consumptionId, account, entitlement, units, consumedAt) VALUES ($1, $2, $3, $4, $5)",
+      binds {
+        $0.append(consumption.consumptionId)
+        $0.append(consumption.account)
+        $0.append(consumption.entitlement)
+        $0.append(consumption.units)
+        $0.append(consumption.consumedAt)
+      })
+  }
+}
