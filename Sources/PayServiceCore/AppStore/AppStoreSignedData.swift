@@ -80,9 +80,12 @@ public struct AppStoreSignedDataVerifier: Sendable {
     guard case .object(let header)? = try? JSONParser.parse(headerBytes),
       case .object(let payload)? = try? JSONParser.parse(payloadBytes)
     else { throw AppStoreVerificationFailure(.invalidFormat, "the JWS header or payload is not a JSON object") }
-    if let environment = Self.environment(of: payload), AppStoreSettings.unsignedEnvironments.contains(environment),
-      environments.contains(environment)
-    {
+    if let environment = Self.environment(of: payload), AppStoreSettings.unsignedEnvironments.contains(environment) {
+      guard environments.contains(environment) else {
+        throw AppStoreVerificationFailure(
+          .wrongEnvironment,
+          "signed in the \(environment) environment, which Apple does not sign: accepted only where appStore.environments lists it")
+      }
       // Xcode's and local StoreKit testing's items are signed by the developer's own machine, not
       // Apple: as Apple's libraries do, the chain is not checked, and only a config that lists the
       // environment accepts them.

@@ -92,6 +92,7 @@ extension ConfigDecoder {
     let path = "\(parent).products"
     guard let entries = reader.sequence(node, path) else { return nil }
     var products: [String: AppStoreProduct] = [:]
+    var seen = Set<String>()
     var valid = true
     for (index, entry) in entries.enumerated() {
       let entryPath = "\(path)[\(index)]"
@@ -106,7 +107,7 @@ extension ConfigDecoder {
           reader.report(n, "\(entryPath).productId", "must be an App Store product id (at most 255 bytes, no spaces), got \"\(text)\"")
           return nil
         }
-        if products[text] != nil {
+        guard seen.insert(text).inserted else {
           reader.report(n, "\(entryPath).productId", "\"\(text)\" is listed twice")
           return nil
         }
