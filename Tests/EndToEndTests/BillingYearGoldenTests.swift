@@ -20,22 +20,27 @@ struct BillingYearGoldenTests {
   static let contact =
     #"{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com","addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}"#
 
-  /// The year's requests and answers, one payservice process per clock.
+  /// A stepped case's requests and answers, one payservice process per clock on one store (also
+  /// AppStoreGoldenTests').
   final class Year {
     let database: String
+    let config: String
+    let backOffice: Bool
     var requests: [String] = []
     var responses: [String] = []
     private var running: RunningPayservice?
 
-    init(database: String) {
+    init(database: String, config: String = BillingYearGoldenTests.config, backOffice: Bool = true) {
       self.database = database
+      self.config = config
+      self.backOffice = backOffice
     }
 
     /// Ends the current process and starts one at `now`.
     func at(_ now: String) throws {
       running?.finish()
       running = try RunningPayservice(
-        ["--config", BillingYearGoldenTests.config, "--database", database, "--now", now, "--quiet", "--back-office"],
+        ["--config", config, "--database", database, "--now", now, "--quiet"] + (backOffice ? ["--back-office"] : []),
         environment: ProcessInfo.processInfo.environment.merging([IdentifierKey.pinVariable: TestConfig.identifierKey.hex]) { $1 })
     }
 

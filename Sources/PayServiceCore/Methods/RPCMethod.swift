@@ -150,6 +150,10 @@ public enum MethodRegistry {
     ListShippingMethods.self,
     Health.self,
     ProcessStripeEvent.self,
+    VerifyAppStoreTransaction.self,
+    ProcessAppStoreNotification.self,
+    GetEntitlements.self,
+    ConsumeUnits.self,
   ]
 
   /// The back office after the sale: served only when the process starts with `--back-office`, so

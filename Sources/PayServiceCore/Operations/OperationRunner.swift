@@ -15,6 +15,9 @@ public enum OperationRunner {
     ProcessStripeEvent.Recording.self,
     AgreementPayment.self,
     CancelAgreement.Cancellation.self,
+    VerifyAppStoreTransaction.Recording.self,
+    ProcessAppStoreNotification.Recording.self,
+    ConsumeUnits.Consumption.self,
   ]
 
   /// How far `start` took a request: answered, or recorded as pending with its call still to make.
