@@ -45,7 +45,7 @@ let package = Package(
     .executableTarget(
       name: "payservice",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay",
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
@@ -121,6 +121,21 @@ let package = Package(
       ],
       swiftSettings: leanCodegen
     ),
+    // The App Store Server API (transaction and notification history): HTTPS through
+    // AsyncHTTPClient with an ES256 bearer token, in its own module like the Stripe gateway.
+    .target(
+      name: "PayServiceAppStore",
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      swiftSettings: leanCodegen
+    ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(
       name: "payservice-fuzz",
@@ -149,7 +164,7 @@ let package = Package(
     .target(
       name: "PayServiceTestSupport",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay",
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -183,6 +198,19 @@ let package = Package(
     .testTarget(
       name: "PayServiceApplePayTests",
       dependencies: ["PayServiceApplePay", "PayServiceCore", "PayServiceTestSupport"]
+    ),
+    .testTarget(
+      name: "PayServiceAppStoreTests",
+      dependencies: [
+        "PayServiceAppStore", "PayServiceCore", "PayServiceTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      // Apple's test key and its licence, read by path.
+      exclude: ["Fixtures"]
     ),
     .testTarget(
       name: "EndToEndTests",
