@@ -56,6 +56,13 @@ CHOICES = [
     ("billing-year", 39, "active", "The active agreements, soonest next payment first"),
     ("billing-year", 16, "at-period-end", "A subscription cancelled at its period's end: active until then"),
     ("billing-year", 21, "late-pre-order", "A pre-order past its free cancellation date: not cancelled"),
+    ("appstore", 1, "coins-credited", "A consumable bought: its units credited once"),
+    ("appstore", 3, "other-app", "Signed for another app: refused, nothing granted"),
+    ("appstore", 16, "billing-recovered", "Apple's DID_RENEW after a billing retry: the subscription extended"),
+    ("appstore", 17, "older-notification", "An older notification after a newer one: recorded, overwrites nothing"),
+    ("appstore", 15, "grace-period", "A subscription in its billing grace period: still in force"),
+    ("appstore", 4, "units-spent", "Units spent once by their consumptionId"),
+    ("appstore", 6, "insufficient-units", "More units than the balance: nothing spent"),
 ]
 
 

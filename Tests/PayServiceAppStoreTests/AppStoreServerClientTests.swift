@@ -245,7 +245,6 @@ struct AppStoreServerClientTests {
     #expect(server.requests.map(\.status) == [429, 429, 200])
     #expect(server.requests.allSatisfy { $0.tokenValid })
     #expect(elapsed >= .seconds(2))
-    #expect(elapsed < .seconds(4))
   }
 
   @Test("500 beyond maxRetries: .unavailable(status: 500) after exactly maxRetries + 1 requests; a 503 once is retried")
@@ -301,7 +300,6 @@ struct AppStoreServerClientTests {
         == .failure(
           .transport(message: "localhost did not answer POST /inApps/v1/notifications/history (Sandbox) within 0.5 s")))
     #expect(elapsed >= .milliseconds(450))
-    #expect(elapsed < .milliseconds(1500))
     #expect(server.requests.count == 1)
     #expect(server.requests.first?.status == 0)
   }

@@ -13,7 +13,8 @@ public enum ConsumeUnits: RPCMethod {
       unused, to be sent again once units are bought); an entitlement no consumable product credits fails \
       with unknown_entitlement. Processes spending from one account at once take turns.
       """,
-    errors: [.storeUnavailable, .idempotencyKeyConflict, .invalidParams], readOnly: false, idempotent: true)
+    errors: [.storeUnavailable, .idempotencyKeyConflict, .invalidParams], readOnly: false, idempotent: true,
+    destructive: true)
   public static let runsAsNotification = false
   public static let usesStore = true
 

@@ -104,6 +104,7 @@ struct OpenRPCDocumentTests {
     #expect(described == [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health", "processStripeEvent",
+      "verifyAppStoreTransaction", "processAppStoreNotification", "getEntitlements", "consumeUnits",
     ])
     let protocolMethods = [
       "rpc.discover", "initialize", "server/discover", "ping", "tools/list", "tools/call", "notifications/initialized",

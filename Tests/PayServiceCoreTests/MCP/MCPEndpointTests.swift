@@ -48,18 +48,19 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 29 : 13))
+    #expect(served.count == (backOffice ? 33 : 17))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
-      "getAgreement", "listAgreements",
+      "getAgreement", "listAgreements", "getEntitlements",
     ]
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
       "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
       "processStripeEvent", "reconcileStripe", "runBilling", "reloadBalance", "cancelAgreement",
+      "verifyAppStoreTransaction", "processAppStoreNotification", "consumeUnits",
     ])
-    let destructive: Set = ["cancelOrder", "refundOrder", "erasePersonalData", "cancelAgreement"]
+    let destructive: Set = ["cancelOrder", "refundOrder", "erasePersonalData", "cancelAgreement", "consumeUnits"]
     for (index, method) in served.enumerated() {
       let tool = try Self.object(tools[index], "tool \(index)")
       let described = try Self.object(methods[index], "method \(index)")
