@@ -214,7 +214,10 @@ let package = Package(
     ),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["payservice", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+      dependencies: [
+        "payservice", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
       exclude: ["Golden", "Fixtures"]
     ),
   ]

@@ -63,6 +63,9 @@ CHOICES = [
     ("appstore", 15, "grace-period", "A subscription in its billing grace period: still in force"),
     ("appstore", 4, "units-spent", "Units spent once by their consumptionId"),
     ("appstore", 6, "insufficient-units", "More units than the balance: nothing spent"),
+    ("appstore-api", 1, "history-synced", "A customer's history fetched page by page and applied"),
+    ("appstore-api", 3, "failures-recovered", "The notifications Apple could not deliver, recovered once"),
+    ("appstore-api", 5, "receipt-looked-up", "An original StoreKit app receipt: its transaction looked up and recorded"),
 ]
 
 

@@ -10,6 +10,7 @@ struct OneShotSession {
   private let log: RequestLog
   private let gateway: GatewayCalls?
   private let sessions: MerchantSessionCalls?
+  private let appStore: AppStoreServerCalls?
 
   init(_ service: ServiceOptions, backOffice: Bool) {
     let loaded: Config
@@ -31,8 +32,11 @@ struct OneShotSession {
     for warning in checks.warnings { log.warning(warning) }
     gateway = ServeSettings.gateway(for: loaded)
     sessions = ServeSettings.merchantSessions(for: loaded)
+    appStore = ServeSettings.appStoreServer(for: loaded)
     handler = RequestHandler(
-      context: ServiceContext(config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions),
+      context: ServiceContext(
+        config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions,
+        appStoreServer: appStore),
       methods: .payservice(backOffice: backOffice), log: log)
   }
 
@@ -56,6 +60,7 @@ struct OneShotSession {
     log.flush()
     gateway?.shutdown()
     sessions?.shutdown()
+    appStore?.shutdown()
   }
 
   /// `params` as JSON object text.

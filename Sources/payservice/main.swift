@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PayServiceAppStore
 import PayServiceApplePay
 import PayServiceCore
 import PayServicePostgres
@@ -302,13 +303,14 @@ struct ServeSettings: Equatable {
     log.flush()
     let gateway = ServeSettings.gateway(for: loaded)
     let sessions = ServeSettings.merchantSessions(for: loaded)
+    let appStore = ServeSettings.appStoreServer(for: loaded)
     // SIGHUP and reloadConfig load the file again, with the checks this start made.
     let reloader = ConfigReloader(path: config) { config in
       ServeSettings.startChecks(for: config, now: clock.now()).problems
     }
     let context = ServiceContext(
       config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
-      reloader: reloader)
+      appStoreServer: appStore, reloader: reloader)
     if gateway != nil {
       // Work a previous process left pending (its gateway's answer lost to a crash or a timeout)
       // is resolved before the first request: sent again under the same keys.
@@ -331,6 +333,7 @@ struct ServeSettings: Equatable {
     log.flush()
     gateway?.shutdown()
     sessions?.shutdown()
+    appStore?.shutdown()
     if !storeSource.wasUsed {
       // The throwaway store was never needed and may still be opening on its thread: there is
       // nothing to close, so end here rather than tear down under that thread's feet.
@@ -393,6 +396,18 @@ struct ServeSettings: Equatable {
       return MerchantSessionCalls(client: client)
     } catch {
       fail("\(subject): cannot be used for TLS with merchantIdentityKey: \(error)")
+    }
+  }
+
+  /// The App Store Server API client for the config's in-app purchase key (nil without
+  /// `appStore.api`). A key that is not a P-256 PKCS#8 key stops the start (exit 2); the message
+  /// never holds the key.
+  static func appStoreServer(for config: Config) -> AppStoreServerCalls? {
+    guard let settings = config.appStore?.api else { return nil }
+    do {
+      return AppStoreServerCalls(api: try AppStoreServerClient(settings: settings))
+    } catch {
+      fail("appStore.api.keyFile: \(error)")
     }
   }
 

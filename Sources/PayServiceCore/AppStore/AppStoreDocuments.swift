@@ -14,6 +14,19 @@ public enum AppStoreFailureCode: String, Sendable, WireEnum {
   case unknownProduct = "unknown_product"
   /// The purchase belongs to another account than the one named.
   case wrongAccount = "wrong_account"
+  /// An app receipt that cannot be read, or that names no in-app purchase.
+  case invalidReceipt = "invalid_receipt"
+  /// The App Store Server API refused the bearer token (401): the key, key id, issuer or bundle id.
+  case unauthorized
+  /// The App Store Server API knows no such transaction (404) in any accepted environment.
+  case notFound = "not_found"
+  /// The App Store Server API refused the request as invalid (400).
+  case invalidRequest = "invalid_request"
+  /// 429 or 5xx after the retries, or no answer in time: nothing was applied past what is reported;
+  /// the same request again continues.
+  case unavailable
+  /// An answer that is not the documented JSON.
+  case invalidResponse = "invalid_response"
 
   init(_ cause: AppStoreVerificationFailure.Cause) {
     switch cause {
@@ -57,6 +70,29 @@ public struct AppStoreRefused: Equatable, Sendable, WireObject, FailureReporting
   static func verification(_ failure: AppStoreVerificationFailure, _ what: String) -> AppStoreRefused {
     AppStoreRefused(AppStoreFailureCode(failure.cause), "\(what): \(failure.message)")
   }
+
+  init(_ failure: AppStoreAPIFailure, _ what: String) {
+    switch failure {
+    case AppStoreAPIFailure.unauthorized:
+      self.init(
+        AppStoreFailureCode.unauthorized,
+        "\(what): the App Store Server API refused the bearer token (401): check appStore.api keyFile, keyId and issuerId and the bundleId")
+    case .notFound(_, let message):
+      self.init(.notFound, "\(what): \(message)")
+    case .invalidRequest(_, let message):
+      self.init(.invalidRequest, "\(what): \(message)")
+    case .unavailable(_, let message):
+      self.init(.unavailable, "\(what): \(message)")
+    case .transport(let message):
+      self.init(.unavailable, "\(what): \(message)")
+    case .invalidResponse(let message):
+      self.init(.invalidResponse, "\(what): \(message)")
+    }
+  }
+
+  static let noAPI = AppStoreRefused(
+    .notConfigured,
+    "this payservice's config has no appStore.api key: it cannot ask the App Store Server API (add keyFile, keyId and issuerId)")
 
   static let notConfigured = AppStoreRefused(
     .notConfigured, "this payservice's config has no appStore section: it verifies no in-app purchases")

@@ -24,7 +24,8 @@ public enum AppStoreLedger {
     case revoked
     /// A revoked entitlement came back (a refund reversed).
     case restored
-    /// The entitlement changed otherwise (renewal status, billing retry, grace period, expiry).
+    /// The entitlement changed otherwise (renewal status, billing retry, grace period, expiry), or
+    /// a purchase was recorded that gives no access now (a subscription already expired).
     case updated
   }
 

@@ -86,7 +86,7 @@ public final class ConfigReloader: Sendable {
     }
     let next = ServiceContext(
       config: config, storeSource: current.storeSource, clock: current.clock, gateway: current.gatewayCalls,
-      merchantSessions: current.merchantSessions, reloader: self)
+      merchantSessions: current.merchantSessions, appStoreServer: current.appStoreServer, reloader: self)
     pending.withLock { $0 = next }
     return .success(config)
   }

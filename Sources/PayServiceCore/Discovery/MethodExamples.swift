@@ -249,5 +249,20 @@ public struct MethodExample: Sendable {
       golden: "appstore", requestId: 6,
       params: #"{"account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","entitlement":"coins","units":71,"consumptionId":"level-8"}"#,
       result: #"{"status":"failed","failureCode":"insufficient_units","message":"the balance of coins is 70, less than the 71 asked for: nothing was spent","balance":{"entitlement":"coins","units":70,"purchased":100,"refunded":0,"consumed":30}}"#),
+    MethodExample(
+      method: "syncAppStoreHistory", name: "history-synced", summary: "A customer's history fetched page by page and applied",
+      golden: "appstore-api", requestId: 1,
+      params: #"{"transactionId":"2000000000000101"}"#,
+      result: #"{"status":"succeeded","environment":"Sandbox","pages":2,"applied":[{"transactionId":"2000000000000100","effect":"updated"},{"transactionId":"2000000000000101","effect":"extended"},{"transactionId":"2000000000000102","effect":"extended"}],"refused":[],"entitlements":{"account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","asOf":"2027-02-10T00:00:00Z","entitlements":[{"entitlement":"pro","status":"active","active":true,"productId":"com.example.beans.pro.monthly","type":"autoRenewable","originalTransactionId":"2000000000000100","transactionId":"2000000000000102","expiresDate":"2027-03-08T10:00:00Z"}],"balances":[]}}"#),
+    MethodExample(
+      method: "recoverAppStoreNotifications", name: "failures-recovered", summary: "The notifications Apple could not deliver, recovered once",
+      golden: "appstore-api", requestId: 3,
+      params: #"{"since":"2027-01-01T00:00:00Z"}"#,
+      result: #"{"status":"succeeded","since":"2027-01-01T00:00:00Z","until":"2027-02-10T00:00:00Z","environments":["Production","Sandbox"],"pages":2,"recorded":[{"notificationUUID":"6a1e0c9f-0b1d-4c7e-9f00-000000000003","notificationType":"DID_FAIL_TO_RENEW","effect":"updated"},{"notificationUUID":"6a1e0c9f-0b1d-4c7e-9f00-000000000005","notificationType":"DID_RENEW","effect":"none"}],"known":0,"refused":[]}"#),
+    MethodExample(
+      method: "verifyAppStoreTransaction", name: "receipt-looked-up", summary: "An original StoreKit app receipt: its transaction looked up and recorded",
+      golden: "appstore-api", requestId: 5,
+      params: #"{"appReceipt":"MIHXBgkqhkiG9w0BBwKggckwgcYCAQExDTALBglghkgBZQMEAgEwga8GCSqGSIb3DQEHAaCBoQSBnjGBmzAbAgECAgEBBBMMEWNvbS5leGFtcGxlLmJlYW5zMHwCARECAQEEdDFyMAwCAgalAgEBBAMCAQEwKAICBqYCAQEEHwwdY29tLmV4YW1wbGUuYmVhbnMucHJvLm1vbnRobHkwGwICBqcCAQEEEgwQMjAwMDAwMDAwMDAwMDEwMTAbAgIGqQIBAQQSDBAyMDAwMDAwMDAwMDAwMTAwMQA="}"#,
+      result: #"{"status":"succeeded","transaction":{"transactionId":"2000000000000101","originalTransactionId":"2000000000000100","productId":"com.example.beans.pro.monthly","type":"autoRenewable","entitlement":"pro","quantity":1,"environment":"Sandbox","purchaseDate":"2027-01-05T08:00:00Z","expiresDate":"2027-02-05T08:00:00Z","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","signedDate":"2027-01-05T08:00:03Z"},"effect":"extended","entitlements":{"account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","asOf":"2027-02-10T00:00:00Z","entitlements":[{"entitlement":"pro","status":"active","active":true,"productId":"com.example.beans.pro.monthly","type":"autoRenewable","originalTransactionId":"2000000000000100","transactionId":"2000000000000102","expiresDate":"2027-03-08T10:00:00Z","autoRenew":true}],"balances":[]}}"#),
   ]
 }

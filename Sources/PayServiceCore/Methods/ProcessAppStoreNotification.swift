@@ -140,6 +140,32 @@ public enum ProcessAppStoreNotification: RPCMethod {
     }
   }
 
+  /// How recording a notification went: newly recorded, heard before, or refused.
+  enum Started {
+    case recorded(Recorded)
+    case known
+    case failed(AppStoreRefused)
+  }
+
+  /// Records a verified notification, saying whether it was heard before (for recovery's counts).
+  static func start(_ notification: Verified, context: ServiceContext) throws -> Started {
+    do {
+      switch try OperationRunner.start(Recording(notification: notification), context: context) {
+      case .answered(.succeeded(let recorded)): return .recorded(recorded)
+      case .recorded(.succeeded): return .known
+      case .answered(.failed(let refused)), .recorded(.failed(let refused)): return .failed(refused)
+      case .inFlight(let inFlight):
+        // A local operation is never in flight; finish it as the runner would.
+        switch try inFlight.finish() {
+        case .succeeded(let recorded): return .recorded(recorded)
+        case .failed(let refused): return .failed(refused)
+        }
+      }
+    } catch let refusal as AppStoreLedger.Refusal {
+      return .failed(AppStoreRefused(AppStoreFailureCode(refusal.code), refusal.message))
+    }
+  }
+
   public struct Recording: LocalOperation {
     public static let kind = "appStoreNotification"
     let notification: Verified

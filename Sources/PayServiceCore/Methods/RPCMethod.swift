@@ -90,6 +90,8 @@ public final class ServiceContext: Sendable {
   /// Merchant session requests to Apple (`applePay.merchantIdentityCertificate`); nil when the
   /// config has no merchant identity.
   public let merchantSessions: MerchantSessionCalls?
+  /// The App Store Server API (`appStore.api`); nil when the config has no key for it.
+  public let appStoreServer: AppStoreServerCalls?
   /// What loads the config again (`reloadConfig`, SIGHUP); nil for a process that does not reload.
   public let reloader: ConfigReloader?
   /// The config compiled for the borrowed request path; nil when it prices nothing this way.
@@ -108,12 +110,14 @@ public final class ServiceContext: Sendable {
 
   public init(
     config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
-    merchantSessions: MerchantSessionCalls? = nil, reloader: ConfigReloader? = nil
+    merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
+    reloader: ConfigReloader? = nil
   ) {
     self.config = config
     self.reloader = reloader
     self.gatewayCalls = gateway
     self.merchantSessions = merchantSessions
+    self.appStoreServer = appStoreServer
     self.pricer = Pricer(config: config)
     self.validator = ContactValidator(shipsTo: config.shipping.shipsTo)
     self.storeSource = storeSource
@@ -125,11 +129,12 @@ public final class ServiceContext: Sendable {
 
   public convenience init(
     config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil,
-    merchantSessions: MerchantSessionCalls? = nil, reloader: ConfigReloader? = nil
+    merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
+    reloader: ConfigReloader? = nil
   ) {
     self.init(
       config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions,
-      reloader: reloader)
+      appStoreServer: appStoreServer, reloader: reloader)
   }
 }
 
@@ -177,6 +182,8 @@ public enum MethodRegistry {
     GetAgreement.self,
     ListAgreements.self,
     CancelAgreement.self,
+    SyncAppStoreHistory.self,
+    RecoverAppStoreNotifications.self,
   ]
 
   /// Methods whose common requests are also answered from the request's bytes without a parse

@@ -7,7 +7,10 @@ public enum VerifyAppStoreTransaction: RPCMethod {
   public static let documentation = MethodDocumentation(
     summary: "Verify an App Store transaction the app sends, record it once and answer the account's entitlements.",
     description: """
-      Give the signed transaction StoreKit 2 hands the app (Transaction.jwsRepresentation). It is verified as \
+      Give the signed transaction StoreKit 2 hands the app (Transaction.jwsRepresentation), or the app receipt \
+      of an app on original StoreKit (appReceipt, base64): its first in-app purchase's transaction id is \
+      looked up with the App Store Server API (appStore.api), whose signed history is recorded as \
+      syncAppStoreHistory records it; the receipt itself is not trusted. A transaction is verified as \
       the App Store signs: a compact JWS with alg ES256 and an x5c chain of three certificates ending at a \
       configured root (Apple Root CA - G3 unless appStore.rootCertificates names others), Apple's marker \
       extensions on the intermediate and leaf, validity at the item's own signedDate, the signature, then \
@@ -30,7 +33,8 @@ public enum VerifyAppStoreTransaction: RPCMethod {
   public static let maxSignedBytes = 64 << 10
 
   public struct Params: Sendable {
-    public var signedTransaction = ""
+    public var signedTransaction: String?
+    public var appReceipt: String?
     public var appAccountToken: String?
   }
 
@@ -38,9 +42,22 @@ public enum VerifyAppStoreTransaction: RPCMethod {
     blank: { Params() },
     [
       .member(
-        "signedTransaction", \.signedTransaction, .required,
+        "signedTransaction", \.signedTransaction, .optional,
         .string("The transaction's JWS as StoreKit gives it (Transaction.jwsRepresentation).", minLength: 1),
         read: readSigned),
+      .member(
+        "appReceipt", \.appReceipt, .optional,
+        .string(
+          "Instead of signedTransaction: the app receipt original StoreKit gives (base64), or a legacy transaction receipt.",
+          minLength: 1),
+        read: { value, path, reader in
+          guard let text = reader.string(value, path()) else { return nil }
+          guard text.utf8.count <= AppReceipt.maximumBase64Length else {
+            reader.fail(path(), "must be at most \(AppReceipt.maximumBase64Length) bytes, got \(text.utf8.count)")
+            return nil
+          }
+          return text
+        }),
       .member(
         "appAccountToken", \.appAccountToken, .optional,
         .string("The account (a UUID) of a purchase the app made without an appAccountToken.", pattern: uuidPattern),
@@ -90,17 +107,66 @@ public enum VerifyAppStoreTransaction: RPCMethod {
   public typealias Result = Outcome<Verified, AppStoreRefused>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    guard (params.signedTransaction == nil) != (params.appReceipt == nil) else {
+      throw ServiceError.invalidParams([
+        FieldError(path: "", message: "give exactly one of signedTransaction (StoreKit 2) or appReceipt (original StoreKit)")
+      ])
+    }
     guard let settings = context.config.appStore else { return .failed(.notConfigured) }
+    guard let signed = params.signedTransaction else {
+      return try receipt(params.appReceipt ?? "", accountHint: params.appAccountToken, settings: settings, context: context)
+    }
     let item: AppStoreTransaction
     do {
-      item = try AppStoreTransaction(
-        payload: try settings.verifier.verify(params.signedTransaction, now: context.clock.now()))
+      item = try AppStoreTransaction(payload: try settings.verifier.verify(signed, now: context.clock.now()))
     } catch let failure as AppStoreVerificationFailure {
       return .failed(.verification(failure, "signedTransaction"))
     } catch let problem as AppStorePayloadProblem {
       return .failed(AppStoreRefused(.invalidFormat, problem.message))
     }
     return try record(item, accountHint: params.appAccountToken, context: context)
+  }
+
+  /// An app receipt: its first in-app purchase's transaction id is looked up in the App Store
+  /// Server API (the receipt itself is not trusted, only the signed history Apple answers), the
+  /// customer's history recorded, and that transaction answered.
+  static func receipt(_ receipt: String, accountHint: String?, settings: AppStoreSettings, context: ServiceContext)
+    throws -> Result
+  {
+    let transactionId: String
+    do {
+      if let found = try AppReceipt.transactionId(fromAppReceipt: receipt) {
+        transactionId = found
+      } else {
+        return .failed(AppStoreRefused(.invalidReceipt, "appReceipt: the receipt holds no in-app purchase"))
+      }
+    } catch let appFailure {
+      do {
+        transactionId = try AppReceipt.transactionId(fromTransactionReceipt: receipt)
+      } catch {
+        return .failed(AppStoreRefused(.invalidReceipt, "appReceipt: \(appFailure.message)"))
+      }
+    }
+    guard let calls = context.appStoreServer else { return .failed(.noAPI) }
+    switch try AppStoreHistory.sync(
+      transactionId: transactionId, environment: nil, calls: calls, settings: settings, accountHint: accountHint,
+      context: context)
+    {
+    case .failure(let refused):
+      return .failed(refused)
+    case .success(let synced):
+      guard let named = synced.recorded.last(where: { $0.transactionId == transactionId }) else {
+        return .failed(
+          AppStoreRefused(.notFound, "appReceipt: transaction \(transactionId) is not in the history Apple answered"))
+      }
+      guard case .succeeded(var verified) = named.result else { return named.result }
+      // The account as the whole history left it.
+      let now = context.clock.now()
+      verified.entitlements = try context.store.write { transaction in
+        try AccountEntitlements.read(account: verified.entitlements.account, settings: settings, transaction, now: now)
+      }
+      return .succeeded(verified)
+    }
   }
 
   /// Records a verified transaction through the journal (also for history fetched from Apple).

@@ -137,7 +137,7 @@ struct OpenRPCDocumentTests {
         == MethodRegistry.names + [
           "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock",
           "erasePersonalData", "reloadConfig", "reconcileStripe", "payoutReport", "runBilling", "reloadBalance",
-          "getAgreement", "listAgreements", "cancelAgreement",
+          "getAgreement", "listAgreements", "cancelAgreement", "syncAppStoreHistory", "recoverAppStoreNotifications",
         ])
     #expect(described == MethodRegistry.methods(backOffice: true).map { $0.name })
     #expect(handler.servedMethodNames == described + [

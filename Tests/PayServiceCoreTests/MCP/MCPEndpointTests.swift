@@ -48,7 +48,7 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 33 : 17))
+    #expect(served.count == (backOffice ? 35 : 17))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
@@ -58,7 +58,8 @@ struct MCPEndpointTests {
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
       "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
       "processStripeEvent", "reconcileStripe", "runBilling", "reloadBalance", "cancelAgreement",
-      "verifyAppStoreTransaction", "processAppStoreNotification", "consumeUnits",
+      "verifyAppStoreTransaction", "processAppStoreNotification", "consumeUnits", "syncAppStoreHistory",
+      "recoverAppStoreNotifications",
     ])
     let destructive: Set = ["cancelOrder", "refundOrder", "erasePersonalData", "cancelAgreement", "consumeUnits"]
     for (index, method) in served.enumerated() {

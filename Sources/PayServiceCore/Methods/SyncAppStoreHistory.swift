@@ -1,0 +1,110 @@
+/// Fetches a customer's whole transaction history from the App Store Server API and applies it:
+/// what a missed notification or an app that never sent its purchase left out. Back office only
+/// (`--back-office`).
+public enum SyncAppStoreHistory: RPCMethod {
+  public static let name = "syncAppStoreHistory"
+
+  public static let documentation = MethodDocumentation(
+    summary: "Fetch a customer's App Store transaction history and apply what payservice missed.",
+    description: """
+      Asks the App Store Server API (Get Transaction History v2, every page by revision, oldest first) for the \
+      history of the customer of transactionId, in Production and then, if Apple knows it not there, in \
+      Sandbox (or in the environment given), each request signed with appStore.api's in-app purchase key. \
+      Each signed transaction is verified and recorded as verifyAppStoreTransaction records it, so a \
+      transaction known already changes nothing and an older version overwrites nothing. Pages are fetched \
+      with no store transaction open. Answers each transaction's effect, those refused, and the account's \
+      entitlements. 429 and 5xx answers are retried after Retry-After (appStore.api.maxRetries); a failure \
+      (unauthorized, not_found, invalid_request, unavailable, invalid_response, not_configured) keeps what \
+      earlier pages applied, and the same request again continues.
+      """,
+    errors: [.storeUnavailable, .invalidParams], readOnly: false, idempotent: true)
+  public static let runsAsNotification = false
+  public static let usesStore = true
+
+  public struct Params: Sendable {
+    public var transactionId = ""
+    public var environment: String?
+  }
+
+  public static let params = ObjectShape<Params>(
+    blank: { Params() },
+    [
+      .member(
+        "transactionId", \.transactionId, .required,
+        .string("Any transaction of the customer (an originalTransactionId or a transactionId).", pattern: "^[\\x21-\\x7E]{1,64}$"),
+        read: GetEntitlements.readTransactionId),
+      .member(
+        "environment", \.environment, .optional,
+        .string("Production or Sandbox; default: Production, then Sandbox when Apple knows it not there.", values: AppStoreAPIEnvironment.allCases.map(\.rawValue)),
+        read: { value, path, reader in
+          guard let text = reader.string(value, path()) else { return nil }
+          guard AppStoreAPIEnvironment(rawValue: text) != nil else {
+            reader.fail(path(), "must be Production or Sandbox, got \"\(text)\"")
+            return nil
+          }
+          return text
+        }),
+    ])
+
+  /// One transaction fetched and what recording it did.
+  public struct Applied: Equatable, Sendable, WireObject {
+    public var transactionId = ""
+    public var effect = AppStoreLedger.Effect.none
+
+    public static let shape = ObjectShape<Applied>(
+      blank: { Applied() }, [.member("transactionId", \.transactionId), .member("effect", \.effect)])
+  }
+
+  public struct Synced: Equatable, Sendable, WireObject {
+    public var environment = ""
+    public var pages = 0
+    public var applied: [Applied] = []
+    public var refused: [AppStoreRefused] = []
+    public var entitlements: AccountEntitlements?
+
+    public static let shape = ObjectShape<Synced>(
+      blank: { Synced() },
+      [
+        .constant("status", "succeeded"), .member("environment", \.environment), .member("pages", \.pages),
+        .member("applied", \.applied), .member("refused", \.refused),
+        .member(
+          "entitlements", \.entitlements, .optional,
+          AccountEntitlements.schema),
+      ])
+  }
+
+  public typealias Result = Outcome<Synced, AppStoreRefused>
+
+  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    guard let settings = context.config.appStore else { return .failed(.notConfigured) }
+    guard let calls = context.appStoreServer else { return .failed(.noAPI) }
+    switch try AppStoreHistory.sync(
+      transactionId: params.transactionId, environment: params.environment.flatMap(AppStoreAPIEnvironment.init),
+      calls: calls, settings: settings, accountHint: nil, context: context)
+    {
+    case .failure(let refused): return .failed(refused)
+    case .success(let synced): return .succeeded(try answer(synced, context: context))
+    }
+  }
+
+  static func answer(_ synced: AppStoreHistory.Synced, context: ServiceContext) throws -> Synced {
+    var answer = Synced(environment: synced.environment.rawValue, pages: synced.pages)
+    for (transactionId, result) in synced.recorded {
+      switch result {
+      case .succeeded(let verified):
+        answer.applied.append(Applied(transactionId: transactionId ?? "", effect: verified.effect))
+        answer.entitlements = verified.entitlements
+      case .failed(let refused):
+        answer.refused.append(refused)
+      }
+    }
+    if let account = answer.entitlements?.account, let settings = context.config.appStore {
+      // The account as it stands after the whole history, not after the transaction that named it.
+      let now = context.clock.now()
+      answer.entitlements = try context.store.write { transaction in
+        try AccountEntitlements.read(account: account, settings: settings, transaction, now: now)
+      }
+    }
+    return answer
+  }
+}
