@@ -3,7 +3,7 @@ import Foundation
 /// How payservice reaches the App Store Server API (`appStore.api` in config): the in-app purchase
 /// key that signs each request's bearer token, and where the two environments are served. The key
 /// is read from the merchant's `.p8` file at start and never printed or stored.
-public struct AppStoreAPISettings: Sendable {
+public struct AppStoreAPISettings: Sendable, Equatable {
   /// The key's PEM text (PKCS#8, P-256), from the file `appStore.api.keyFile` names.
   public var keyPEM: String
   /// The key's id in App Store Connect (the bearer token's `kid`).

@@ -168,7 +168,16 @@ public struct AppStoreSignedDataVerifier: Sendable {
       case .validCertificate(let chain) where chain.count == 3: return nil
       case .validCertificate: return "the chain is not a leaf, an intermediate and a root"
       case .couldNotValidate(let failures):
-        return failures.first.map { "\($0.policyFailureReason)" } ?? "no chain to a configured root"
+        // The verifier's own reasons print whole certificates: say which check failed instead.
+        let reasons = failures.map { "\($0.policyFailureReason)" }
+        if let marker = reasons.first(where: { $0.contains("lacks Apple's marker") }) { return marker }
+        let moment = Date(timeIntervalSince1970: TimeInterval(at))
+        for (name, certificate) in [("leaf", leaf), ("intermediate", intermediate)]
+        where !(certificate.notValidBefore...certificate.notValidAfter).contains(moment) {
+          return
+            "the \(name) certificate was not valid then (valid from \(RFC3339.format(Int64(certificate.notValidBefore.timeIntervalSince1970))) to \(RFC3339.format(Int64(certificate.notValidAfter.timeIntervalSince1970))))"
+        }
+        return "they are not issued by a configured root (appStore.rootCertificates; Apple Root CA - G3 by default)"
       }
     }.wait()
     if let reason = result {

@@ -91,8 +91,8 @@ public final class ConfigReloader: Sendable {
     return .success(config)
   }
 
-  /// The sections whose change needs a restart: what the gateway and merchant session clients
-  /// were built from.
+  /// The sections whose change needs a restart: what the gateway, merchant session and App Store
+  /// Server API clients were built from.
   static func restartOnlyChanges(from old: Config, to new: Config) -> [String] {
     var sections: [String] = []
     if old.gateway.kind != new.gateway.kind || old.gateway.stripe != new.gateway.stripe { sections.append("gateway") }
@@ -101,6 +101,7 @@ public final class ConfigReloader: Sendable {
     {
       sections.append("applePay.merchantIdentityCertificate")
     }
+    if old.appStore?.api != new.appStore?.api { sections.append("appStore.api") }
     return sections
   }
 

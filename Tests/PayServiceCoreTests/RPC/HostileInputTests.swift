@@ -196,6 +196,59 @@ struct HostileInputTests {
         == #"{"jsonrpc":"2.0","id":12,"result":{"agreements":[],"nextCursor":null}}"#)
   }
 
+  @Test("App Store items, accounts, units and times at their extremes: within them a result that says why not, past them -32602")
+  func appStoreExtremes() throws {
+    let shop = try AppStoreShop()
+    let handler = TestConfig.handler(try TestConfig.context(config: shop.config()), backOffice: true)
+    func ask(_ id: Int, _ method: String, _ params: String) -> String {
+      handler.handle(line: Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
+        .map { String(decoding: $0, as: UTF8.self) } ?? "<none>"
+    }
+    let maxSigned = String(repeating: "x", count: VerifyAppStoreTransaction.maxSignedBytes)
+    #expect(
+      ask(1, "verifyAppStoreTransaction", #"{"signedTransaction":"\#(maxSigned)"}"#)
+        == #"{"jsonrpc":"2.0","id":1,"result":{"status":"failed","failureCode":"invalid_format","message":"signedTransaction: not a compact JWS: three base64url parts joined by dots"}}"#)
+    #expect(
+      ask(2, "verifyAppStoreTransaction", #"{"signedTransaction":"\#(maxSigned)x"}"#)
+        == invalid(2, [("signedTransaction", "must be at most 65536 bytes, got 65537")]))
+    #expect(
+      ask(3, "verifyAppStoreTransaction", #"{"signedTransaction":"a.b.c","appReceipt":"x"}"#)
+        == invalid(3, [("", "give exactly one of signedTransaction (StoreKit 2) or appReceipt (original StoreKit)")]))
+    #expect(
+      ask(4, "verifyAppStoreTransaction", #"{"signedTransaction":"a.b.c","appAccountToken":"not-a-uuid"}"#)
+        == invalid(4, [("appAccountToken", "must be a UUID like 7e3fb20b-4cdb-47cc-936d-99d65f608138")]))
+    // A payload past Int64 in its dates is refused by name, never trapped on.
+    let huge = try shop.authority.sign(
+      #"{"transactionId":"1","originalTransactionId":"1","productId":"com.example.beans.coins100","type":"Consumable","purchaseDate":99999999999999999999999,"quantity":1,"environment":"Sandbox","bundleId":"com.example.beans","signedDate":1790000000000}"#)
+    #expect(
+      ask(5, "verifyAppStoreTransaction", #"{"signedTransaction":"\#(huge)"}"#)
+        == #"{"jsonrpc":"2.0","id":5,"result":{"status":"failed","failureCode":"invalid_format","message":"signedTransaction: purchaseDate must be a whole number from 0 to 253402300799999"}}"#)
+    #expect(
+      ask(6, "consumeUnits", #"{"account":"a","entitlement":"coins","units":1000000001,"consumptionId":"c"}"#)
+        == invalid(6, [("units", "must be an integer from 1 to 1000000000, got 1000000001")]))
+    #expect(
+      ask(7, "consumeUnits", #"{"account":"a","entitlement":"coins","units":1000000000,"consumptionId":"c"}"#)
+        == #"{"jsonrpc":"2.0","id":7,"result":{"status":"failed","failureCode":"insufficient_units","message":"the balance of coins is 0, less than the 1000000000 asked for: nothing was spent","balance":{"entitlement":"coins","units":0,"purchased":0,"refunded":0,"consumed":0}}}"#)
+    #expect(
+      ask(8, "getEntitlements", #"{"originalTransactionId":"\#(String(repeating: "9", count: 65))"}"#)
+        == invalid(8, [("originalTransactionId", #"must be an App Store transaction id: 1 to 64 printable ASCII characters, like \"2000000123456789\""#)]))
+    #expect(
+      ask(9, "getEntitlements", "{}")
+        == invalid(9, [("", "name the account by exactly one of appAccountToken or originalTransactionId")]))
+    #expect(
+      ask(10, "recoverAppStoreNotifications", #"{"since":"2026-05-24T12:00:00Z"}"#)
+        == invalid(10, [("since", "must be within Apple's 180 days of notification history: at or after 2026-05-25T12:00:00Z")]))
+    #expect(
+      ask(11, "recoverAppStoreNotifications", #"{"since":"2026-11-21T12:00:00Z"}"#)
+        == invalid(11, [("since", "must be before until (2026-11-21T12:00:00Z)")]))
+    #expect(
+      ask(12, "recoverAppStoreNotifications", #"{"since":"2026-11-20T12:00:00Z"}"#)
+        == #"{"jsonrpc":"2.0","id":12,"result":{"status":"failed","failureCode":"not_configured","message":"this payservice's config has no appStore.api key: it cannot ask the App Store Server API (add keyFile, keyId and issuerId)"}}"#)
+    #expect(
+      ask(13, "processAppStoreNotification", #"{"signedPayload":"\#(String(repeating: "x", count: ProcessAppStoreNotification.maxPayloadBytes + 1))"}"#)
+        == invalid(13, [("signedPayload", "must be at most 262144 bytes, got 262145")]))
+  }
+
   @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
   func hugeStrings() {
     let big = String(repeating: "x", count: 500_000)
