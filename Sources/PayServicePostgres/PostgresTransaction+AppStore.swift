@@ -169,6 +169,15 @@ extension PostgresTransaction {
       }) > 0
   }
 
+  func lockOperationKey(kind: String, key: String) throws {
+    try session.run(
+      "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
+      binds {
+        $0.append(kind)
+        $0.append(key)
+      })
+  }
+
   func lockAppStoreAccount(_ account: String) throws {
     try session.run(
       "SELECT pg_advisory_xact_lock($1, hashtext($2))",

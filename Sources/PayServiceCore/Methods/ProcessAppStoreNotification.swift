@@ -178,9 +178,12 @@ public enum ProcessAppStoreNotification: RPCMethod {
     }
     public var conflict: ServiceError { .idempotencyKeyConflict("signedPayload") }
 
+    /// The same key from two processes at once: the second waits for the first's entry.
     public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
       throws
-    {}
+    {
+      try transaction.lockOperationKey(kind: kind, key: key)
+    }
 
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
       throws -> Preparation<Result, NoCall>

@@ -284,9 +284,12 @@ public enum ProcessStripeEvent: RPCMethod {
     public var fingerprint: String { "\(event.type) \(event.created) \(event.livemode)" }
     public var conflict: ServiceError { .stripeEventConflict }
 
+    /// The same key from two processes at once: the second waits for the first's entry.
     public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
       throws
-    {}
+    {
+      try transaction.lockOperationKey(kind: kind, key: key)
+    }
 
     /// Applies what the event says, in the transaction that records it: a refund (payservice's,
     /// settled; or one made outside payservice, recorded), a dispute, or a pending order to resume

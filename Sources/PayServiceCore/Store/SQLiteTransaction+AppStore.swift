@@ -120,6 +120,10 @@ extension SQLiteTransaction {
     return db.changesCount > 0
   }
 
+  func lockOperationKey(kind: String, key: String) throws {
+    // The store's write lock is held already: one writer at a time.
+  }
+
   func lockAppStoreAccount(_ account: String) throws {
     // The store's write lock is held already: one writer at a time.
   }

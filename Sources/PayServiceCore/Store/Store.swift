@@ -199,6 +199,10 @@ public protocol StoreTransaction {
 
   /// The journal's entry for `key`, locked for this transaction (PostgreSQL: `FOR UPDATE`); nil
   /// when the key is unused.
+  /// Serializes, among processes and to the end of the transaction, the operations of `kind` under
+  /// `key`: what an operation takes in `lock` when no row of its own orders them (an event id, a
+  /// notification), so that a second process waits and reads the first one's journal entry.
+  func lockOperationKey(kind: String, key: String) throws
   func operation(kind: String, key: String) throws -> OperationRow?
   /// Records a new entry; false when its key was recorded meanwhile (nothing written).
   func insert(_ operation: OperationRow) throws -> Bool
