@@ -32,10 +32,12 @@ warnings.filterwarnings("ignore", message="ping is removed")
 TOOLS = [
     "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod",
     "changeCouponCode", "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health",
-    "processStripeEvent",
+    "processStripeEvent", "verifyAppStoreTransaction", "processAppStoreNotification", "getEntitlements", "consumeUnits",
 ]
 READ_ONLY = {"createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod",
-             "changeCouponCode", "listProducts", "listShippingMethods", "health"}
+             "changeCouponCode", "listProducts", "listShippingMethods", "health", "getEntitlements"}
+# Spending an account's units cannot be undone.
+DESTRUCTIVE = {"consumeUnits"}
 # One clock shipped free in the US, 8% default tax: the README's first example.
 CLOCK = {
     "currencyCode": "USD",
@@ -69,7 +71,7 @@ async def session(binary, mode, revision):
 
         listed = await client.list_tools()
         names = [tool.name for tool in listed.tools]
-        check(names == TOOLS, f"tools/list lists the thirteen methods in order, got {names}")
+        check(names == TOOLS, f"tools/list lists the seventeen methods in order, got {names}")
         for tool in listed.tools:
             check(tool.input_schema.get("type") == "object", f"{tool.name}: inputSchema is an object schema")
             check((tool.output_schema or {}).get("type") == "object", f"{tool.name}: outputSchema is an object schema")
@@ -77,7 +79,8 @@ async def session(binary, mode, revision):
             hints = tool.annotations
             check(hints is not None and hints.read_only_hint == (tool.name in READ_ONLY),
                   f"{tool.name}: readOnlyHint is {tool.name in READ_ONLY}")
-            check(hints.destructive_hint is False, f"{tool.name}: destructiveHint is false")
+            check(hints.destructive_hint == (tool.name in DESTRUCTIVE),
+                  f"{tool.name}: destructiveHint is {tool.name in DESTRUCTIVE}")
 
         result = await client.call_tool("computeSummaryItems", {"items": [{"sku": "clock"}]})
         check(not result.is_error, f"computeSummaryItems succeeded: {result}")

@@ -1,6 +1,6 @@
 /// payservice's release version: `--version`, OpenRPC's `info.version` and MCP's `serverInfo.version`.
 public enum PayServiceVersion {
-  public static let current = "0.10.0"
+  public static let current = "0.11.0"
 }
 
 /// The OpenRPC 1.3 document `rpc.discover` answers with: every method the process serves
