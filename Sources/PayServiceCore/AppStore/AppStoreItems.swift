@@ -191,9 +191,18 @@ struct PayloadReader {
     }
   }
 
-  /// Milliseconds since 1970, up to the year 9999.
+  /// Milliseconds since 1970, up to the year 9999. Xcode's StoreKit testing writes fractions of a
+  /// millisecond (1700358336049.7297): they are dropped.
   func optionalDate(_ key: String) throws(AppStorePayloadProblem) -> Int? {
-    try optionalInt(key, range: 0...253_402_300_799_999)
+    switch object[key] {
+    case nil, .null?: return nil
+    case .number(let text)?:
+      guard let value = AppStoreDates.milliseconds(text), (0...253_402_300_799_999).contains(value) else {
+        throw fail(key, "a whole number from 0 to 253402300799999")
+      }
+      return value
+    default: throw fail(key, "a number")
+    }
   }
 
   func date(_ key: String) throws(AppStorePayloadProblem) -> Int {
@@ -232,5 +241,24 @@ public enum AppStoreAccount {
       }
     }
     return true
+  }
+}
+
+/// Dates as the App Store writes them: milliseconds since 1970.
+enum AppStoreDates {
+  /// The whole milliseconds of a JSON number's text: digits with an optional fraction (dropped), at
+  /// most 18 of them before the point; nil for an exponent or anything else.
+  static func milliseconds(_ text: String) -> Int? {
+    let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    let whole = parts[0]
+    var digits = Substring(whole)
+    if digits.hasPrefix("-") { digits = digits.dropFirst() }
+    guard (1...18).contains(digits.utf8.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+      return nil
+    }
+    if parts.count == 2 {
+      guard !parts[1].isEmpty, parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+    }
+    return Int(whole)
   }
 }

@@ -107,10 +107,10 @@ public struct AppStoreSignedDataVerifier: Sendable {
     }
     var at = now
     if let signedDate = payload["signedDate"] {
-      guard case .number(let text) = signedDate, let milliseconds = Int64(text) else {
-        throw AppStoreVerificationFailure(.invalidFormat, "signedDate is not a whole number of milliseconds")
+      guard case .number(let text) = signedDate, let milliseconds = AppStoreDates.milliseconds(text) else {
+        throw AppStoreVerificationFailure(.invalidFormat, "signedDate is not a number of milliseconds")
       }
-      at = milliseconds / 1000
+      at = Int64(milliseconds / 1000)
     }
     try checkChain(leaf: certificates[0], intermediate: certificates[1], at: at)
     guard let key = P256.Signing.PublicKey(certificates[0].publicKey),
@@ -124,12 +124,13 @@ public struct AppStoreSignedDataVerifier: Sendable {
     return payload
   }
 
-  /// The environment an item names: at its top level, or in `data` (notifications).
+  /// The environment an item names: at its top level, in `data` (notifications), or as an app
+  /// transaction's `receiptType`.
   static func environment(of payload: JSONObject) -> String? {
     if case .object(let data)? = payload["data"], case .string(let environment)? = data["environment"] {
       return environment
     }
-    if case .string(let environment)? = payload["environment"] { return environment }
+    if case .string(let environment)? = payload["environment"] ?? payload["receiptType"] { return environment }
     return nil
   }
 
@@ -141,7 +142,7 @@ public struct AppStoreSignedDataVerifier: Sendable {
     if let bundle = app["bundleId"], bundle != .string(bundleId) {
       throw AppStoreVerificationFailure(.wrongBundle, "signed for bundleId \(JSONWriter.string(bundle)), not \(bundleId)")
     }
-    guard case .string(let environment)? = app["environment"] ?? payload["environment"] else {
+    guard let environment = Self.environment(of: payload) else {
       throw AppStoreVerificationFailure(.wrongEnvironment, "the item names no environment")
     }
     guard environments.contains(environment) else {
