@@ -66,6 +66,7 @@ CHOICES = [
     ("appstore-api", 1, "history-synced", "A customer's history fetched page by page and applied"),
     ("appstore-api", 3, "failures-recovered", "The notifications Apple could not deliver, recovered once"),
     ("appstore-api", 5, "receipt-looked-up", "An original StoreKit app receipt: its transaction looked up and recorded"),
+    ("appstore-api", 11, "newest-first", "The notifications heard, newest first, two per page"),
 ]
 
 

@@ -169,6 +169,27 @@ extension PostgresTransaction {
       }) > 0
   }
 
+  func appStoreNotifications(_ query: AppStoreNotificationQuery) throws -> [AppStoreNotificationRow] {
+    try session.run(
+      query.sql(collate: #" COLLATE "C""#) { "$\($0 + 1)" },
+      binds {
+        if let type = query.type { $0.append(type) }
+        if let before = query.before {
+          $0.append(before.signedDate)
+          $0.append(before.signedDate)
+          $0.append(before.notificationUUID)
+        }
+        $0.append(Int64(query.limit))
+      }
+    ).rows.map { row in
+      let (uuid, type, subtype, signedDate, environment, original, transactionId, effect, receivedAt) = try row.columns(
+        (String, String, String?, Int64, String, String?, String?, String, String).self)
+      return AppStoreNotificationRow(
+        notificationUUID: uuid, type: type, subtype: subtype, signedDate: signedDate, environment: environment,
+        originalTransactionId: original, transactionId: transactionId, effect: effect, receivedAt: receivedAt)
+    }
+  }
+
   func lockOperationKey(kind: String, key: String) throws {
     try session.run(
       "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",

@@ -7,7 +7,7 @@ import Testing
 /// The App Store Server API through the built binary and the App Store Server API test server (TLS,
 /// bearer tokens signed with Apple's test in-app purchase key): a customer's history fetched page
 /// by page (Production first, then Sandbox, where Apple has it), the notifications Apple could not
-/// deliver recovered once, an original StoreKit app receipt looked up, and the API's refusals.
+/// deliver recovered once (and listed), an original StoreKit app receipt looked up, and the API's refusals.
 ///
 /// A stepped golden case (Golden/appstore-api): the config is written for the test server's ports;
 /// requests.jsonl and responses.jsonl are written by the run and compared byte for byte on every
@@ -130,6 +130,16 @@ struct AppStoreServerAPIGoldenTests {
     let down = try run.ask("recoverAppStoreNotifications", #"{"since":"2027-01-01T00:00:00Z"}"#)
     #expect(down["failureCode"] == .string("unavailable"), "\(down.compact)")
     #expect(try run.ask("getEntitlements", #"{"originalTransactionId":"\#(subscription)"}"#)["entitlements"]?.arrayValue?.count == 1)
+
+    // The notifications heard, newest first, a page of two; then one type.
+    let first = try run.ask("listAppStoreNotifications", #"{"limit":2}"#)
+    #expect(first["notifications"]?.arrayValue?.map { $0["notificationType"]?.stringValue ?? "" } == ["DID_RENEW", "DID_FAIL_TO_RENEW"])
+    let cursor = try #require(first["nextCursor"]?.stringValue)
+    let second = try run.ask("listAppStoreNotifications", #"{"limit":2,"cursor":"\#(cursor)"}"#)
+    #expect(second["notifications"]?.arrayValue?.map { $0["signedDate"]?.stringValue ?? "" } == ["2027-01-05T08:00:03Z"])
+    #expect(second["nextCursor"] == .null)
+    let renewals = try run.ask("listAppStoreNotifications", #"{"type":"DID_RENEW"}"#)
+    #expect(renewals["notifications"]?.arrayValue?.count == 2)
     run.finish()
 
     try GoldenTranscriptTests.checkStepped("appstore-api", requests: run.requests, responses: run.responses, backend: backend)

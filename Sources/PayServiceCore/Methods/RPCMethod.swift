@@ -184,6 +184,7 @@ public enum MethodRegistry {
     CancelAgreement.self,
     SyncAppStoreHistory.self,
     RecoverAppStoreNotifications.self,
+    ListAppStoreNotifications.self,
   ]
 
   /// Methods whose common requests are also answered from the request's bytes without a parse

@@ -99,6 +99,46 @@ public struct AppStoreNotificationRow: Sendable, Equatable {
   }
 }
 
+/// Which notifications to list: newest `signedDate` first, then by uuid descending, after `before`.
+public struct AppStoreNotificationQuery: Sendable, Equatable {
+  public var type: String?
+  /// The last notification of the page before (its signedDate and uuid).
+  public var before: (signedDate: Int64, notificationUUID: String)?
+  public var limit: Int
+
+  public init(type: String?, before: (signedDate: Int64, notificationUUID: String)?, limit: Int) {
+    self.type = type
+    self.before = before
+    self.limit = limit
+  }
+
+  public static func == (a: Self, b: Self) -> Bool {
+    a.type == b.type && a.limit == b.limit && a.before?.signedDate == b.before?.signedDate
+      && a.before?.notificationUUID == b.before?.notificationUUID
+  }
+
+  /// The query's SQL with `placeholder` (0-based) for each argument, in the order `type`, the
+  /// cursor's date twice and uuid, the limit.
+  public func sql(collate: String = "", placeholder: (Int) -> String) -> String {
+    var conditions: [String] = []
+    var count = 0
+    func next() -> String {
+      defer { count += 1 }
+      return placeholder(count)
+    }
+    if type != nil { conditions.append("type = \(next())") }
+    if before != nil {
+      let (date, date2, uuid) = (next(), next(), next())
+      conditions.append("(signedDate < \(date) OR (signedDate = \(date2) AND notificationUUID\(collate) < \(uuid)))")
+    }
+    let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ") + " "
+    return """
+      SELECT \(StoreSchema.appStoreNotificationColumns) FROM appStoreNotification \(whereClause)\
+      ORDER BY signedDate DESC, notificationUUID\(collate) DESC LIMIT \(next())
+      """
+  }
+}
+
 /// Units of a consumable entitlement spent, once by the app's `consumptionId`.
 public struct AppStoreConsumptionRow: Sendable, Equatable {
   public var consumptionId: String
@@ -161,7 +201,8 @@ extension StoreSchema {
       receivedAt TEXT NOT NULL
     )
     """,
-    "CREATE INDEX appStoreNotificationByType ON appStoreNotification (type, signedDate)",
+    "CREATE INDEX appStoreNotificationByType ON appStoreNotification (type, signedDate, notificationUUID)",
+    "CREATE INDEX appStoreNotificationBySignedDate ON appStoreNotification (signedDate, notificationUUID)",
     """
     CREATE TABLE appStoreConsumption (
       consumptionId TEXT PRIMARY KEY NOT NULL,

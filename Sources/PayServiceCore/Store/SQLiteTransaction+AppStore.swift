@@ -120,6 +120,20 @@ extension SQLiteTransaction {
     return db.changesCount > 0
   }
 
+  func appStoreNotifications(_ query: AppStoreNotificationQuery) throws -> [AppStoreNotificationRow] {
+    var arguments: [(any DatabaseValueConvertible)?] = []
+    if let type = query.type { arguments.append(type) }
+    if let before = query.before { arguments += [before.signedDate, before.signedDate, before.notificationUUID] }
+    arguments.append(query.limit)
+    return try Row.fetchAll(
+      db.cachedStatement(sql: query.sql { _ in "?" }), arguments: StatementArguments(arguments)
+    ).map { row in
+      AppStoreNotificationRow(
+        notificationUUID: row[0], type: row[1], subtype: row[2], signedDate: row[3], environment: row[4],
+        originalTransactionId: row[5], transactionId: row[6], effect: row[7], receivedAt: row[8])
+    }
+  }
+
   func lockOperationKey(kind: String, key: String) throws {
     // The store's write lock is held already: one writer at a time.
   }

@@ -181,6 +181,7 @@ public protocol StoreTransaction {
   func appStoreTransactions(account: String) throws -> [AppStoreTransactionRow]
   /// Records a notification; false when its uuid is recorded already.
   func insert(_ notification: AppStoreNotificationRow) throws -> Bool
+  func appStoreNotifications(_ query: AppStoreNotificationQuery) throws -> [AppStoreNotificationRow]
   /// Serializes spending an account's units among processes, to the end of the transaction.
   func lockAppStoreAccount(_ account: String) throws
   /// The units the account has spent, by entitlement.

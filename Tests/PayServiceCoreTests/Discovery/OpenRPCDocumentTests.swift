@@ -138,6 +138,7 @@ struct OpenRPCDocumentTests {
           "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock",
           "erasePersonalData", "reloadConfig", "reconcileStripe", "payoutReport", "runBilling", "reloadBalance",
           "getAgreement", "listAgreements", "cancelAgreement", "syncAppStoreHistory", "recoverAppStoreNotifications",
+          "listAppStoreNotifications",
         ])
     #expect(described == MethodRegistry.methods(backOffice: true).map { $0.name })
     #expect(handler.servedMethodNames == described + [

@@ -48,11 +48,11 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 35 : 17))
+    #expect(served.count == (backOffice ? 36 : 17))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
-      "getAgreement", "listAgreements", "getEntitlements",
+      "getAgreement", "listAgreements", "getEntitlements", "listAppStoreNotifications",
     ]
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([

@@ -247,6 +247,20 @@ struct HostileInputTests {
     #expect(
       ask(13, "processAppStoreNotification", #"{"signedPayload":"\#(String(repeating: "x", count: ProcessAppStoreNotification.maxPayloadBytes + 1))"}"#)
         == invalid(13, [("signedPayload", "must be at most 262144 bytes, got 262145")]))
+    #expect(
+      ask(14, "listAppStoreNotifications", #"{"type":"refund","limit":0,"cursor":"an1_zz"}"#)
+        == invalid(14, [
+          ("type", "must be a notificationType like CONSUMPTION_REQUEST (upper-case letters and _)"),
+          ("limit", "must be an integer from 1 to 100, got 0"),
+          ("cursor", "must be a nextCursor listAppStoreNotifications returned"),
+        ]))
+    // A cursor whose date is past Int64: refused, never trapped on.
+    #expect(
+      ask(15, "listAppStoreNotifications", #"{"cursor":"an1_\#(Array("99999999999999999999\u{1F}u".utf8).map { String(format: "%02x", $0) }.joined())"}"#)
+        == invalid(15, [("cursor", "must be a nextCursor listAppStoreNotifications returned")]))
+    #expect(
+      ask(16, "listAppStoreNotifications", #"{"type":"CONSUMPTION_REQUEST","limit":100}"#)
+        == #"{"jsonrpc":"2.0","id":16,"result":{"notifications":[],"nextCursor":null}}"#)
   }
 
   @Test("huge strings: coupon codes are capped at 256 bytes, a 500 KB order id is simply not found")
