@@ -7,12 +7,6 @@ extension PostgresTransaction {
   static let appStoreChainLock: Int32 = 0x4153_4348  // "ASCH"
   static let appStoreAccountLock: Int32 = 0x4153_4143  // "ASAC"
 
-  private func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
-    var binds = PostgresBindings()
-    build(&binds)
-    return binds
-  }
-
   static func appStoreChain(_ row: PostgresRow) throws -> AppStoreChainRow {
     let (id, account, productId, kind, entitlement, environment, renewalSignedDate, renewal, createdAt, updatedAt) =
       try row.columns((String, String, String, String, String, String, Int64?, String?, String, String).self)

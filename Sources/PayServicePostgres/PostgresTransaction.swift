@@ -9,7 +9,7 @@ struct PostgresTransaction: StoreTransaction {
   /// The advisory lock key that serializes issuing charge tokens (ASCII "paysvc.t").
   static let tokenSequenceLock: Int64 = 0x7061_7973_7663_2E74
 
-  private func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
+  func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
     var binds = PostgresBindings()
     build(&binds)
     return binds

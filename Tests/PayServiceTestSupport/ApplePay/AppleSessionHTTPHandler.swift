@@ -10,13 +10,9 @@ final class AppleSessionHTTPHandler: ChannelInboundHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias OutboundOut = HTTPServerResponsePart
 
-  static let maximumBody = 1 << 16
-
   let core: AppleSessionServerCore
   let closer: RawCloseHandler
-  var head: HTTPRequestHead?
-  var body: [UInt8] = []
-  var tooLarge = false
+  var reader = TestHTTPRequestReader(maximumBody: 1 << 16)
   /// A request is being held unanswered: nothing more is read or answered on this connection.
   var hanging = false
 
@@ -27,43 +23,21 @@ final class AppleSessionHTTPHandler: ChannelInboundHandler {
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     guard !hanging else { return }
-    switch unwrapInboundIn(data) {
-    case .head(let head):
-      self.head = head
-      body = []
-      tooLarge = false
-    case .body(let chunk):
-      if body.count + chunk.readableBytes > Self.maximumBody {
-        tooLarge = true
-      } else {
-        body += chunk.readableBytesView
-      }
-    case .end:
-      guard let head else { return }
-      self.head = nil
-      if tooLarge {
-        context.close(promise: nil)
-        return
-      }
-      let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
+    switch reader.take(unwrapInboundIn(data)) {
+    case .incomplete:
+      return
+    case .tooLarge:
+      context.close(promise: nil)
+    case .request(let head, let body):
       let outcome = core.answer(
-        method: head.method.rawValue, path: path, contentType: head.headers.first(name: "Content-Type"), body: body,
+        method: head.method.rawValue, path: TestHTTPRequestReader.split(head.uri).path,
+        contentType: head.headers.first(name: "Content-Type"), body: Array(body.readableBytesView),
         certificateMerchant: certificateMerchant(context: context))
       switch outcome {
       case .respond(let status, let text):
-        let bytes = context.channel.allocator.buffer(string: text)
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: text.hasPrefix("{") ? "application/json" : "text/plain")
-        headers.add(name: "Content-Length", value: String(bytes.readableBytes))
-        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(
-          wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: status), headers: headers))),
-          promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !head.isKeepAlive {
-          written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        }
+        TestHTTPResponse.write(
+          context, status: status, headers: [("Content-Type", text.hasPrefix("{") ? "application/json" : "text/plain")],
+          body: text, keepAlive: head.isKeepAlive)
       case .hang:
         hanging = true
       case .reset:

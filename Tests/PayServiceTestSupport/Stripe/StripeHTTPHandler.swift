@@ -10,13 +10,9 @@ final class StripeHTTPHandler: ChannelInboundHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias OutboundOut = HTTPServerResponsePart
 
-  static let maximumBody = 1 << 20
-
   let core: StripeServerCore
   let closer: RawCloseHandler
-  var head: HTTPRequestHead?
-  var body = ByteBuffer()
-  var tooLarge = false
+  var reader = TestHTTPRequestReader(maximumBody: 1 << 20)
   var queue: [(request: StripeIncomingRequest, keepAlive: Bool)] = []
   /// The request being processed (one at a time per connection).
   var current: StripeExchange?
@@ -28,30 +24,18 @@ final class StripeHTTPHandler: ChannelInboundHandler {
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-    switch unwrapInboundIn(data) {
-    case .head(let head):
-      self.head = head
-      body.clear()
-      tooLarge = false
-    case .body(var chunk):
-      if body.readableBytes + chunk.readableBytes > Self.maximumBody {
-        tooLarge = true
-      } else {
-        body.writeBuffer(&chunk)
-      }
-    case .end:
-      guard let head else { return }
-      self.head = nil
-      if tooLarge {
-        context.close(promise: nil)
-        return
-      }
-      let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+    switch reader.take(unwrapInboundIn(data)) {
+    case .incomplete:
+      return
+    case .tooLarge:
+      context.close(promise: nil)
+    case .request(let head, let body):
+      let (path, query) = TestHTTPRequestReader.split(head.uri)
       let request = StripeIncomingRequest(
-        method: head.method.rawValue, path: parts.first ?? head.uri, authorization: head.headers.first(name: "Authorization"),
+        method: head.method.rawValue, path: path, authorization: head.headers.first(name: "Authorization"),
         idempotencyKey: head.headers.first(name: "Idempotency-Key"),
         stripeVersion: head.headers.first(name: "Stripe-Version"),
-        body: String(decoding: body.readableBytesView, as: UTF8.self), query: parts.count > 1 ? parts[1] : "")
+        body: String(decoding: body.readableBytesView, as: UTF8.self), query: query ?? "")
       queue.append((request, head.isKeepAlive))
       next(context: context)
     }
