@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import X509
 
@@ -180,9 +181,14 @@ extension ConfigDecoder {
     guard let f = reader.mapping(node, path, allowed: keys) else { return nil }
     var valid = true
     let key = reader.require(f, "keyFile", in: node, path).flatMap { _ in configFile(f, "keyFile", path) }
+    // The file's text is never quoted: it is the key.
     if let key, !key.text.contains("-----BEGIN PRIVATE KEY-----") {
-      // The file's text is never quoted: it is the key.
       reader.report(key.node, "\(path).keyFile", "holds no PKCS#8 key (-----BEGIN PRIVATE KEY-----), as App Store Connect's .p8 files do")
+      valid = false
+    } else if let key, (try? P256.Signing.PrivateKey(pemRepresentation: key.text)) == nil {
+      reader.report(
+        key.node, "\(path).keyFile",
+        "is not a P-256 (ES256) private key: App Store Connect's in-app purchase keys are; download the .p8 again")
       valid = false
     }
     func text(_ name: String, check: (String) -> Bool, expected: String) -> String? {

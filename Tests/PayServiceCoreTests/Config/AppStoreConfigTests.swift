@@ -1,3 +1,4 @@
+import Crypto
 @testable import PayServiceCore
 import PayServiceTestSupport
 import Testing
@@ -73,5 +74,36 @@ struct AppStoreConfigTests {
         """) == [
           "c.yaml:18:3: appStore.appAppleId: is required when Production is accepted (environments): the App Store's id of the app, from App Store Connect"
         ])
+  }
+
+  @Test("the key file must be a P-256 PKCS#8 key, and is never quoted")
+  func keyFile() throws {
+    let directory = TestPaths.temporaryDirectory()
+    let p384 = directory.appendingPathComponent("p384.p8")
+    try P384.Signing.PrivateKey().pemRepresentation.write(to: p384, atomically: true, encoding: .utf8)
+    let certificate = directory.appendingPathComponent("cert.pem")
+    try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(to: certificate, atomically: true, encoding: .utf8)
+    let good = TestPaths.path("Tests/PayServiceAppStoreTests/Fixtures/testSigningKey.p8")
+    func api(_ file: String) -> String {
+      """
+      appStore:
+        bundleId: com.example.tiny
+        environments: [Sandbox]
+        products: [{productId: a, type: nonConsumable, entitlement: unlock}]
+        api: {keyFile: \(file), keyId: 2X9R4HXF34, issuerId: 57246542-96fe-1a63-e053-0824d011072a}
+      """
+    }
+    #expect(problems(api(good)) == [])
+    #expect(
+      problems(api(p384.path)) == [
+        "c.yaml:21:18: appStore.api.keyFile: is not a P-256 (ES256) private key: App Store Connect's in-app purchase keys are; download the .p8 again"
+      ])
+    #expect(
+      problems(api(certificate.path)) == [
+        "c.yaml:21:18: appStore.api.keyFile: holds no PKCS#8 key (-----BEGIN PRIVATE KEY-----), as App Store Connect's .p8 files do"
+      ])
+    let config = try ConfigLoader.parse(yaml: ConfigLoaderTests.minimal + "\n" + api(good))
+    #expect(config.appStore?.api?.keyId == "2X9R4HXF34")
+    #expect(config.appStore?.api?.issuerId == "57246542-96fe-1a63-e053-0824d011072a")
   }
 }
