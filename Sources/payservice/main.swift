@@ -400,14 +400,14 @@ struct ServeSettings: Equatable {
   }
 
   /// The App Store Server API client for the config's in-app purchase key (nil without
-  /// `appStore.api`). A key that is not a P-256 PKCS#8 key stops the start (exit 2); the message
-  /// never holds the key.
+  /// `appStore.api`). A client that cannot be made (trust roots that do not read, say; the key was
+  /// checked with the config) stops the start (exit 2); the message never holds the key.
   static func appStoreServer(for config: Config) -> AppStoreServerCalls? {
     guard let settings = config.appStore?.api else { return nil }
     do {
       return AppStoreServerCalls(api: try AppStoreServerClient(settings: settings))
     } catch {
-      fail("appStore.api.keyFile: \(error)")
+      fail("appStore.api: \(error)")
     }
   }
 
