@@ -2,11 +2,6 @@ import PayServiceCore
 import PostgresNIO
 
 extension PostgresTransaction {
-  /// The advisory lock classes (the first key of `pg_advisory_xact_lock(int, int)`) that serialize
-  /// work on one purchase chain and on one account's units; the second key is the id's hash.
-  static let appStoreChainLock: Int32 = 0x4153_4348  // "ASCH"
-  static let appStoreAccountLock: Int32 = 0x4153_4143  // "ASAC"
-
   static func appStoreChain(_ row: PostgresRow) throws -> AppStoreChainRow {
     let (id, account, productId, kind, entitlement, environment, renewalSignedDate, renewal, createdAt, updatedAt) =
       try row.columns((String, String, String, String, String, String, Int64?, String?, String, String).self)
@@ -27,17 +22,9 @@ extension PostgresTransaction {
       revoked: revoked != 0, signedDate: signedDate, document: document, recordedAt: recordedAt, updatedAt: updatedAt)
   }
 
-  func lockAppStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? {
-    // The id is locked before the row exists: two processes recording a new chain take turns, and
-    // the second reads the first's row once it commits.
+  func appStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? {
     try session.run(
-      "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-      binds {
-        $0.append(Self.appStoreChainLock)
-        $0.append(originalTransactionId)
-      })
-    return try session.run(
-      "SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE originalTransactionId = $1 FOR UPDATE",
+      "SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE originalTransactionId = $1",
       binds { $0.append(originalTransactionId) }
     ).rows.first.map(Self.appStoreChain)
   }
@@ -125,23 +112,29 @@ extension PostgresTransaction {
     ).rows.map(Self.appStoreTransaction)
   }
 
-  func appStoreChains(account: String) throws -> [AppStoreChainRow] {
+  func appStoreEntitlementChains(account: String) throws -> [AppStoreChainRow] {
     try session.run(
       """
-      SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE account = $1
+      SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE account = $1 AND kind <> 'consumable'
       ORDER BY originalTransactionId COLLATE "C"
       """, binds { $0.append(account) }
     ).rows.map(Self.appStoreChain)
   }
 
-  func appStoreTransactions(account: String) throws -> [AppStoreTransactionRow] {
+  func appStoreEntitlementTransactions(account: String) throws -> [AppStoreTransactionRow] {
     try session.run(
-      """
-      SELECT \(StoreSchema.appStoreTransactionColumns) FROM appStoreTransaction
-      WHERE originalTransactionId IN (SELECT originalTransactionId FROM appStoreChain WHERE account = $1)
-      ORDER BY originalTransactionId COLLATE "C", transactionId COLLATE "C"
-      """, binds { $0.append(account) }
+      StoreSchema.appStoreEntitlementTransactions(collate: #" COLLATE "C""#, placeholder: "$1"),
+      binds { $0.append(account) }
     ).rows.map(Self.appStoreTransaction)
+  }
+
+  func appStoreCredits(account: String) throws -> [String: (purchased: Int64, refunded: Int64)] {
+    var credits: [String: (purchased: Int64, refunded: Int64)] = [:]
+    for row in try session.run(StoreSchema.appStoreCredits(placeholder: "$1"), binds { $0.append(account) }).rows {
+      let (entitlement, purchased, refunded) = try row.columns((String, Int64, Int64).self)
+      credits[entitlement] = (purchased, refunded)
+    }
+    return credits
   }
 
   func insert(_ notification: AppStoreNotificationRow) throws -> Bool {
@@ -184,21 +177,12 @@ extension PostgresTransaction {
     }
   }
 
-  func lockOperationKey(kind: String, key: String) throws {
+  func lockKey(_ space: String, _ key: String) throws {
     try session.run(
       "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
       binds {
-        $0.append(kind)
+        $0.append(space)
         $0.append(key)
-      })
-  }
-
-  func lockAppStoreAccount(_ account: String) throws {
-    try session.run(
-      "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-      binds {
-        $0.append(Self.appStoreAccountLock)
-        $0.append(account)
       })
   }
 

@@ -163,6 +163,14 @@ public struct AppStoreBalance: Equatable, Sendable, WireObject {
 
   public init() {}
 
+  init(entitlement: String, units: Int = 0, purchased: Int = 0, refunded: Int = 0, consumed: Int = 0) {
+    self.entitlement = entitlement
+    self.units = units
+    self.purchased = purchased
+    self.refunded = refunded
+    self.consumed = consumed
+  }
+
   public static let shape = ObjectShape<AppStoreBalance>(
     blank: { AppStoreBalance() },
     [
@@ -200,37 +208,34 @@ public struct AccountEntitlements: Equatable, Sendable, WireObject {
     var result = AccountEntitlements()
     result.account = account
     result.asOf = RFC3339.format(now)
-    let rows = try transaction.appStoreTransactions(account: account)
+    let rows = try transaction.appStoreEntitlementTransactions(account: account)
     let byChain = Dictionary(grouping: rows, by: \.originalTransactionId)
-    var balances: [String: AppStoreBalance] = [:]
-    for chain in try transaction.appStoreChains(account: account) {
-      let chainRows = byChain[chain.originalTransactionId] ?? []
-      if chain.kind == .consumable {
-        for row in chainRows {
-          var balance = balances[row.entitlement] ?? AppStoreBalance()
-          balance.entitlement = row.entitlement
-          balance.purchased += Int(row.units)
-          if row.revoked { balance.refunded += Int(row.units) }
-          balances[row.entitlement] = balance
-        }
-      } else if let entitlement = try AppStoreLedger.entitlement(
-        of: chain, chainRows, settings: settings, now: now)
+    for chain in try transaction.appStoreEntitlementChains(account: account) {
+      if let entitlement = try AppStoreLedger.entitlement(
+        of: chain, byChain[chain.originalTransactionId] ?? [], settings: settings, now: now)
       {
         result.entitlements.append(entitlement)
       }
     }
-    for (entitlement, units) in try transaction.appStoreConsumed(account: account) {
-      var balance = balances[entitlement] ?? AppStoreBalance()
-      balance.entitlement = entitlement
-      balance.consumed = Int(units)
-      balances[entitlement] = balance
-    }
     result.entitlements.sort { ($0.entitlement, $0.originalTransactionId) < ($1.entitlement, $1.originalTransactionId) }
-    result.balances = balances.values.map { balance in
+    result.balances = try balances(account: account, transaction)
+    return result
+  }
+
+  /// The account's consumable balances, by entitlement: summed by the store, not read row by row.
+  static func balances(account: String, _ transaction: any StoreTransaction) throws -> [AppStoreBalance] {
+    var balances: [String: AppStoreBalance] = [:]
+    for (entitlement, credit) in try transaction.appStoreCredits(account: account) {
+      balances[entitlement] = AppStoreBalance(
+        entitlement: entitlement, units: 0, purchased: Int(credit.purchased), refunded: Int(credit.refunded), consumed: 0)
+    }
+    for (entitlement, units) in try transaction.appStoreConsumed(account: account) {
+      balances[entitlement, default: AppStoreBalance(entitlement: entitlement)].consumed = Int(units)
+    }
+    return balances.values.map { balance in
       var balance = balance
       balance.units = balance.purchased - balance.refunded - balance.consumed
       return balance
     }.sorted { $0.entitlement < $1.entitlement }
-    return result
   }
 }

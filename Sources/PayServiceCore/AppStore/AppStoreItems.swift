@@ -1,3 +1,5 @@
+import Foundation
+
 /// What payservice keeps of the items the App Store signs, read from their verified payloads.
 /// Dates are milliseconds since 1970, as Apple sends them.
 
@@ -229,18 +231,9 @@ struct PayloadReader {
 /// Accounts: an app's `appAccountToken` (a UUID, lower-cased), or a chain's
 /// `originalTransactionId` when the app set none.
 public enum AppStoreAccount {
-  /// 8-4-4-4-12 hexadecimal digits.
+  /// 8-4-4-4-12 hexadecimal digits, as Foundation reads a UUID.
   public static func isUUID(_ text: String) -> Bool {
-    let bytes = Array(text.utf8)
-    guard bytes.count == 36 else { return false }
-    for (index, byte) in bytes.enumerated() {
-      if [8, 13, 18, 23].contains(index) {
-        guard byte == UInt8(ascii: "-") else { return false }
-      } else {
-        guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte | 0x20) else { return false }
-      }
-    }
-    return true
+    UUID(uuidString: text) != nil
   }
 }
 

@@ -55,6 +55,9 @@ public enum AppStoreLedger {
     public var message: String
   }
 
+  /// The lock space of purchase chains (`StoreTransaction.lockKey`).
+  static let chainLock = "appStoreChain"
+
   /// What recording changed, and the transaction as kept.
   struct Applied {
     var account: String
@@ -86,7 +89,8 @@ public enum AppStoreLedger {
     }
     var isNew = false
     var chain: AppStoreChainRow
-    if let kept = try transaction.lockAppStoreChain(originalId) {
+    try transaction.lockKey(Self.chainLock, originalId)
+    if let kept = try transaction.appStoreChain(originalId) {
       chain = kept
     } else {
       guard let item, let product else {
@@ -187,7 +191,8 @@ public enum AppStoreLedger {
     guard let then = was.entitlement else { return now.status.hasAccess ? .granted : .updated }
     if now.status == .revoked, then.status != .revoked { return .revoked }
     if then.status == .revoked, now.status != .revoked { return .restored }
-    if let expires = now.expiresDateMs, let previous = then.expiresDateMs, expires > previous { return .extended }
+    // RFC 3339 times of one form compare as text.
+    if let expires = now.expiresDate, let previous = then.expiresDate, expires > previous { return .extended }
     if now.status == .active, !then.status.hasAccess { return .granted }
     return .updated
   }
@@ -216,6 +221,7 @@ public enum AppStoreLedger {
     var entitlement = Entitlement(
       entitlement: latestRow.entitlement, status: .active, productId: latest.productId, type: chain.kind,
       originalTransactionId: chain.originalTransactionId, transactionId: latest.transactionId)
+    var expires: Int?
     switch chain.kind {
     case .consumable:
       return nil
@@ -224,18 +230,20 @@ public enum AppStoreLedger {
     case .nonRenewing:
       // The App Store dates no end for these: the config's duration from the purchase.
       let days = settings.products[latest.productId]?.durationDays ?? 0
-      entitlement.expiresDateMs = latest.purchaseDate + days * 86_400_000
+      expires = latest.purchaseDate + days * 86_400_000
     case .autoRenewable:
-      entitlement.expiresDateMs = latest.expiresDate
+      expires = latest.expiresDate
       entitlement.autoRenew = renewal?.autoRenewStatus
     }
+    func date(_ milliseconds: Int) -> String { RFC3339.format(Int64(milliseconds / 1000)) }
+    entitlement.expiresDate = expires.map(date)
     if latest.revocationDate != nil {
       entitlement.status = .revoked
-    } else if let expires = entitlement.expiresDateMs, expires <= nowMs {
+    } else if let expires, expires <= nowMs {
       if chain.kind == .autoRenewable, let renewal, renewal.isInBillingRetryPeriod == true {
         if let grace = renewal.gracePeriodExpiresDate, grace > nowMs {
           entitlement.status = .gracePeriod
-          entitlement.gracePeriodExpiresDateMs = grace
+          entitlement.gracePeriodExpiresDate = date(grace)
         } else {
           entitlement.status = .billingRetry
         }
@@ -243,7 +251,7 @@ public enum AppStoreLedger {
         entitlement.status = .expired
       }
     }
-    entitlement.finish()
+    entitlement.active = entitlement.status.hasAccess
     return entitlement
   }
 }
@@ -258,8 +266,6 @@ public struct Entitlement: Sendable, Equatable, WireObject {
   public var type = AppStoreProduct.Kind.nonConsumable
   public var originalTransactionId = ""
   public var transactionId = ""
-  var expiresDateMs: Int?
-  var gracePeriodExpiresDateMs: Int?
   public var expiresDate: String?
   public var gracePeriodExpiresDate: String?
   /// Whether the subscription renews at the end of its period (its latest renewal info).
@@ -296,11 +302,4 @@ public struct Entitlement: Sendable, Equatable, WireObject {
       .member("gracePeriodExpiresDate", \.gracePeriodExpiresDate, .optional, Shapes.timestamp),
       .member("autoRenew", \.autoRenew, .optional),
     ])
-
-  /// Sets the members written from the status and the dates in milliseconds.
-  mutating func finish() {
-    active = status.hasAccess
-    expiresDate = expiresDateMs.map { RFC3339.format(Int64($0 / 1000)) }
-    gracePeriodExpiresDate = gracePeriodExpiresDateMs.map { RFC3339.format(Int64($0 / 1000)) }
-  }
 }

@@ -109,7 +109,7 @@ public enum ConsumeUnits: RPCMethod {
     public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
       throws
     {
-      try transaction.lockAppStoreAccount(subject ?? "")
+      try transaction.lockKey("appStoreAccount", subject ?? "")
     }
 
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
@@ -130,9 +130,10 @@ public enum ConsumeUnits: RPCMethod {
           .unknownEntitlement,
           "no consumable product in appStore.products credits \(params.entitlement)\(known.isEmpty ? "" : "; those credited: \(known)")")
       }
-      let held = try AccountEntitlements.read(account: params.account, settings: settings, transaction, now: now)
-      var balance = held.balances.first { $0.entitlement == params.entitlement } ?? AppStoreBalance()
-      balance.entitlement = params.entitlement
+      var balance =
+        try AccountEntitlements.balances(account: params.account, transaction).first {
+          $0.entitlement == params.entitlement
+        } ?? AppStoreBalance(entitlement: params.entitlement)
       guard balance.units >= params.units else {
         return failed(
           .insufficientUnits,

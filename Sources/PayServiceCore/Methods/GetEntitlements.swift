@@ -59,7 +59,7 @@ public enum GetEntitlements: RPCMethod {
     let now = context.clock.now()
     return try context.store.write { transaction in
       var account = params.appAccountToken ?? params.originalTransactionId ?? ""
-      if let original = params.originalTransactionId, let chain = try transaction.lockAppStoreChain(original) {
+      if let original = params.originalTransactionId, let chain = try transaction.appStoreChain(original) {
         account = chain.account
       }
       return try AccountEntitlements.read(account: account, settings: settings, transaction, now: now)

@@ -182,7 +182,7 @@ public enum ProcessAppStoreNotification: RPCMethod {
     public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
       throws
     {
-      try transaction.lockOperationKey(kind: kind, key: key)
+      try transaction.lockKey(kind, key)
     }
 
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)

@@ -288,7 +288,7 @@ public enum ProcessStripeEvent: RPCMethod {
     public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
       throws
     {
-      try transaction.lockOperationKey(kind: kind, key: key)
+      try transaction.lockKey(kind, key)
     }
 
     /// Applies what the event says, in the transaction that records it: a refund (payservice's,

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Rows of in-app purchases (migration v13), the same on every backend: each purchase chain (an
 /// `originalTransactionId`: one purchase, or a subscription with its renewals) and the account it
 /// belongs to, each transaction as last signed, each notification heard, each spending of units.
@@ -222,6 +224,27 @@ extension StoreSchema {
   public static let appStoreTransactionColumns = """
     transactionId, originalTransactionId, entitlement, units, revoked, signedDate, document, recordedAt, updatedAt
     """
+  /// The transactions of an account's chains that grant entitlements, `placeholder` its account.
+  public static func appStoreEntitlementTransactions(collate: String, placeholder: String) -> String {
+    """
+    SELECT \(appStoreTransactionColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }
+      .joined(separator: ", "))
+    FROM appStoreTransaction t JOIN appStoreChain c ON c.originalTransactionId = t.originalTransactionId
+    WHERE c.account = \(placeholder) AND c.kind <> 'consumable'
+    ORDER BY t.originalTransactionId\(collate), t.transactionId\(collate)
+    """
+  }
+
+  /// An account's consumable credits by entitlement: all units and those refunded.
+  public static func appStoreCredits(placeholder: String) -> String {
+    """
+    SELECT t.entitlement, CAST(SUM(t.units) AS BIGINT), CAST(SUM(CASE WHEN t.revoked = 1 THEN t.units ELSE 0 END) AS BIGINT)
+    FROM appStoreTransaction t JOIN appStoreChain c ON c.originalTransactionId = t.originalTransactionId
+    WHERE c.account = \(placeholder) AND c.kind = 'consumable'
+    GROUP BY t.entitlement
+    """
+  }
+
   public static let appStoreNotificationColumns = """
     notificationUUID, type, subtype, signedDate, environment, originalTransactionId, transactionId, effect, receivedAt
     """

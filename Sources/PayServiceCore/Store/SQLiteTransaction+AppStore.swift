@@ -17,8 +17,7 @@ extension SQLiteTransaction {
       revoked: (row[4] as Int64) != 0, signedDate: row[5], document: row[6], recordedAt: row[7], updatedAt: row[8])
   }
 
-  func lockAppStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? {
-    // The store's write lock is held already.
+  func appStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? {
     try Row.fetchOne(
       db.cachedStatement(
         sql: "SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE originalTransactionId = ?"),
@@ -86,24 +85,31 @@ extension SQLiteTransaction {
     ).map(Self.appStoreTransaction)
   }
 
-  func appStoreChains(account: String) throws -> [AppStoreChainRow] {
+  func appStoreEntitlementChains(account: String) throws -> [AppStoreChainRow] {
     try Row.fetchAll(
       db.cachedStatement(
         sql: """
-          SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE account = ? ORDER BY originalTransactionId
+          SELECT \(StoreSchema.appStoreChainColumns) FROM appStoreChain WHERE account = ? AND kind <> 'consumable'
+          ORDER BY originalTransactionId
           """), arguments: [account]
     ).map(Self.appStoreChain)
   }
 
-  func appStoreTransactions(account: String) throws -> [AppStoreTransactionRow] {
+  func appStoreEntitlementTransactions(account: String) throws -> [AppStoreTransactionRow] {
     try Row.fetchAll(
-      db.cachedStatement(
-        sql: """
-          SELECT \(StoreSchema.appStoreTransactionColumns) FROM appStoreTransaction
-          WHERE originalTransactionId IN (SELECT originalTransactionId FROM appStoreChain WHERE account = ?)
-          ORDER BY originalTransactionId, transactionId
-          """), arguments: [account]
+      db.cachedStatement(sql: StoreSchema.appStoreEntitlementTransactions(collate: "", placeholder: "?")),
+      arguments: [account]
     ).map(Self.appStoreTransaction)
+  }
+
+  func appStoreCredits(account: String) throws -> [String: (purchased: Int64, refunded: Int64)] {
+    var credits: [String: (purchased: Int64, refunded: Int64)] = [:]
+    for row in try Row.fetchAll(
+      db.cachedStatement(sql: StoreSchema.appStoreCredits(placeholder: "?")), arguments: [account])
+    {
+      credits[row[0]] = (row[1], row[2])
+    }
+    return credits
   }
 
   func insert(_ notification: AppStoreNotificationRow) throws -> Bool {
@@ -134,11 +140,7 @@ extension SQLiteTransaction {
     }
   }
 
-  func lockOperationKey(kind: String, key: String) throws {
-    // The store's write lock is held already: one writer at a time.
-  }
-
-  func lockAppStoreAccount(_ account: String) throws {
+  func lockKey(_ space: String, _ key: String) throws {
     // The store's write lock is held already: one writer at a time.
   }
 

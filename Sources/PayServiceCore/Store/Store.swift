@@ -168,22 +168,23 @@ public protocol StoreTransaction {
   /// reloads and cancellations of one agreement take turns; nil when unknown.
   // MARK: App Store (v13)
 
-  /// The purchase chain `originalTransactionId`, locked (and, while it is not recorded yet, its
-  /// id: two processes recording the same new chain take turns).
-  func lockAppStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow?
+  /// The purchase chain `originalTransactionId` (whoever changes it takes `lockKey("appStoreChain", id)`
+  /// first, so that two processes recording the same new chain take turns).
+  func appStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow?
   func save(_ chain: AppStoreChainRow, isNew: Bool) throws
   func appStoreTransaction(_ transactionId: String) throws -> AppStoreTransactionRow?
   func save(_ transaction: AppStoreTransactionRow, isNew: Bool) throws
   /// The chain's transactions, by transactionId.
   func appStoreTransactions(originalTransactionId: String) throws -> [AppStoreTransactionRow]
-  /// The account's chains and transactions, by originalTransactionId and transactionId.
-  func appStoreChains(account: String) throws -> [AppStoreChainRow]
-  func appStoreTransactions(account: String) throws -> [AppStoreTransactionRow]
+  /// The account's chains that grant an entitlement (not consumables), by originalTransactionId,
+  /// and their transactions, by originalTransactionId and transactionId.
+  func appStoreEntitlementChains(account: String) throws -> [AppStoreChainRow]
+  func appStoreEntitlementTransactions(account: String) throws -> [AppStoreTransactionRow]
+  /// The units the account's consumables credited, by entitlement: all, and those refunded.
+  func appStoreCredits(account: String) throws -> [String: (purchased: Int64, refunded: Int64)]
   /// Records a notification; false when its uuid is recorded already.
   func insert(_ notification: AppStoreNotificationRow) throws -> Bool
   func appStoreNotifications(_ query: AppStoreNotificationQuery) throws -> [AppStoreNotificationRow]
-  /// Serializes spending an account's units among processes, to the end of the transaction.
-  func lockAppStoreAccount(_ account: String) throws
   /// The units the account has spent, by entitlement.
   func appStoreConsumed(account: String) throws -> [String: Int64]
   func insert(_ consumption: AppStoreConsumptionRow) throws
@@ -200,10 +201,11 @@ public protocol StoreTransaction {
 
   /// The journal's entry for `key`, locked for this transaction (PostgreSQL: `FOR UPDATE`); nil
   /// when the key is unused.
-  /// Serializes, among processes and to the end of the transaction, the operations of `kind` under
-  /// `key`: what an operation takes in `lock` when no row of its own orders them (an event id, a
-  /// notification), so that a second process waits and reads the first one's journal entry.
-  func lockOperationKey(kind: String, key: String) throws
+  /// Serializes, among processes and to the end of the transaction, the work on `key` in `space`
+  /// (an operation kind and its key, an App Store chain or account): what work takes when no row
+  /// orders it (an event id, a notification, a chain not recorded yet), so that a second process
+  /// waits and reads what the first one wrote. SQLite's write lock serializes everything already.
+  func lockKey(_ space: String, _ key: String) throws
   func operation(kind: String, key: String) throws -> OperationRow?
   /// Records a new entry; false when its key was recorded meanwhile (nothing written).
   func insert(_ operation: OperationRow) throws -> Bool

@@ -50,7 +50,7 @@ struct AppStoreLedgerTests {
         == #"{"status":"succeeded","consumptionId":"level-7","account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","entitlement":"coins","units":30,"consumedAt":"2026-11-21T12:00:00Z","balance":{"entitlement":"coins","units":70,"purchased":100,"refunded":0,"consumed":30}}"#
     )
     #expect(try Self.call(ConsumeUnits.self, spend, context) == spent)
-    #expect(throws: (any Error).self) {
+    #expect(throws: ServiceError.idempotencyKeyConflict("consumptionId")) {
       try Self.call(ConsumeUnits.self, spend.replacingOccurrences(of: "30", with: "31"), context)
     }
     let tooMany = #"{"account":"\#(Self.account)","entitlement":"coins","units":71,"consumptionId":"level-8"}"#

@@ -259,6 +259,15 @@ struct HostileInputTests {
       ask(15, "listAppStoreNotifications", #"{"cursor":"an1_\#(Array("99999999999999999999\u{1F}u".utf8).map { String(format: "%02x", $0) }.joined())"}"#)
         == invalid(15, [("cursor", "must be a nextCursor listAppStoreNotifications returned")]))
     #expect(
+      ask(17, "listAppStoreNotifications", #"{"limit":101}"#)
+        == invalid(17, [("limit", "must be an integer from 1 to 100, got 101")]))
+    #expect(
+      ask(18, "consumeUnits", #"{"account":"a","entitlement":"coins","units":0,"consumptionId":"c"}"#)
+        == invalid(18, [("units", "must be an integer from 1 to 1000000000, got 0")]))
+    #expect(
+      ask(19, "consumeUnits", #"{"account":"a","entitlement":"coins","units":1e400,"consumptionId":"c"}"#)
+        == invalid(19, [("units", "must be an integer from 1 to 1000000000, got 1e400")]))
+    #expect(
       ask(16, "listAppStoreNotifications", #"{"type":"CONSUMPTION_REQUEST","limit":100}"#)
         == #"{"jsonrpc":"2.0","id":16,"result":{"notifications":[],"nextCursor":null}}"#)
   }
