@@ -73,6 +73,8 @@ import sys
 import tempfile
 import time
 
+import postgres_bench
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "bench-config.yaml")
 NOW = "2026-11-21T12:00:00Z"
@@ -743,6 +745,12 @@ def measure_all(binary, server_binary, work, quick, n, order_count, memory):
         print(f"lone order {stores.name:<7} p50 {percentile(lone, 0.5) * 1e3:.2f} ms, p99 "
               f"{percentile(lone, 0.99) * 1e3:.2f} ms per round trip (one order at a time, committed before each "
               f"answer)")
+    if os.environ.get("PAYSERVICE_BENCH_POSTGRES_URL"):
+        stores = PostgresStores(os.environ["PAYSERVICE_BENCH_POSTGRES_URL"])
+        try:
+            postgres_bench.report(postgres_bench.measure(binary, stores, CONFIG, NOW, work, quick, percentile))
+        finally:
+            stores.close()
 
     if os.path.exists(server_binary):
         stripe_count = 200 if quick else 1000

@@ -183,6 +183,7 @@ enum PostgresMigrations {
     ],
     ["ALTER TABLE charge ALTER COLUMN token DROP NOT NULL"] + StoreSchema.agreementTables,
     StoreSchema.appStoreTables,
+    [PostgresBatch.applyFunction, PostgresBatch.readFunction],
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

@@ -28,8 +28,6 @@ public final class PostgresStore: Store, @unchecked Sendable {
   private let lock = NSRecursiveLock()  // `groupCommit`'s body calls `write`
   private var session: PostgresSession?
   private var sessionsOpened = 0
-  /// The session of an open `groupCommit`, and the failure that dooms it, if any.
-  private var group: (session: PostgresSession, failure: PostgresFailure?)?
 
   /// Connects, applies the migrations this release knows (refusing a store with others) and keeps
   /// the connection. Throws `cannotOpen` naming the server (never the password) and the reason.
@@ -131,7 +129,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
   public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
     enter()
     defer { leave() }
-    if let group { return try writeInGroup(group.session, body) }
+    if let group { return try writeInGroup(group, body) }
     var attempt = 1
     while true {
       let session = try liveSession()
@@ -149,66 +147,142 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
-  /// Runs `body` in a savepoint of the group's transaction. A lost connection or a lock conflict
-  /// dooms the whole group (its transaction cannot commit as it stands): every later write fails
-  /// at once, and `groupCommit` rolls back and throws, so that each order is answered again in a
-  /// transaction of its own.
-  private func writeInGroup<T>(_ session: PostgresSession, _ body: (any StoreTransaction) throws -> T) throws -> T {
-    if let failure = group?.failure { throw StoreError.unavailable(reason: failure.reason) }
+  /// Two round trips: the rows `readAhead` names, read without locks, then the writes in one
+  /// statement, `payservice_apply`, which checks what the reads decided on (`OptimisticReads`)
+  /// and commits. When a check fails, or `body` needs locks, `body` runs again in `write`.
+  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T {
+    enter()
+    defer { leave() }
+    if let group { return try optimisticMember(of: group, readAhead, body) }
+    let session = try liveSession()
+    let batch = PostgresBatch()
+    do {
+      let transaction = OptimisticTransaction(session: session, batch: batch)
+      try transaction.readAhead(readAhead)
+      let result = try body(transaction)
+      if batch.writes > 0 { try batch.apply(on: session) }
+      return result
+    } catch is NeedsLocks {
+      return try write(body)
+    } catch let failure as PostgresFailure {
+      if failure.conflict || (failure.retryable && !failure.connectionLost) { return try write(body) }
+      throw unavailable(failure, session)
+    }
+  }
+
+  /// A group commit in progress: the batch its optimistic members add to, and the transaction a
+  /// member that needs locks opens (the batch so far is applied in it first, so that members stay
+  /// in order). A lost connection or a lock conflict dooms the whole group (its transaction cannot
+  /// commit as it stands): every later member fails at once, and `groupCommit` rolls back and
+  /// throws, so that each order is answered again on its own.
+  private final class Group {
+    let session: PostgresSession
+    let batch = PostgresBatch()
+    var transactionOpen = false
+    var failure: PostgresFailure?
+
+    init(session: PostgresSession) {
+      self.session = session
+    }
+  }
+
+  /// The open group commit, if any.
+  private var group: Group?
+
+  private func optimisticMember<T>(
+    of group: Group, _ readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T
+  ) throws -> T {
+    if let failure = group.failure { throw StoreError.unavailable(reason: failure.reason) }
+    let mark = group.batch.mark
+    do {
+      let transaction = OptimisticTransaction(session: group.session, batch: group.batch)
+      try transaction.readAhead(readAhead)
+      let result = try body(transaction)
+      group.batch.end(mark)
+      return result
+    } catch is NeedsLocks {
+      group.batch.rewind(to: mark)
+      return try writeInGroup(group, body)
+    } catch let failure as PostgresFailure {
+      group.batch.rewind(to: mark)
+      throw doom(group, failure)
+    } catch {
+      group.batch.rewind(to: mark)
+      throw error
+    }
+  }
+
+  /// Runs `body` with locks in a savepoint of the group's transaction (opened here the first time,
+  /// with the batch so far applied in it). This member alone is undone if `body` throws.
+  private func writeInGroup<T>(_ group: Group, _ body: (any StoreTransaction) throws -> T) throws -> T {
+    if let failure = group.failure { throw StoreError.unavailable(reason: failure.reason) }
+    let session = group.session
     do throws(PostgresFailure) {
+      if !group.transactionOpen {
+        try session.run("BEGIN")
+        group.transactionOpen = true
+      }
+      if group.batch.writes > 0 { try group.batch.apply(on: session) } else { group.batch.reset() }
       try session.run("SAVEPOINT member")
     } catch {
-      throw doom(error)
+      throw doom(group, error)
     }
     let result: T
     do {
       result = try body(PostgresTransaction(session: session))
     } catch {
-      // This member alone is undone; the group goes on unless the failure concerns all of it.
       do throws(PostgresFailure) {
         try session.run("ROLLBACK TO SAVEPOINT member")
         try session.run("RELEASE SAVEPOINT member")
       } catch {
-        throw doom(error)
+        throw doom(group, error)
       }
       guard let failure = error as? PostgresFailure else { throw error }
-      if failure.connectionLost || failure.retryable { throw doom(failure) }
+      if failure.connectionLost || failure.retryable { throw doom(group, failure) }
       throw StoreError.unavailable(reason: failure.reason)
     }
     do throws(PostgresFailure) {
       try session.run("RELEASE SAVEPOINT member")
     } catch {
-      throw doom(error)
+      throw doom(group, error)
     }
     return result
   }
 
-  /// Marks the open group as failed (see `writeInGroup`) and returns the member's error.
-  private func doom(_ failure: PostgresFailure) -> StoreError {
-    group?.failure = failure
+  /// Marks the group as failed and returns the member's error.
+  private func doom(_ group: Group, _ failure: PostgresFailure) -> StoreError {
+    group.failure = failure
     return .unavailable(reason: failure.reason)
   }
 
-  public func groupCommit(_ body: () -> Void) throws(StoreError) {
+  /// The group's reads ahead in one round trip; its optimistic members' writes in one more
+  /// (`payservice_apply`), which is also its commit unless a member needed locks.
+  public func groupCommit(readAhead: ReadAhead, _ body: () -> Void) throws(StoreError) {
     enter()
     defer { leave() }
     let session = try liveSession()
-    do throws(PostgresFailure) {
-      try session.run("BEGIN")
-    } catch {
-      throw unavailable(error, session)
+    let open = Group(session: session)
+    if !readAhead.isEmpty {
+      do {
+        try open.batch.readAhead(readAhead, on: session)
+      } catch let failure as PostgresFailure {
+        throw unavailable(failure, session)
+      } catch {
+        throw StoreError.unavailable(reason: "\(error)")
+      }
     }
-    group = (session, nil)
+    group = open
     body()
-    let failure = group?.failure
     group = nil
-    if let failure {
-      rollback(session)
+    if let failure = open.failure {
+      if open.transactionOpen { rollback(session) }
       throw unavailable(failure, session)
     }
     do throws(PostgresFailure) {
-      try session.run("COMMIT")
+      if open.batch.writes > 0 { try open.batch.apply(on: session) }
+      if open.transactionOpen { try session.run("COMMIT") }
     } catch {
+      if open.transactionOpen { rollback(session) }
       throw unavailable(error, session)
     }
   }

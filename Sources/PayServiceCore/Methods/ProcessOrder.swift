@@ -194,6 +194,20 @@ public enum ProcessOrder: RPCMethod {
       ])
   }
 
+  /// The charge token (with its authorization) and the cart's stock, as the params name them.
+  public static func readAhead(_ params: JSONValue?) -> ReadAhead {
+    guard case .object(let object)? = params, case .string(let token)? = object["chargeToken"] else {
+      return ReadAhead()
+    }
+    var skus: [String] = []
+    if case .array(let items)? = object["items"] {
+      for case .object(let item) in items {
+        if case .string(let sku)? = item["sku"] { skus.append(sku) }
+      }
+    }
+    return ReadAhead(tokens: [token], skus: skus)
+  }
+
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     try OperationRunner.run(Placement(params, context: context), context: context)
   }
@@ -234,6 +248,18 @@ public enum ProcessOrder: RPCMethod {
     }
 
     public var conflict: ServiceError { .chargeTokenConflict }
+
+    /// Optimistic on PostgreSQL: what the first transaction decides on is the token (checked
+    /// unchanged when the writes are applied, so a second request with it, here or on another
+    /// host, makes this one run again with locks and replay), the stock (taken only if still on
+    /// hand), the Apple Pay authorization (checked unchanged) and the journal key (recorded only
+    /// if unused). Carts that make an agreement take the locked path.
+    public static var isOptimistic: Bool { true }
+
+    /// The token with its authorization, and the cart's stock.
+    public var readAhead: ReadAhead {
+      ReadAhead(tokens: [key], skus: params.items.map(\.sku))
+    }
 
     /// The token, locked (PostgreSQL: a second request with it waits for the first to commit).
     public static func lock(

@@ -18,6 +18,10 @@ public protocol RPCMethod: SendableMetatype {
   /// Whether pipelined requests of this method may share one store transaction (group commit):
   /// each runs in its own savepoint and is answered only after the shared commit.
   static var commitsInGroups: Bool { get }
+  /// What a request with `params` will read by key, so that a group commit on a store that pays
+  /// a round trip per statement fetches its members' rows at once (see `ReadAhead`). A hint read
+  /// from the params as sent, before they are checked: nothing by default.
+  static func readAhead(_ params: JSONValue?) -> ReadAhead
   static func run(_ params: Params, context: ServiceContext) throws -> Result
   /// Reads the params, runs the method and writes its result (the default does exactly that). A
   /// requirement so that the registry, which holds methods as `any RPCMethod.Type`, reaches code
@@ -69,6 +73,7 @@ extension RPCMethod {
   public static var runsAsNotification: Bool { true }
   public static var usesStore: Bool { true }
   public static var commitsInGroups: Bool { false }
+  public static func readAhead(_ params: JSONValue?) -> ReadAhead { ReadAhead() }
 
   /// Everything `rpc.discover` and MCP's `tools/list` say about the method.
   public static var description: MethodDescription {
@@ -209,7 +214,7 @@ public enum MethodRegistry {
   static func entry(for method: any RPCMethod.Type) -> MethodTable.Entry {
     MethodTable.Entry(
       answerRequired: method.runsAsNotification ? nil : "a payment", usesStore: { [usesStore = method.usesStore] _ in usesStore },
-      commitsInGroups: method.commitsInGroups,
+      commitsInGroups: method.commitsInGroups, readAhead: method.commitsInGroups ? method.readAhead : nil,
       start: { params, context, writer in try method.start(params, context: context, into: &writer) }
     ) { params, context, _, writer in try method.call(params, context: context, into: &writer) }
   }

@@ -44,6 +44,16 @@ public protocol Operation: Sendable {
   static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
     throws -> Subject
 
+  /// Whether the first transaction may run optimistically (`Store.writeOptimistically`): `lock`
+  /// and `prepare` read and write only what `OptimisticReads` checks, so that a decision taken
+  /// on unlocked reads is verified when the writes are applied. Undeclared: no, the transaction
+  /// takes its locks as it reads.
+  static var isOptimistic: Bool { get }
+
+  /// The rows `lock` and `prepare` will read, fetched ahead in one round trip where that saves
+  /// some (see `ReadAhead`); nothing by default.
+  var readAhead: ReadAhead { get }
+
   /// Whether the journal may hold the key, judged from the locked subject; the default says yes.
   /// An operation whose subject marks its key's first use (a charge token's `usedAt`) saves the
   /// journal's read for a key never used.
@@ -75,6 +85,10 @@ public protocol Operation: Sendable {
 }
 
 extension Operation {
+  public static var isOptimistic: Bool { false }
+
+  public var readAhead: ReadAhead { ReadAhead() }
+
   public func mayBeRecorded(_ subject: Subject) -> Bool { true }
 
   public func matches(_ stored: String, _ subject: Subject, context: ServiceContext) throws -> Bool {

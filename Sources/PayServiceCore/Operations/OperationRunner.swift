@@ -45,7 +45,7 @@ public enum OperationRunner {
     typealias Step = PreparedStep<Op>
     let now = context.clock.now()
     let nowText = RFC3339.format(now)
-    let step = try context.store.write { transaction -> Step in
+    let prepare = { (transaction: any StoreTransaction) throws -> Step in
       let subject = try Op.lock(key: operation.key, subject: operation.subject, transaction, context: context)
       if operation.mayBeRecorded(subject), let entry = try transaction.operation(kind: Op.kind, key: operation.key) {
         guard try operation.matches(entry.fingerprint, subject, context: context) else { throw operation.conflict }
@@ -74,6 +74,10 @@ public enum OperationRunner {
         return .send(call, request: request, created: nowText)
       }
     }
+    let step =
+      Op.isOptimistic
+      ? try context.store.writeOptimistically(readAhead: operation.readAhead, prepare)
+      : try context.store.write(prepare)
     switch step {
     case .answered(let result): return .answered(result)
     case .recorded(let result): return .recorded(result)

@@ -12,6 +12,8 @@ public struct MethodTable: Sendable {
     let usesStore: @Sendable (JSONValue?) -> Bool
     /// Whether pipelined requests may share one store transaction (see `RPCMethod.commitsInGroups`).
     let commitsInGroups: Bool
+    /// What a grouped request will read (see `RPCMethod.readAhead`); nil: nothing said.
+    let readAhead: (@Sendable (JSONValue?) -> ReadAhead)?
     /// Reads the params, runs the method and writes its result, returning the result's failure
     /// report (see `MethodResult.failure`); throws a domain or wire error before writing anything.
     /// The log is the answering thread's, for warnings.
@@ -23,13 +25,14 @@ public struct MethodTable: Sendable {
     /// - Parameter call: reads the params and runs the method, writing its result.
     public init(
       answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in true },
-      commitsInGroups: Bool = false,
+      commitsInGroups: Bool = false, readAhead: (@Sendable (JSONValue?) -> ReadAhead)? = nil,
       start: (@Sendable (JSONValue?, ServiceContext, inout JSONWriter) throws -> Continuation?)? = nil,
       call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
     ) {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
+      self.readAhead = readAhead
       self.start = start
       self.call = call
     }
@@ -43,6 +46,7 @@ public struct MethodTable: Sendable {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
+      self.readAhead = nil
       self.start = nil
       self.call = { params, context, log, writer in
         let result = try call(params, context, log)

@@ -150,6 +150,18 @@ public final class RequestHandler {
     return request.unretainedEntry?._withUnsafeGuaranteedRef { $0.commitsInGroups } == true
   }
 
+  /// What the grouped requests `lines` will read by key, together (see `RPCMethod.readAhead`).
+  func readAhead(_ lines: [ParsedLine]) -> ReadAhead {
+    var rows = ReadAhead()
+    for line in lines {
+      guard case .single(.valid(let request)) = line,
+        let readAhead = request.unretainedEntry?._withUnsafeGuaranteedRef({ $0.readAhead })
+      else { continue }
+      rows.add(readAhead(request.params))
+    }
+    return rows
+  }
+
   // MARK: Step 3: answer
 
   /// Appends the response to `line` to `writer`, followed by a line feed; false when nothing is to

@@ -376,7 +376,7 @@ public final class Server {
     }
     let mark = pendingOutput.mark
     do {
-      try handler.context.store.groupCommit {
+      try handler.context.store.groupCommit(readAhead: handler.readAhead(group)) {
         for request in group { _ = handler.answer(request, into: &pendingOutput) }
       }
       ordersCommittedInGroups += group.count
@@ -416,7 +416,7 @@ public final class Server {
       var slots: [Slot] = []
       if groupCommits && batch.count > 1 {
         do {
-          try store.get().groupCommit { slots = begin() }
+          try store.get().groupCommit(readAhead: handler.readAhead(Array(batch))) { slots = begin() }
         } catch {
           log.warning("the group commit of the \(batch.count) orders above failed (\(error)); retrying them one by one")
           slots = begin()

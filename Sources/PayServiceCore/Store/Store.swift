@@ -34,11 +34,23 @@ public protocol Store: AnyObject, Sendable {
   /// writes are undone alone if it throws, and made durable with the group's commit.
   func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
 
-  /// Group commit: runs `body`, in which every `write` is a savepoint of one transaction committed
-  /// when `body` returns, so many orders cost one durable commit. Throws when the transaction
-  /// cannot begin or commit, and then nothing `body` wrote was kept. `body` must not call other
-  /// store methods than `write`.
-  func groupCommit(_ body: () -> Void) throws(StoreError)
+  /// Runs `body` as `write` does, optimistically where the backend pays a network round trip per
+  /// statement (`PostgresStore`; `SQLiteStore` runs `write`): the rows in `readAhead` are fetched
+  /// in one round trip before `body` runs, its reads take no locks, and its writes are sent
+  /// together in one statement at the end, which first checks under locks that what `body` read
+  /// still holds (see `OptimisticReads`). When it no longer holds, or `body` asks for something
+  /// an optimistic transaction cannot do, nothing was written and `body` runs again as `write`
+  /// runs it. `body` may therefore run twice, and must decide only on what `OptimisticReads`
+  /// says is checked.
+  func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T
+
+  /// Group commit: runs `body`, in which every `write` and `writeOptimistically` is a member of
+  /// one transaction committed when `body` returns (its own savepoint, or its place in the batch
+  /// sent at the end), so many orders cost one durable commit. `readAhead` is what the members
+  /// will read, fetched once for all of them where that saves round trips. Throws when the
+  /// transaction cannot begin or commit, and then nothing `body` wrote was kept. `body` must not
+  /// call other store methods than `write` and `writeOptimistically`.
+  func groupCommit(readAhead: ReadAhead, _ body: () -> Void) throws(StoreError)
 
   /// Adds catalog products the store has not seen with their configured stock. Existing counts win:
   /// after the first start the store's count is the truth.
@@ -89,6 +101,52 @@ public protocol Store: AnyObject, Sendable {
   /// Makes this store's identifiers under its own key (created with the store, see `Identifiers`).
   var identifiers: Identifiers { get }
 }
+
+extension Store {
+  /// A store whose statements cost no round trip (SQLite) gains nothing by optimism.
+  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T {
+    try write(body)
+  }
+
+  public func groupCommit(_ body: () -> Void) throws(StoreError) {
+    try groupCommit(readAhead: ReadAhead(), body)
+  }
+}
+
+/// The rows a transaction is about to read by key, so that a store whose statements each cost a
+/// network round trip can fetch them in one: charge tokens (with their Apple Pay authorizations)
+/// and stock counts. A hint only: reads still go through `StoreTransaction`, and a store may
+/// ignore it.
+public struct ReadAhead: Sendable, Equatable {
+  public var tokens: [String]
+  public var skus: [String]
+
+  public init(tokens: [String] = [], skus: [String] = []) {
+    self.tokens = tokens
+    self.skus = skus
+  }
+
+  public var isEmpty: Bool { tokens.isEmpty && skus.isEmpty }
+
+  public mutating func add(_ other: ReadAhead) {
+    tokens += other.tokens
+    skus += other.skus
+  }
+}
+
+/// What an optimistic transaction (`Store.writeOptimistically`) checks when it writes, so that a
+/// decision taken on reads without locks is still the one a locked transaction would take:
+/// - a charge token, an Apple Pay authorization or a journal entry read is unchanged (the same
+///   row version), or the whole transaction runs again with locks;
+/// - stock counts are not checked as read: each `decrementStock` takes its units only if they
+///   are still on hand, and a decision that takes no stock stands as of the read;
+/// - a journal key read as unused is checked by `insert(_ operation:)`, which records it only if
+///   it is still unused;
+/// - `markUsed`, `markCaptured` and the other writes answering a Bool are assumed to succeed
+///   and checked when the batch is applied.
+/// Any other read or write makes the transaction run with locks instead. Reading a row the
+/// same batch wrote does too (except stock counts, which a batch keeps up to date itself).
+public enum OptimisticReads {}
 
 /// The statements of one write transaction, the same on every backend. The methods' logic (what to
 /// check, what to write) lives with the methods; a transaction only reads and writes rows.
@@ -342,6 +400,7 @@ public enum StoreSchema {
     "v11: disputes; refunds by the gateway's id; gateway report order events",
     "v12: agreements, their events and the orders that pay them",
     "v13: App Store purchase chains, transactions, notifications and consumption",
+    "v14: a transaction's writes applied in one statement (PostgreSQL's payservice_apply)",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

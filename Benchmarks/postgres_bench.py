@@ -1,0 +1,243 @@
+"""The PostgreSQL part of Benchmarks/bench.py: payservice's orders beside pgbench's write
+transactions on the same server, in the same run, with and without added network latency, and
+the round trips an order makes. Standard library only (pgbench and psql from PostgreSQL's client
+packages).
+
+Each payservice line has its pgbench anchor:
+  hot sku, 1 process    1 process, N pipelined orders of one unit of one sku, vs pgbench's hot-row
+                        script (BEGIN; UPDATE one pgbench_accounts row; INSERT a history row; END)
+                        with 1 client
+  lone order            one order at a time (p50, p99), vs that script's latency with 1 client
+  hot sku, 8 processes  8 processes at once, each N/… orders of the same sku, vs the script with 8
+                        clients
+  own sku, 8 processes  8 processes at once, each its own sku, vs `pgbench -N` with 8 clients
+Rates exclude start-up on both sides: pgbench reports tps without its connection time, and each
+payservice process has answered a first store request before its orders are timed.
+
+The loopback lines connect straight to the server. With added latency, every connection (pgbench's
+too) goes through `pgproxy.PgProxy`, which holds each chunk half the delay each way (this kernel
+has no netem); the proxy's own cost adds to the delay, equally for both. A run through the proxy
+at 0 ms counts round trips: an order's are the client's sends that follow an answer from the
+server.
+"""
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+
+from pgproxy import PgProxy
+
+HOT_SCRIPT = """BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance - 1 WHERE aid = 1;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 1, -1, CURRENT_TIMESTAMP);
+END;
+"""
+
+SKUS = ["clock", "lamp", "pen", "mug", "chair", "desk", "cable", "notebook"]
+CONTACT = {"givenName": "Ada", "familyName": "Lovelace", "emailAddress": "ada@example.com",
+           "addressLines": ["1 Infinite Loop"], "locality": "Cupertino", "administrativeArea": "CA",
+           "postalCode": "95014", "countryCode": "US"}
+WARM_UP = json.dumps({"jsonrpc": "2.0", "id": "warm-up", "method": "listProducts"})
+
+
+def authorized_orders(binary, common, database, skus, work):
+    """Authorizes one cart of one unit of each sku in `skus` on `database` (not timed); returns the
+    processOrder lines that pay for them, in order."""
+    path = os.path.join(work, "pg-authorize.jsonl")
+    with open(path, "w") as f:
+        for i, sku in enumerate(skus):
+            f.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": "authorizePayment", "params": {
+                "items": [{"sku": sku, "quantity": 1}], "shippingMethod": "free", "payment": {"token": {
+                    "paymentData": "tok_visa", "transactionIdentifier": f"P{i}",
+                    "paymentMethod": {"displayName": "Visa 0492", "network": "visa", "type": "credit"}},
+                    "shippingContact": CONTACT, "billingContact": CONTACT}}}, separators=(",", ":")) + "\n")
+    answers = os.path.join(work, "pg-authorized.jsonl")
+    with open(path, "rb") as fin, open(answers, "wb") as fout:
+        subprocess.run([binary] + common + ["--database", database], stdin=fin, stdout=fout, check=True)
+    orders = []
+    with open(answers) as f:
+        for line, sku in zip(f, skus):
+            result = json.loads(line)["result"]
+            orders.append(json.dumps({"jsonrpc": "2.0", "id": len(orders), "method": "processOrder", "params": {
+                "chargeToken": result["chargeToken"], "items": [{"sku": sku, "quantity": 1}],
+                "shippingMethod": "free", "shippingContact": CONTACT, "amount": result["amount"],
+                "currencyCode": "USD"}}, separators=(",", ":")))
+    if len(orders) != len(skus):
+        raise SystemExit(f"postgres bench: {len(orders)} of {len(skus)} carts authorized")
+    return orders
+
+
+class Client:
+    """A payservice process warmed up (its store connected, a first store request answered)."""
+
+    def __init__(self, binary, args):
+        self.process = subprocess.Popen([binary] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+        self.ask(WARM_UP)
+
+    def ask(self, line):
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise SystemExit("payservice closed its output")
+        return answer
+
+    def pipeline(self, lines, answers):
+        """Sends `lines` at once (a writer thread) and reads every answer into `answers`."""
+        def write():
+            self.process.stdin.write(("\n".join(lines) + "\n").encode())
+            self.process.stdin.flush()
+        writer = threading.Thread(target=write)
+        writer.start()
+        for _ in lines:
+            answers.append(self.process.stdout.readline())
+        writer.join()
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def succeeded(answers, what):
+    good = sum(b'"status":"succeeded"' in answer for answer in answers)
+    if good != len(answers):
+        raise SystemExit(f"postgres bench ({what}): {good} of {len(answers)} orders succeeded")
+
+
+def pipelined_rate(binary, common, database, groups, what, proxy):
+    """Orders/s of len(groups) processes at once, each pipelining its group of orders, and the
+    round trips per order the proxy counted once they were warmed up."""
+    clients = [Client(binary, common + ["--database", database]) for _ in groups]
+    proxy.reset()
+    answers = [[] for _ in groups]
+    threads = [threading.Thread(target=client.pipeline, args=(group, out))
+               for client, group, out in zip(clients, groups, answers)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - start
+    for client in clients:
+        client.close()
+    succeeded([a for out in answers for a in out], what)
+    count = sum(len(group) for group in groups)
+    return count / seconds, proxy.round_trips() / count
+
+
+def lone_times(binary, common, database, lines, warmup, proxy):
+    """Seconds per order, one at a time, and the round trips per order (after the warm-up)."""
+    client = Client(binary, common + ["--database", database])
+    times = []
+    for index, line in enumerate(lines):
+        start = time.perf_counter()
+        answer = client.ask(line)
+        if index >= warmup:
+            times.append(time.perf_counter() - start)
+        if index + 1 == warmup:
+            proxy.reset()
+        if b'"status":"succeeded"' not in answer:
+            raise SystemExit(f"postgres bench (lone order): {answer[:300]!r}")
+    client.close()
+    return times, proxy.round_trips() / len(times)
+
+
+def pgbench(url, args, seconds):
+    """tps and average latency (ms) of a pgbench run."""
+    out = subprocess.run(["pgbench", "-n", "-T", str(seconds)] + args + [url], check=True, capture_output=True,
+                         text=True).stdout
+    tps = float(re.search(r"tps = ([0-9.]+)", out).group(1))
+    latency = float(re.search(r"latency average = ([0-9.]+) ms", out).group(1))
+    return tps, latency
+
+
+def through(url, port):
+    """`url` with its host and port replaced by the proxy's."""
+    return re.sub(r"@[^/]+/", f"@127.0.0.1:{port}/", url)
+
+
+def server_of(url):
+    match = re.search(r"@([^:/]+):(\d+)/", url)
+    return match.group(1), int(match.group(2))
+
+
+def measure(binary, stores, config, now, work, quick, percentile):
+    """Runs every line at 0 ms and at 0.5 ms added latency; prints them and returns the figures."""
+    common = ["--config", config, "--now", now, "--quiet"]
+    per_process = 60 if quick else 300
+    hot_count = 200 if quick else 1000
+    lone_count = 120 if quick else 400
+    seconds = 2 if quick else 10
+    script = os.path.join(work, "hot-row.sql")
+    with open(script, "w") as f:
+        f.write(HOT_SCRIPT)
+    anchor = stores.fresh("pgbench")
+    subprocess.run(["pgbench", "-i", "-q", "-s", "1", anchor], check=True, capture_output=True)
+
+    # Every cart is authorized once, on one base database copied for each run.
+    base = stores.fresh("pgbase")
+    hot = ["mug"] * (hot_count + lone_count + 8 * per_process)
+    own = [SKUS[i % 8] for i in range(8 * per_process)]
+    orders = authorized_orders(binary, common, base, hot + own, work)
+    hot_orders = orders[:hot_count]
+    lone_orders = orders[hot_count:hot_count + lone_count]
+    crowd = orders[hot_count + lone_count:len(hot)]
+    crowd_hot = [crowd[i::8] for i in range(8)]
+    own_orders = orders[len(hot):]
+    crowd_own = [own_orders[i::8] for i in range(8)]
+
+    host, port = server_of(base)
+    figures = {}
+    for delay in [None, 0.0, 0.5]:
+        # None: straight to the server (the timings); 0.0: through the proxy, to count round trips.
+        proxy = PgProxy(host, port, delay_ms=delay or 0.0).start()
+        try:
+            def copy(name):
+                database = stores.copy(base, f"{name}{int((delay or 0) * 10)}{'' if delay is None else 'p'}")
+                return database if delay is None else through(database, proxy.port)
+            f = {}
+            if delay == 0.0:
+                _, f["trips pipelined"] = pipelined_rate(
+                    binary, common, copy("hot"), [hot_orders[:200]], "round trips, pipelined", proxy)
+                _, f["trips lone"] = lone_times(binary, common, copy("lone"), lone_orders[:70], 20, proxy)
+                figures["trips"] = f
+                continue
+            anchor_url = anchor if delay is None else through(anchor, proxy.port)
+            f["pgbench hot 1"] = pgbench(anchor_url, ["-f", script, "-c", "1"], seconds)
+            f["pgbench hot 8"] = pgbench(anchor_url, ["-f", script, "-c", "8", "-j", "2"], seconds)
+            f["pgbench -N 8"] = pgbench(anchor_url, ["-N", "-c", "8", "-j", "2"], seconds)
+            f["hot 1"], _ = pipelined_rate(binary, common, copy("hot"), [hot_orders], "hot sku, 1 process", proxy)
+            times, _ = lone_times(binary, common, copy("lone"), lone_orders, 20, proxy)
+            f["lone"] = (percentile(times, 0.5), percentile(times, 0.99))
+            f["hot 8"], _ = pipelined_rate(binary, common, copy("crowd"), crowd_hot, "hot sku, 8 processes", proxy)
+            f["own 8"], _ = pipelined_rate(binary, common, copy("own"), crowd_own, "own sku, 8 processes", proxy)
+            figures[delay] = f
+        finally:
+            proxy.stop()
+    return figures
+
+
+def report(figures):
+    """Prints each line beside its anchor, at both latencies."""
+    for delay, f in figures.items():
+        if delay == "trips":
+            continue
+        tag = f"+{delay:.1f} ms" if delay else "loopback"
+        hot1, lat1 = f["pgbench hot 1"]
+        print(f"pg {tag:<9} hot sku, 1 process    {f['hot 1']:>7,.0f} orders/s   pgbench hot row, 1 client "
+              f"{hot1:>7,.0f} tps   ratio {f['hot 1'] / hot1:.2f}")
+        p50, p99 = f["lone"]
+        print(f"pg {tag:<9} lone order          p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   pgbench 1 client "
+              f"latency {lat1:.2f} ms   {p50 * 1e3 / lat1:.1f}x")
+        hot8, _ = f["pgbench hot 8"]
+        print(f"pg {tag:<9} hot sku, 8 processes  {f['hot 8']:>7,.0f} orders/s   pgbench hot row, 8 clients "
+              f"{hot8:>7,.0f} tps   ratio {f['hot 8'] / hot8:.2f}   (vs 1 process {f['hot 8'] / f['hot 1']:.2f}x)")
+        own8, _ = f["pgbench -N 8"]
+        print(f"pg {tag:<9} own sku, 8 processes  {f['own 8']:>7,.0f} orders/s   pgbench -N, 8 clients "
+              f"{own8:>7,.0f} tps   ratio {f['own 8'] / own8:.2f}")
+    trips = figures["trips"]
+    print(f"pg round trips      {trips['trips lone']:.2f} per lone order, {trips['trips pipelined']:.2f} per pipelined "
+          f"order (200 in one read; counted at the proxy)")

@@ -1,0 +1,516 @@
+import PayServiceCore
+import PostgresNIO
+
+/// The writes of optimistic transactions (`Store.writeOptimistically`), kept in order to be
+/// applied in one statement, `payservice_apply`, with what they were decided on: the row versions
+/// read, and the rows to lock first. One batch serves one transaction, or every optimistic member
+/// of a group commit, so that a group of orders costs one round trip to apply.
+///
+/// It also keeps what the batch read (charge tokens with their authorizations, stock counts), so
+/// that members read ahead once, and the units its members took, so that a later member's stock
+/// reads are what they would be had the earlier ones committed (an order short of stock in a group
+/// says how many units are left after the orders before it, as on SQLite).
+final class PostgresBatch {
+  /// The SQLSTATE `payservice_apply` raises when a row changed since it was read.
+  static let conflictState = "PS409"
+
+  /// Migration v14: applies a batch (`{"tokens": [...], "skus": [...], "steps": [[...], ...]}`) in
+  /// the statement's own transaction, or the one open. It locks the charge tokens, then the stock
+  /// rows by sku, as every transaction locks them (a token, then its cart's stock in sku order),
+  /// so that it never deadlocks with them; then runs each step, and raises `conflictState` when a
+  /// step's condition no longer holds: a row read has another version, stock is short, a token
+  /// is used, an authorization is no longer held, a journal key is taken. Steps are positional
+  /// arrays; their first element names them.
+  static let applyFunction = """
+    CREATE FUNCTION payservice_apply(batch jsonb) RETURNS void LANGUAGE plpgsql AS $apply$
+    DECLARE
+      step jsonb;
+      held boolean;
+    BEGIN
+      PERFORM 1 FROM chargeToken WHERE token IN (SELECT jsonb_array_elements_text(batch->'tokens'))
+        ORDER BY token FOR UPDATE;
+      PERFORM 1 FROM stock WHERE sku IN (SELECT jsonb_array_elements_text(batch->'skus')) ORDER BY sku FOR UPDATE;
+      FOR step IN SELECT value FROM jsonb_array_elements(batch->'steps') LOOP
+        CASE step->>0
+        WHEN 'token' THEN
+          PERFORM 1 FROM chargeToken WHERE token = step->>1 AND xmin::text = step->>2;
+          held := FOUND;
+        WHEN 'authorization' THEN
+          PERFORM 1 FROM paymentAuthorization WHERE authorizationId = step->>1 AND xmin::text = step->>2 FOR UPDATE;
+          held := FOUND;
+        WHEN 'operation' THEN
+          PERFORM 1 FROM operation WHERE kind = step->>1 AND key = step->>2 AND xmin::text = step->>3 FOR UPDATE;
+          held := FOUND;
+        WHEN 'used' THEN
+          UPDATE chargeToken SET usedAt = step->>2 WHERE token = step->>1 AND usedAt IS NULL;
+          held := FOUND;
+        WHEN 'take' THEN
+          UPDATE stock SET quantityOnHand = quantityOnHand - (step->>2)::bigint, sold = sold + (step->>2)::bigint
+          WHERE sku = step->>1 AND quantityOnHand >= (step->>2)::bigint;
+          held := FOUND;
+        WHEN 'captured' THEN
+          UPDATE paymentAuthorization SET status = 'captured', chargeId = step->>2, capturedAt = step->>3
+          WHERE authorizationId = step->>1 AND status = 'held';
+          held := FOUND;
+        WHEN 'charge' THEN
+          INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
+          VALUES (step->>1, step->>2, step->>3, step->>4, step->>5, (step->>6)::bigint, step->>7, step->>8);
+          held := true;
+        WHEN 'order' THEN
+          INSERT INTO "order"
+            (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
+             shippingTaxMinor, gatewayPaymentId, taxIncluded, agreementId)
+          VALUES (step->>1, step->>2, step->>3, (step->>4)::bigint, step->>5, step->>6, step->>7, (step->>8)::bigint,
+            (step->>9)::bigint, (step->>10)::bigint, step->>11, (step->>12)::boolean, step->>13);
+          INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor)
+          SELECT step->>1, line->>0, (line->>1)::bigint, (line->>2)::bigint, (line->>3)::bigint, (line->>4)::bigint,
+            (line->>5)::bigint
+          FROM jsonb_array_elements(step->14) WITH ORDINALITY AS l(line, n) ORDER BY n;
+          held := true;
+        WHEN 'journal' THEN
+          INSERT INTO operation (kind, key, fingerprint, state, subject, request, result, created, settled)
+          VALUES (step->>1, step->>2, step->>3, step->>4, step->>5, step->>6, step->>7, step->>8, step->>9)
+          ON CONFLICT (kind, key) DO NOTHING;
+          held := FOUND;
+        ELSE
+          RAISE EXCEPTION 'payservice_apply: unknown step %', step->>0;
+        END CASE;
+        IF NOT held THEN
+          RAISE EXCEPTION USING ERRCODE = 'PS409',
+            MESSAGE = 'payservice_apply: a row changed since it was read (' || (step->>0) || ')';
+        END IF;
+      END LOOP;
+    END
+    $apply$
+    """
+
+  /// The steps so far, comma-separated arrays (the batch's `steps` without its brackets).
+  private var steps = JSONWriter(capacity: 4096)
+  private var tokensToLock: [String] = []
+  private var skusToLock: [String] = []
+  /// How many steps write (the others check versions): a batch without any is not applied.
+  private(set) var writes = 0
+  /// Version checks already in the batch ("t:token", "a:authorizationId", "o:kind key").
+  private var checked: Set<String> = []
+  /// Rows the batch writes: reading one again needs locks (its new state is not the server's yet).
+  private var written: Set<String> = []
+  /// Units each sku's stock gives up in this batch (negative: put back).
+  private var taken: [String: Int] = [:]
+
+  // What the batch read, as it was read (nil: no such row).
+  private(set) var tokens: [String: (record: ChargeTokenRecord, version: String)?] = [:]
+  private(set) var authorizations: [String: (authorization: PaymentAuthorization, version: String)?] = [:]
+  private(set) var stock: [String: Int] = [:]
+
+  /// Where a member began, to undo it.
+  struct Mark {
+    fileprivate var steps: JSONWriter.Mark
+    fileprivate var tokensToLock: Int
+    fileprivate var skusToLock: Int
+    fileprivate var writes: Int
+    fileprivate var checked: Set<String>
+    fileprivate var written: Set<String>
+    fileprivate var taken: [String: Int]
+  }
+
+  var mark: Mark {
+    Mark(
+      steps: steps.mark, tokensToLock: tokensToLock.count, skusToLock: skusToLock.count, writes: writes,
+      checked: checked, written: written, taken: taken)
+  }
+
+  /// Undoes what was added since `mark` (what was read stays known).
+  func rewind(to mark: Mark) {
+    steps.rewind(to: mark.steps)
+    tokensToLock.removeSubrange(mark.tokensToLock...)
+    skusToLock.removeSubrange(mark.skusToLock...)
+    writes = mark.writes
+    checked = mark.checked
+    written = mark.written
+    taken = mark.taken
+  }
+
+  /// Ends a member begun at `mark`: one that wrote nothing keeps no checks (nothing rests on them).
+  func end(_ mark: Mark) {
+    if writes == mark.writes { rewind(to: mark) }
+  }
+
+  /// Forgets everything: after the batch was applied, what it read is stale.
+  func reset() {
+    steps.reset()
+    tokensToLock = []
+    skusToLock = []
+    writes = 0
+    checked = []
+    written = []
+    taken = [:]
+    tokens = [:]
+    authorizations = [:]
+    stock = [:]
+  }
+
+  // MARK: Reading
+
+  /// Migration v14: what `readAhead` fetches, in a function so that the server plans it once per
+  /// connection rather than at every order. One row per token found (with its authorization and
+  /// the row versions), or one row of nulls when none is; every row carries the stock counts.
+  static let readFunction = """
+    CREATE FUNCTION payservice_read(tokens text[], skus text[]) RETURNS TABLE (
+      r_skus text[], r_quantities bigint[], r_token text, r_binding text, r_billingContact text, r_paymentMethod text,
+      r_issuedAt text, r_amountMinor bigint, r_currencyCode text, r_sandboxOutcome text, r_expiresAt bigint,
+      r_usedAt text, r_authorizationId text, r_gatewayPaymentData text, r_tokenVersion text, r_heldId text,
+      r_transactionId text, r_network text, r_cardType text, r_lastFour text, r_heldAmountMinor bigint,
+      r_heldCurrencyCode text, r_status text, r_heldVersion text
+    ) LANGUAGE plpgsql STABLE AS $read$
+    BEGIN
+      RETURN QUERY
+      SELECT s.skus, s.quantities,
+        t.token, t.binding, t.billingContact, t.paymentMethod, t.issuedAt, t.amountMinor, t.currencyCode,
+        t.sandboxOutcome, t.expiresAt, t.usedAt, t.authorizationId, t.gatewayPaymentData, t.xmin::text,
+        a.authorizationId, a.transactionId, a.network, a.cardType, a.lastFour, a.amountMinor, a.currencyCode,
+        a.status, a.xmin::text
+      FROM (SELECT array_agg(k.sku) AS skus, array_agg(k.quantityOnHand) AS quantities
+            FROM stock k WHERE k.sku = ANY(payservice_read.skus)) s
+      LEFT JOIN chargeToken t ON t.token = ANY(payservice_read.tokens)
+      LEFT JOIN paymentAuthorization a ON a.authorizationId = t.authorizationId;
+    END
+    $read$
+    """
+
+  /// Fetches, in one statement and without locks, the tokens (with their authorizations) and
+  /// stock counts of `rows` the batch does not know yet.
+  func readAhead(_ rows: ReadAhead, on session: PostgresSession) throws {
+    var wantedTokens: [String] = []
+    for token in rows.tokens where tokens[token] == nil && !wantedTokens.contains(token) { wantedTokens.append(token) }
+    var wantedSkus: [String] = []
+    for sku in rows.skus where stock[sku] == nil && !wantedSkus.contains(sku) { wantedSkus.append(sku) }
+    guard !wantedTokens.isEmpty || !wantedSkus.isEmpty else { return }
+    var binds = PostgresBindings()
+    binds.append(wantedTokens)
+    binds.append(wantedSkus)
+    let rows = try session.run("SELECT * FROM payservice_read($1, $2)", binds).rows
+    for token in wantedTokens { tokens[token] = .some(nil) }
+    for sku in wantedSkus { stock[sku] = 0 }
+    for (index, row) in rows.enumerated() {
+      let (
+        skus, quantities, token, binding, billing, card, issuedAt, amount, currency, outcome, expiresAt, usedAt,
+        authorizationId, gatewayPaymentData, tokenVersion, heldId, transactionId, network, cardType, lastFour,
+        heldAmount, heldCurrency, status, heldVersion
+      ) = try row.columns(
+        ([String]?, [Int64]?, String?, String?, String?, String?, String?, Int64?, String?, String?, Int64?, String?,
+          String?, String?, String?, String?, String?, String?, String?, String?, Int64?, String?, String?, String?)
+          .self)
+      if index == 0, let skus, let quantities {
+        for (sku, quantity) in zip(skus, quantities) { stock[sku] = Int(quantity) }
+      }
+      guard let token, let binding, let issuedAt, let amount, let currency, let outcome, let expiresAt,
+        let tokenVersion
+      else { continue }
+      tokens[token] = (
+        try ChargeTokenRecord(
+          token: token, binding: binding, billingContact: billing, paymentMethod: card, issuedAt: issuedAt,
+          amountMinor: amount, currencyCode: currency, sandboxOutcome: outcome, expiresAt: expiresAt,
+          usedAt: usedAt, authorizationId: authorizationId, gatewayPaymentData: gatewayPaymentData),
+        tokenVersion
+      )
+      if let authorizationId {
+        if let heldId, let transactionId, let network, let cardType, let lastFour, let heldAmount, let heldCurrency,
+          let status, let heldVersion
+        {
+          authorizations[heldId] = (
+            PaymentAuthorization(
+              authorizationId: heldId, transactionId: transactionId, network: network, cardType: cardType,
+              lastFour: lastFour, amountMinor: heldAmount, currencyCode: heldCurrency,
+              status: try PaymentAuthorization.Status(stored: status)),
+            heldVersion
+          )
+        } else {
+          authorizations[authorizationId] = .some(nil)
+        }
+      }
+    }
+  }
+
+  /// Reads an authorization the batch does not know (one no token it read names).
+  func readAuthorization(_ authorizationId: String, on session: PostgresSession) throws {
+    var binds = PostgresBindings()
+    binds.append(authorizationId)
+    let row = try session.run(
+      """
+      SELECT \(PostgresTransaction.authorizationColumns), xmin::text FROM paymentAuthorization WHERE authorizationId = $1
+      """, binds
+    ).rows.first
+    guard let row else {
+      authorizations[authorizationId] = .some(nil)
+      return
+    }
+    let (id, transactionId, network, cardType, lastFour, amount, currency, status, version) = try row.columns(
+      (String, String, String, String, String, Int64, String, String, String).self)
+    authorizations[authorizationId] = (
+      PaymentAuthorization(
+        authorizationId: id, transactionId: transactionId, network: network, cardType: cardType, lastFour: lastFour,
+        amountMinor: amount, currencyCode: currency, status: try PaymentAuthorization.Status(stored: status)),
+      version
+    )
+  }
+
+  /// Units of `sku` on hand as far as this batch knows (what was read, less what it took).
+  func onHand(_ sku: String) -> Int? {
+    stock[sku].map { $0 - taken[sku, default: 0] }
+  }
+
+  func isWritten(_ row: String) -> Bool { written.contains(row) }
+
+  // MARK: Steps
+
+  /// Checks, when applied, that a row read is still the version read (once per batch).
+  func check(_ row: String, step: String, _ keys: [String], version: String, lockToken: String? = nil) {
+    guard checked.insert(row).inserted else { return }
+    if let lockToken { tokensToLock.append(lockToken) }
+    add(step, keys + [version], writes: false)
+  }
+
+  func use(token: String, at now: String) {
+    tokensToLock.append(token)
+    written.insert("t:" + token)
+    add("used", [token, now])
+  }
+
+  func take(_ sku: String, _ quantity: Int) {
+    skusToLock.append(sku)
+    taken[sku, default: 0] += quantity
+    steps.beginArray()
+    steps.write("take")
+    steps.write(sku)
+    steps.write(quantity)
+    steps.endArray()
+    writes += 1
+  }
+
+  func capture(_ authorizationId: String, chargeId: String, at now: String) {
+    written.insert("a:" + authorizationId)
+    add("captured", [authorizationId, chargeId, now])
+  }
+
+  func insert(_ charge: ChargeRow) {
+    add(
+      "charge",
+      [
+        charge.chargeId, charge.token, charge.succeeded ? "succeeded" : "failed", charge.failureCode, charge.declineCode,
+        String(charge.amountMinor), charge.currencyCode, charge.createdAt,
+      ])
+  }
+
+  func insert(_ order: OrderRow) {
+    steps.beginArray()
+    for value in [
+      "order", order.orderId, order.chargeId, order.createdAt, String(order.amountMinor), order.currencyCode,
+      order.document, order.status.rawValue, order.capturedMinor.map { String($0) }, String(order.shippingMinor),
+      String(order.shippingTaxMinor), order.gatewayPaymentId, order.taxIncluded ? "true" : "false", order.agreementId,
+    ] {
+      write(value)
+    }
+    steps.beginArray()
+    for item in order.items {
+      steps.beginArray()
+      steps.write(item.sku)
+      for number in [
+        Int64(item.quantity), item.unitPriceMinor, item.amountMinor, item.discountMinor, item.taxMinor,
+      ] {
+        steps.write(Int(number))
+      }
+      steps.endArray()
+    }
+    steps.endArray()
+    steps.endArray()
+    writes += 1
+  }
+
+  func insert(_ operation: OperationRow) {
+    written.insert("o:" + operation.kind + " " + operation.key)
+    add(
+      "journal",
+      [
+        operation.kind, operation.key, operation.fingerprint, operation.state.rawValue, operation.subject,
+        operation.request, operation.result, operation.created, operation.settled,
+      ])
+  }
+
+  private func add(_ name: String, _ values: [String?], writes: Bool = true) {
+    steps.beginArray()
+    steps.write(name)
+    for value in values { write(value) }
+    steps.endArray()
+    if writes { self.writes += 1 }
+  }
+
+  private func write(_ value: String?) {
+    if let value { steps.write(value) } else { steps.writeNull() }
+  }
+
+  // MARK: Applying
+
+  /// The batch as `payservice_apply` reads it.
+  var document: String {
+    var head = JSONWriter(capacity: 256 + 40 * (tokensToLock.count + skusToLock.count))
+    head.beginObject()
+    head.key("tokens")
+    head.beginArray()
+    for token in Set(tokensToLock).sorted() { head.write(token) }
+    head.endArray()
+    head.key("skus")
+    head.beginArray()
+    for sku in Set(skusToLock).sorted() { head.write(sku) }
+    head.endArray()
+    head.key("steps")
+    var text = String(decoding: head.bytes, as: UTF8.self)
+    text += "["
+    text += String(decoding: steps.bytes, as: UTF8.self)
+    text += "]}"
+    return text
+  }
+
+  /// Applies the batch in one statement (in the transaction open on `session`, if any) and forgets
+  /// it. Throws a `PostgresFailure` with `conflict` when a row changed since it was read: then
+  /// nothing of the batch was written.
+  func apply(on session: PostgresSession) throws(PostgresFailure) {
+    var binds = PostgresBindings()
+    binds.append(document)
+    defer { reset() }
+    try session.run("SELECT payservice_apply($1::jsonb)", binds)
+  }
+}
+
+/// What an optimistic transaction cannot do: `body` runs again with locks.
+struct NeedsLocks: Error {}
+
+/// A transaction whose reads take no locks and whose writes go to a `PostgresBatch` (see
+/// `OptimisticReads` for what is checked when it is applied). Anything it does not support throws
+/// `NeedsLocks`, so the store runs the transaction again as a `PostgresTransaction`: the safe
+/// path is the default, and a method supports optimism only where its checks are written here.
+struct OptimisticTransaction: StoreTransaction {
+  let session: PostgresSession
+  let batch: PostgresBatch
+
+  func readAhead(_ rows: ReadAhead) throws {
+    try batch.readAhead(rows, on: session)
+  }
+
+  func chargeToken(_ token: String) throws -> ChargeTokenRecord? {
+    if batch.isWritten("t:" + token) { throw NeedsLocks() }
+    if batch.tokens[token] == nil { try readAhead(ReadAhead(tokens: [token])) }
+    guard let read = batch.tokens[token], let entry = read else { return nil }
+    batch.check("t:" + token, step: "token", [token], version: entry.version, lockToken: token)
+    return entry.record
+  }
+
+  func markUsed(token: String, at now: String) throws -> Bool {
+    batch.use(token: token, at: now)
+    return true
+  }
+
+  func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
+    try readAhead(ReadAhead(skus: skus))
+    return skus.map { batch.onHand($0) ?? 0 }
+  }
+
+  func decrementStock(_ sku: String, by quantity: Int) throws -> Bool {
+    if let onHand = batch.onHand(sku), onHand < quantity { return false }
+    batch.take(sku, quantity)
+    return true
+  }
+
+  func insert(_ charge: ChargeRow) throws { batch.insert(charge) }
+  func insert(_ order: OrderRow) throws { batch.insert(order) }
+
+  func authorization(_ authorizationId: String) throws -> PaymentAuthorization? {
+    if batch.isWritten("a:" + authorizationId) { throw NeedsLocks() }
+    if batch.authorizations[authorizationId] == nil { try batch.readAuthorization(authorizationId, on: session) }
+    guard let read = batch.authorizations[authorizationId], let entry = read else { return nil }
+    batch.check("a:" + authorizationId, step: "authorization", [authorizationId], version: entry.version)
+    return entry.authorization
+  }
+
+  func markCaptured(_ authorizationId: String, chargeId: String, at now: String) throws -> Bool {
+    batch.capture(authorizationId, chargeId: chargeId, at: now)
+    return true
+  }
+
+  func operation(kind: String, key: String) throws -> OperationRow? {
+    let row = "o:" + kind + " " + key
+    if batch.isWritten(row) { throw NeedsLocks() }
+    var binds = PostgresBindings()
+    binds.append(kind)
+    binds.append(key)
+    guard
+      let found = try session.run(
+        "SELECT \(PostgresTransaction.operationColumns), xmin::text FROM operation WHERE kind = $1 AND key = $2", binds
+      ).rows.first
+    else { return nil }
+    let (kind, key, fingerprint, state, subject, request, result, created, settled, version) = try found.columns(
+      (String, String, String, String, String?, String?, String?, String, String?, String).self)
+    batch.check(row, step: "operation", [kind, key], version: version)
+    return OperationRow(
+      kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state), subject: subject,
+      request: request, result: result, created: created, settled: settled)
+  }
+
+  func insert(_ operation: OperationRow) throws -> Bool {
+    batch.insert(operation)
+    return true
+  }
+
+  // Everything else takes locks.
+
+  func nextChargeTokenSequence() throws -> Int64 { throw NeedsLocks() }
+  func insert(_ token: NewChargeToken) throws { throw NeedsLocks() }
+  func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int { throw NeedsLocks() }
+  func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool { throw NeedsLocks() }
+  func markReleased(_ authorizationId: String, at now: String) throws -> Bool { throw NeedsLocks() }
+  func lockOrder(_ orderId: String) throws -> OrderState? { throw NeedsLocks() }
+  func updateOrder(
+    _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
+  ) throws { throw NeedsLocks() }
+  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) throws { throw NeedsLocks() }
+  func restock(_ sku: String, by quantity: Int) throws -> Bool { throw NeedsLocks() }
+  func insert(_ event: OrderEventRow) throws { throw NeedsLocks() }
+  func insert(_ refund: RefundRow) throws { throw NeedsLocks() }
+  func refund(_ refundId: String) throws -> RefundRow? { throw NeedsLocks() }
+  func updateRefund(_ refundId: String, document: String) throws { throw NeedsLocks() }
+  func orderDocument(_ orderId: String) throws -> String? { throw NeedsLocks() }
+  func orderId(gatewayPaymentId: String) throws -> String? { throw NeedsLocks() }
+  func refund(gatewayRefundId: String) throws -> RefundRow? { throw NeedsLocks() }
+  func dispute(_ disputeId: String) throws -> DisputeRow? { throw NeedsLocks() }
+  func disputes(orderId: String) throws -> [DisputeRow] { throw NeedsLocks() }
+  func save(_ dispute: DisputeRow, isNew: Bool) throws { throw NeedsLocks() }
+  func appStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? { throw NeedsLocks() }
+  func save(_ chain: AppStoreChainRow, isNew: Bool) throws { throw NeedsLocks() }
+  func appStoreTransaction(_ transactionId: String) throws -> AppStoreTransactionRow? { throw NeedsLocks() }
+  func save(_ transaction: AppStoreTransactionRow, isNew: Bool) throws { throw NeedsLocks() }
+  func appStoreTransactions(originalTransactionId: String) throws -> [AppStoreTransactionRow] { throw NeedsLocks() }
+  func appStoreEntitlementChains(account: String) throws -> [AppStoreChainRow] { throw NeedsLocks() }
+  func appStoreEntitlementTransactions(account: String) throws -> [AppStoreTransactionRow] { throw NeedsLocks() }
+  func appStoreCredits(account: String) throws -> [String: (purchased: Int64, refunded: Int64)] { throw NeedsLocks() }
+  func insert(_ notification: AppStoreNotificationRow) throws -> Bool { throw NeedsLocks() }
+  func appStoreNotifications(_ query: AppStoreNotificationQuery) throws -> [AppStoreNotificationRow] {
+    throw NeedsLocks()
+  }
+  func appStoreConsumed(account: String) throws -> [String: Int64] { throw NeedsLocks() }
+  func insert(_ consumption: AppStoreConsumptionRow) throws { throw NeedsLocks() }
+  func lockAgreement(_ agreementId: String) throws -> AgreementRow? { throw NeedsLocks() }
+  func insert(_ agreement: AgreementRow) throws { throw NeedsLocks() }
+  func update(_ agreement: AgreementRow) throws { throw NeedsLocks() }
+  func append(_ event: AgreementEventRow) throws -> AgreementEventRow { throw NeedsLocks() }
+  func lockKey(_ space: String, _ key: String) throws { throw NeedsLocks() }
+  func settleOperation(kind: String, key: String, result: String, at now: String) throws { throw NeedsLocks() }
+  func removeOperation(kind: String, key: String) throws { throw NeedsLocks() }
+  func pendingOperations(subject: String) throws -> [OperationRow] { throw NeedsLocks() }
+  func rewriteOperation(kind: String, key: String, fingerprint: String, result: String?) throws { throw NeedsLocks() }
+  func stockLevel(_ sku: String) throws -> StockLevel? { throw NeedsLocks() }
+  func setQuantityOnHand(_ sku: String, to quantity: Int) throws { throw NeedsLocks() }
+  func nextStockEventPosition(_ sku: String) throws -> Int { throw NeedsLocks() }
+  func insert(_ event: StockEventRow) throws { throw NeedsLocks() }
+  func tokensToErase(_ selector: ErasureSelector, limit: Int) throws -> [String] { throw NeedsLocks() }
+  func personalData(token: String) throws -> PersonalDataRow? { throw NeedsLocks() }
+  func erasePersonalData(_ row: PersonalDataRow, at now: String) throws { throw NeedsLocks() }
+}

@@ -1,0 +1,213 @@
+import Foundation
+@testable import PayServiceCore
+import PayServiceTestSupport
+import Testing
+
+/// `Store.writeOptimistically` and group commits of optimistic members: what a transaction that
+/// reads without locks decides is what a locked one would decide. The races are made by a second
+/// connection writing between a body's reads and its commit (PostgreSQL only: on SQLite the
+/// transaction holds the store's write lock throughout, so there is no such moment); what a group
+/// reads of its own writes is the same on both backends.
+@Suite("Optimistic writes")
+struct OptimisticWriteTests {
+  static let config = TestConfig.load()
+  static let postgres = StoreBackend.serverURL != nil
+
+  /// A fresh store with `clock` set to `onHand` units, and a second connection to it.
+  static func shop(_ backend: StoreBackend, clocks onHand: Int) throws -> (store: any Store, other: any Store) {
+    let (store, database) = try backend.freshStore(config: config)
+    try store.write { transaction in
+      _ = try transaction.stockLevel("clock")
+      try transaction.setQuantityOnHand("clock", to: onHand)
+    }
+    return (store, try backend.open(database))
+  }
+
+  static func entry(_ key: String, fingerprint: String) -> OperationRow {
+    OperationRow(
+      kind: "test", key: key, fingerprint: fingerprint, state: .settled, subject: nil, request: nil, result: "{}",
+      created: "2026-11-21T12:00:00Z", settled: "2026-11-21T12:00:00Z")
+  }
+
+  @Test(
+    "a token another connection uses between the read and the write: nothing of the first run is kept, the body runs again with locks and sees it used",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func tokenUsedMeanwhile() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 5)
+    let token = try store.write { try StoreContractTests.issue($0) }
+    var runs = 0
+    let seen = try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) { transaction in
+      runs += 1
+      let record = try #require(try transaction.chargeToken(token))
+      if runs == 1 { #expect(try other.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z") }) }
+      if let usedAt = record.usedAt { return usedAt }
+      #expect(try transaction.decrementStock("clock", by: 1))
+      #expect(try transaction.markUsed(token: token, at: "2026-11-21T12:00:02Z"))
+      return "placed"
+    }
+    #expect(runs == 2)
+    #expect(seen == "2026-11-21T12:00:01Z")
+    #expect(try store.stockLedger()["clock"]! == (onHand: 5, sold: 0))
+  }
+
+  @Test(
+    "the last unit taken by another connection between the read and the write: the order is not kept, and the body runs again and finds none",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func stockTakenMeanwhile() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 1)
+    var runs = 0
+    let onHand = try store.writeOptimistically(readAhead: ReadAhead(skus: ["clock"])) { transaction in
+      runs += 1
+      let onHand = try transaction.quantitiesOnHand(["clock"])[0]
+      if runs == 1 { #expect(try other.write { try $0.decrementStock("clock", by: 1) }) }
+      if onHand >= 1 { #expect(try transaction.decrementStock("clock", by: 1)) }
+      return onHand
+    }
+    #expect(runs == 2)
+    #expect(onHand == 0)
+    #expect(try store.stockLedger()["clock"]! == (onHand: 0, sold: 1))
+  }
+
+  @Test(
+    "a journal key another connection records between the read and the write: the body runs again and finds its entry",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func journalKeyTakenMeanwhile() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 5)
+    var runs = 0
+    let fingerprint = try store.writeOptimistically(readAhead: ReadAhead()) { transaction in
+      runs += 1
+      let found = try transaction.operation(kind: "test", key: "k")
+      if runs == 1 { #expect(try other.write { try $0.insert(Self.entry("k", fingerprint: "theirs")) }) }
+      if let found { return found.fingerprint }
+      #expect(try transaction.decrementStock("clock", by: 1))
+      #expect(try transaction.insert(Self.entry("k", fingerprint: "mine")))
+      return "mine"
+    }
+    #expect(runs == 2)
+    #expect(fingerprint == "theirs")
+    #expect(try store.stockLedger()["clock"]! == (onHand: 5, sold: 0))
+  }
+
+  @Test(
+    "what an optimistic transaction cannot do runs with locks, once, from the start",
+    arguments: StoreBackend.available)
+  func needsLocks(backend: StoreBackend) throws {
+    let (store, _) = try Self.shop(backend, clocks: 5)
+    var runs = 0
+    let event = try store.writeOptimistically(readAhead: ReadAhead(skus: ["clock"])) { transaction in
+      runs += 1
+      #expect(try transaction.decrementStock("clock", by: 2))
+      // Stock events by hand are not among the optimistic writes.
+      return try transaction.nextStockEventPosition("clock")
+    }
+    #expect(event == 1)
+    #expect(runs == (backend == .postgres ? 2 : 1))
+    #expect(try store.stockLedger()["clock"]! == (onHand: 3, sold: 2))
+  }
+
+  @Test(
+    "in a group commit each member reads what the members before it wrote: stock they took, a token they used (the locked path), a journal entry",
+    arguments: StoreBackend.available)
+  func groupReadsItsOwnWrites(backend: StoreBackend) throws {
+    let (store, _) = try Self.shop(backend, clocks: 3)
+    let token = try store.write { try StoreContractTests.issue($0) }
+    var seen: [String] = []
+    func member(_ body: (any StoreTransaction) throws -> String) {
+      do {
+        seen.append(try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"]), body))
+      } catch {
+        seen.append("error: \(error)")
+      }
+    }
+    try store.groupCommit(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) {
+      member { (transaction: any StoreTransaction) throws -> String in
+        let onHand = try transaction.quantitiesOnHand(["clock"])[0]
+        #expect(try transaction.decrementStock("clock", by: 2))
+        return "took 2 of \(onHand)"
+      }
+      member { transaction in "\(try transaction.quantitiesOnHand(["clock"])[0]) left" }
+      member { transaction in "3 more: \(try transaction.decrementStock("clock", by: 3))" }
+      member { (transaction: any StoreTransaction) throws -> String in
+        #expect(try transaction.chargeToken(token)?.usedAt == nil)
+        #expect(try transaction.markUsed(token: token, at: "2026-11-21T12:00:01Z"))
+        #expect(try transaction.insert(Self.entry("k", fingerprint: "first")))
+        return "used"
+      }
+      member { transaction in "used at \(try transaction.chargeToken(token)?.usedAt ?? "-")" }
+      member { transaction in "entry \(try transaction.operation(kind: "test", key: "k")?.fingerprint ?? "-")" }
+      member { (transaction: any StoreTransaction) throws -> String in
+        #expect(try transaction.decrementStock("clock", by: 1))
+        return "took the last"
+      }
+    }
+    #expect(
+      seen == [
+        "took 2 of 3", "1 left", "3 more: false", "used", "used at 2026-11-21T12:00:01Z", "entry first", "took the last",
+      ])
+    #expect(try store.stockLedger()["clock"]! == (onHand: 0, sold: 3))
+    #expect(try store.write { try $0.chargeToken(token)?.usedAt } == "2026-11-21T12:00:01Z")
+  }
+
+  @Test(
+    "in a group commit a member that throws is undone alone, one that needs locks keeps its place, the rest commit together",
+    arguments: StoreBackend.available)
+  func groupMembers(backend: StoreBackend) throws {
+    struct Refused: Error {}
+    let (store, _) = try Self.shop(backend, clocks: 10)
+    var outcomes: [String] = []
+    try store.groupCommit(readAhead: ReadAhead(skus: ["clock"])) {
+      outcomes.append(
+        (try? store.writeOptimistically(readAhead: ReadAhead()) { try $0.decrementStock("clock", by: 1) }).map { "\($0)" }
+          ?? "refused")
+      outcomes.append(
+        (try? store.writeOptimistically(readAhead: ReadAhead()) { transaction -> Bool in
+          _ = try transaction.decrementStock("clock", by: 4)
+          throw Refused()
+        }).map { "\($0)" } ?? "refused")
+      // A locked member between optimistic ones sees what the one before it took.
+      outcomes.append(
+        (try? store.write { transaction -> Int in
+          let onHand = try transaction.quantitiesOnHand(["clock"])[0]
+          _ = try transaction.decrementStock("clock", by: 2)
+          return onHand
+        }).map { "\($0)" } ?? "refused")
+      outcomes.append(
+        (try? store.writeOptimistically(readAhead: ReadAhead(skus: ["clock"])) { transaction -> Int in
+          let onHand = try transaction.quantitiesOnHand(["clock"])[0]
+          _ = try transaction.decrementStock("clock", by: 3)
+          return onHand
+        }).map { "\($0)" } ?? "refused")
+    }
+    #expect(outcomes == ["true", "refused", "9", "7"])
+    #expect(try store.stockLedger()["clock"]! == (onHand: 4, sold: 6))
+  }
+
+  @Test(
+    "a group whose batch finds a row changed when it is applied keeps nothing",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func groupConflict() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 10)
+    let token = try store.write { try StoreContractTests.issue($0) }
+    var inside: [String] = []
+    #expect(throws: StoreError.self) {
+      try store.groupCommit(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) {
+        do {
+          inside.append("\(try store.writeOptimistically(readAhead: ReadAhead()) { try $0.decrementStock("clock", by: 1) })")
+          inside.append(
+            try store.writeOptimistically(readAhead: ReadAhead()) { transaction in
+              let usedAt = try transaction.chargeToken(token)?.usedAt
+              _ = try transaction.markUsed(token: token, at: "2026-11-21T12:00:02Z")
+              return usedAt ?? "unused"
+            })
+          // Another host uses the token before the group commits.
+          inside.append("\(try other.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z") })")
+        } catch {
+          inside.append("error: \(error)")
+        }
+      }
+    }
+    #expect(inside == ["true", "unused", "true"])
+    #expect(try store.stockLedger()["clock"]! == (onHand: 10, sold: 0))
+    #expect(try store.write { try $0.chargeToken(token)?.usedAt } == "2026-11-21T12:00:01Z")
+  }
+}
