@@ -7,7 +7,11 @@ Each payservice line has its pgbench anchor:
   hot sku, 1 process    1 process, N pipelined orders of one unit of one sku, vs pgbench's hot-row
                         script (BEGIN; UPDATE one pgbench_accounts row; INSERT a history row; END)
                         with 1 client
-  lone order            one order at a time (p50, p99), vs that script's latency with 1 client
+  lone order            one checkout at a time, as a web shop's server makes them (authorizePayment,
+                        then processOrder; the order timed), p50 and p99, vs that script's latency
+                        with 1 client
+  lone order, token     the same with tokens another process issued (another host behind the same
+                        load balancer): the token is read first
   hot sku, 8 processes  8 processes at once, each N/… orders of the same sku, vs the script with 8
                         clients
   own sku, 8 processes  8 processes at once, each its own sku, vs `pgbench -N` with 8 clients
@@ -15,10 +19,10 @@ Rates exclude start-up on both sides: pgbench reports tps without its connection
 payservice process has answered a first store request before its orders are timed.
 
 The loopback lines connect straight to the server. With added latency, every connection (pgbench's
-too) goes through `pgproxy.PgProxy`, which holds each chunk half the delay each way (this kernel
-has no netem); the proxy's own cost adds to the delay, equally for both. A run through the proxy
-at 0 ms counts round trips: an order's are the client's sends that follow an answer from the
-server.
+too) goes through Benchmarks/pgdelay.c (compiled with the system's cc), which holds each chunk
+half the delay each way (this kernel has no netem); what the proxy itself costs adds to the
+delay, equally for both. A run through it at 0 ms counts round trips: an order's are the client's
+sends that follow an answer from the server.
 """
 import json
 import os
@@ -27,7 +31,35 @@ import subprocess
 import threading
 import time
 
-from pgproxy import PgProxy
+
+class PgDelay:
+    """Benchmarks/pgdelay.c, compiled into `work` with the system's C compiler and started in front of
+    host:port: every chunk held half `delay_ms` each way; round trips counted."""
+
+    def __init__(self, work, host, port, delay_ms=0.0):
+        binary = os.path.join(work, "pgdelay")
+        if not os.path.exists(binary):
+            source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pgdelay.c")
+            subprocess.run(["cc", "-O2", "-o", binary, source], check=True)
+        self.process = subprocess.Popen([binary, host, str(port), str(int(delay_ms * 1000))], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        self.port = int(self.process.stdout.readline())
+
+    def ask(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().strip()
+
+    def round_trips(self):
+        return int(self.ask("count"))
+
+    def reset(self):
+        self.ask("reset")
+
+    def stop(self):
+        self.process.stdin.close()
+        self.process.wait()
+
 
 HOT_SCRIPT = """BEGIN;
 UPDATE pgbench_accounts SET abalance = abalance - 1 WHERE aid = 1;
@@ -145,6 +177,55 @@ def lone_times(binary, common, database, lines, warmup, proxy):
     return times, proxy.round_trips() / len(times)
 
 
+def authorize_line(index, sku="mug"):
+    return json.dumps({"jsonrpc": "2.0", "id": f"a{index}", "method": "authorizePayment", "params": {
+        "items": [{"sku": sku, "quantity": 1}], "shippingMethod": "free", "payment": {"token": {
+            "paymentData": "tok_visa", "transactionIdentifier": f"C{index}",
+            "paymentMethod": {"displayName": "Visa 0492", "network": "visa", "type": "credit"}},
+            "shippingContact": CONTACT, "billingContact": CONTACT}}}, separators=(",", ":"))
+
+
+def checkout_times(binary, common, database, count, warmup, proxy):
+    """A checkout at a time in one process, as a web shop's server makes them: authorizePayment,
+    then processOrder with its token. Seconds per processOrder (only), and its round trips."""
+    client = Client(binary, common + ["--database", database])
+    times = []
+    trips = 0
+    for index in range(count):
+        result = json.loads(client.ask(authorize_line(index)))["result"]
+        order = json.dumps({"jsonrpc": "2.0", "id": index, "method": "processOrder", "params": {
+            "chargeToken": result["chargeToken"], "items": [{"sku": "mug", "quantity": 1}], "shippingMethod": "free",
+            "shippingContact": CONTACT, "amount": result["amount"], "currencyCode": "USD"}}, separators=(",", ":"))
+        before = proxy.round_trips() if index >= warmup else 0
+        start = time.perf_counter()
+        answer = client.ask(order)
+        if index >= warmup:
+            times.append(time.perf_counter() - start)
+            trips += proxy.round_trips() - before
+        if b'"status":"succeeded"' not in answer:
+            raise SystemExit(f"postgres bench (checkout): {answer[:300]!r}")
+    client.close()
+    return times, trips / len(times)
+
+
+def read_trips(binary, common, database, order, proxy):
+    """The round trips of getOrder, listOrders and listProducts (a back-office process, after one order)."""
+    client = Client(binary, common + ["--back-office", "--database", database])
+    order_id = json.loads(client.ask(order))["result"]["orderId"]
+    trips = {}
+    for method, params in [("getOrder", {"orderId": order_id}), ("listOrders", {}), ("listProducts", None)]:
+        proxy.reset()
+        request = {"jsonrpc": "2.0", "id": method, "method": method}
+        if params is not None:
+            request["params"] = params
+        answer = client.ask(json.dumps(request))
+        if b'"result"' not in answer:
+            raise SystemExit(f"postgres bench ({method}): {answer[:300]!r}")
+        trips[method] = proxy.round_trips()
+    client.close()
+    return trips
+
+
 def pgbench(url, args, seconds):
     """tps and average latency (ms) of a pgbench run."""
     out = subprocess.run(["pgbench", "-n", "-T", str(seconds)] + args + [url], check=True, capture_output=True,
@@ -193,7 +274,7 @@ def measure(binary, stores, config, now, work, quick, percentile):
     figures = {}
     for delay in [None, 0.0, 0.5]:
         # None: straight to the server (the timings); 0.0: through the proxy, to count round trips.
-        proxy = PgProxy(host, port, delay_ms=delay or 0.0).start()
+        proxy = PgDelay(work, host, port, delay_ms=delay or 0.0)
         try:
             def copy(name):
                 database = stores.copy(base, f"{name}{int((delay or 0) * 10)}{'' if delay is None else 'p'}")
@@ -203,6 +284,8 @@ def measure(binary, stores, config, now, work, quick, percentile):
                 _, f["trips pipelined"] = pipelined_rate(
                     binary, common, copy("hot"), [hot_orders[:200]], "round trips, pipelined", proxy)
                 _, f["trips lone"] = lone_times(binary, common, copy("lone"), lone_orders[:70], 20, proxy)
+                _, f["trips checkout"] = checkout_times(binary, common, copy("checkout"), 40, 10, proxy)
+                f["trips reads"] = read_trips(binary, common, copy("reads"), lone_orders[0], proxy)
                 figures["trips"] = f
                 continue
             anchor_url = anchor if delay is None else through(anchor, proxy.port)
@@ -212,6 +295,8 @@ def measure(binary, stores, config, now, work, quick, percentile):
             f["hot 1"], _ = pipelined_rate(binary, common, copy("hot"), [hot_orders], "hot sku, 1 process", proxy)
             times, _ = lone_times(binary, common, copy("lone"), lone_orders, 20, proxy)
             f["lone"] = (percentile(times, 0.5), percentile(times, 0.99))
+            times, _ = checkout_times(binary, common, copy("checkout"), lone_count, 20, proxy)
+            f["checkout"] = (percentile(times, 0.5), percentile(times, 0.99))
             f["hot 8"], _ = pipelined_rate(binary, common, copy("crowd"), crowd_hot, "hot sku, 8 processes", proxy)
             f["own 8"], _ = pipelined_rate(binary, common, copy("own"), crowd_own, "own sku, 8 processes", proxy)
             figures[delay] = f
@@ -229,9 +314,10 @@ def report(figures):
         hot1, lat1 = f["pgbench hot 1"]
         print(f"pg {tag:<9} hot sku, 1 process    {f['hot 1']:>7,.0f} orders/s   pgbench hot row, 1 client "
               f"{hot1:>7,.0f} tps   ratio {f['hot 1'] / hot1:.2f}")
-        p50, p99 = f["lone"]
-        print(f"pg {tag:<9} lone order          p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   pgbench 1 client "
-              f"latency {lat1:.2f} ms   {p50 * 1e3 / lat1:.1f}x")
+        for key, label in [("checkout", "lone order        "), ("lone", "lone order, token  ")]:
+            p50, p99 = f[key]
+            print(f"pg {tag:<9} {label} p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   pgbench 1 client "
+                  f"latency {lat1:.2f} ms   {p50 * 1e3 / lat1:.1f}x")
         hot8, _ = f["pgbench hot 8"]
         print(f"pg {tag:<9} hot sku, 8 processes  {f['hot 8']:>7,.0f} orders/s   pgbench hot row, 8 clients "
               f"{hot8:>7,.0f} tps   ratio {f['hot 8'] / hot8:.2f}   (vs 1 process {f['hot 8'] / f['hot 1']:.2f}x)")
@@ -239,5 +325,6 @@ def report(figures):
         print(f"pg {tag:<9} own sku, 8 processes  {f['own 8']:>7,.0f} orders/s   pgbench -N, 8 clients "
               f"{own8:>7,.0f} tps   ratio {f['own 8'] / own8:.2f}")
     trips = figures["trips"]
-    print(f"pg round trips      {trips['trips lone']:.2f} per lone order, {trips['trips pipelined']:.2f} per pipelined "
-          f"order (200 in one read; counted at the proxy)")
+    print(f"pg round trips      {trips['trips checkout']:.2f} per lone order, {trips['trips lone']:.2f} with a token "
+          f"from another process, {trips['trips pipelined']:.2f} per pipelined order (200 in one read); "
+          + ", ".join(f"{method} {count}" for method, count in trips["trips reads"].items()))

@@ -18,8 +18,8 @@ final class PostgresBatch {
   /// the statement's own transaction, or the one open. It locks the charge tokens, then the stock
   /// rows by sku, as every transaction locks them (a token, then its cart's stock in sku order),
   /// so that it never deadlocks with them; then runs each step, and raises `conflictState` when a
-  /// step's condition no longer holds: a row read has another version, stock is short, a token
-  /// is used, an authorization is no longer held, a journal key is taken. Steps are positional
+  /// step's condition no longer holds: a row read has another version, stock is short (to take, or
+  /// as assumed unread), a token is used, an authorization is no longer held, a journal key is taken. Steps are positional
   /// arrays; their first element names them.
   static let applyFunction = """
     CREATE FUNCTION payservice_apply(batch jsonb) RETURNS void LANGUAGE plpgsql AS $apply$
@@ -43,6 +43,9 @@ final class PostgresBatch {
           held := FOUND;
         WHEN 'used' THEN
           UPDATE chargeToken SET usedAt = step->>2 WHERE token = step->>1 AND usedAt IS NULL;
+          held := FOUND;
+        WHEN 'enough' THEN
+          PERFORM 1 FROM stock WHERE sku = step->>1 AND quantityOnHand >= (step->>2)::bigint;
           held := FOUND;
         WHEN 'take' THEN
           UPDATE stock SET quantityOnHand = quantityOnHand - (step->>2)::bigint, sold = sold + (step->>2)::bigint
@@ -83,6 +86,13 @@ final class PostgresBatch {
     END
     $apply$
     """
+
+  /// The tokens this store issued, which the batch reads without a round trip.
+  let issued: IssuedTokens
+
+  init(issued: IssuedTokens) {
+    self.issued = issued
+  }
 
   /// The steps so far, comma-separated arrays (the batch's `steps` without its brackets).
   private var steps = JSONWriter(capacity: 4096)
@@ -135,7 +145,29 @@ final class PostgresBatch {
     if writes == mark.writes { rewind(to: mark) }
   }
 
-  /// Forgets everything: after the batch was applied, what it read is stale.
+  /// After the batch was applied: what it read stays known, as its writes left it (stock less the
+  /// units taken; tokens and authorizations it wrote are read again when needed).
+  private func settle() {
+    for row in written {
+      if row.hasPrefix("t:") {
+        let token = String(row.dropFirst(2))
+        tokens[token] = nil
+        issued.forget(token)
+      } else if row.hasPrefix("a:") {
+        authorizations[String(row.dropFirst(2))] = nil
+      }
+    }
+    for (sku, units) in taken { stock[sku]? -= units }
+    steps.reset()
+    tokensToLock = []
+    skusToLock = []
+    writes = 0
+    checked = []
+    written = []
+    taken = [:]
+  }
+
+  /// Forgets everything, read or written.
   func reset() {
     steps.reset()
     tokensToLock = []
@@ -178,10 +210,25 @@ final class PostgresBatch {
     """
 
   /// Fetches, in one statement and without locks, the tokens (with their authorizations) and
-  /// stock counts of `rows` the batch does not know yet.
-  func readAhead(_ rows: ReadAhead, on session: PostgresSession) throws {
+  /// stock counts of `rows` the batch does not know yet. Tokens this store issued are known
+  /// already (`IssuedTokens`): when every token is, nothing is read unless `stock` (a group, whose
+  /// one read serves all its orders), and the stock is checked when the batch is applied instead
+  /// (`shortages`, `decrementStock`).
+  func readAhead(_ rows: ReadAhead, on session: PostgresSession, stock readStock: Bool = false) throws {
     var wantedTokens: [String] = []
-    for token in rows.tokens where tokens[token] == nil && !wantedTokens.contains(token) { wantedTokens.append(token) }
+    for token in rows.tokens where tokens[token] == nil && !wantedTokens.contains(token) {
+      if let known = issued.token(token) {
+        tokens[token] = known
+        if let authorizationId = known.record.authorizationId, authorizations[authorizationId] == nil,
+          let authorization = issued.authorization(authorizationId)
+        {
+          authorizations[authorizationId] = authorization
+        }
+      } else {
+        wantedTokens.append(token)
+      }
+    }
+    if wantedTokens.isEmpty && !rows.tokens.isEmpty && !readStock { return }
     var wantedSkus: [String] = []
     for sku in rows.skus where stock[sku] == nil && !wantedSkus.contains(sku) { wantedSkus.append(sku) }
     guard !wantedTokens.isEmpty || !wantedSkus.isEmpty else { return }
@@ -268,6 +315,17 @@ final class PostgresBatch {
     guard checked.insert(row).inserted else { return }
     if let lockToken { tokensToLock.append(lockToken) }
     add(step, keys + [version], writes: false)
+  }
+
+  /// Checks, when applied, that `sku` still has `quantity` units on hand (a decision taken
+  /// without reading the stock).
+  func expect(_ sku: String, atLeast quantity: Int) {
+    skusToLock.append(sku)
+    steps.beginArray()
+    steps.write("enough")
+    steps.write(sku)
+    steps.write(quantity)
+    steps.endArray()
   }
 
   func use(token: String, at now: String) {
@@ -370,14 +428,20 @@ final class PostgresBatch {
     return text
   }
 
-  /// Applies the batch in one statement (in the transaction open on `session`, if any) and forgets
-  /// it. Throws a `PostgresFailure` with `conflict` when a row changed since it was read: then
+  /// Applies the batch in one statement (in the transaction open on `session`, if any). Throws a `PostgresFailure` with `conflict` when a row changed since it was read: then
   /// nothing of the batch was written.
   func apply(on session: PostgresSession) throws(PostgresFailure) {
     var binds = PostgresBindings()
     binds.append(document)
-    defer { reset() }
-    try session.run("SELECT payservice_apply($1::jsonb)", binds)
+    do {
+      try session.run("SELECT payservice_apply($1::jsonb)", binds)
+    } catch {
+      // What was read may be stale: read it next time.
+      for token in tokens.keys { issued.forget(token) }
+      reset()
+      throw error
+    }
+    settle()
   }
 }
 
@@ -412,6 +476,14 @@ struct OptimisticTransaction: StoreTransaction {
   func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
     try readAhead(ReadAhead(skus: skus))
     return skus.map { batch.onHand($0) ?? 0 }
+  }
+
+  func shortages(_ demand: [(sku: String, quantity: Int)]) throws -> [Int?] {
+    demand.map { line in
+      if let onHand = batch.onHand(line.sku) { return line.quantity <= onHand ? nil : onHand }
+      batch.expect(line.sku, atLeast: line.quantity)
+      return nil
+    }
   }
 
   func decrementStock(_ sku: String, by quantity: Int) throws -> Bool {
@@ -513,4 +585,50 @@ struct OptimisticTransaction: StoreTransaction {
   func tokensToErase(_ selector: ErasureSelector, limit: Int) throws -> [String] { throw NeedsLocks() }
   func personalData(token: String) throws -> PersonalDataRow? { throw NeedsLocks() }
   func erasePersonalData(_ row: PersonalDataRow, at now: String) throws { throw NeedsLocks() }
+}
+
+/// The charge tokens (with their Apple Pay authorizations) this store issued, as committed, with
+/// their row versions, so that an order paid with one reads nothing first: its batch checks the
+/// version when applied. A token used, erased or purged since has another version (or none), the
+/// batch is refused, and the order runs again as if the token were unknown here; so an entry can
+/// be stale without harm. Bounded: the oldest go first. Used only with the store's lock held.
+final class IssuedTokens {
+  static let capacity = 4096
+
+  private var tokens: [String: (record: ChargeTokenRecord, version: String)] = [:]
+  private var authorizations: [String: (authorization: PaymentAuthorization, version: String)] = [:]
+  private var order: [String] = []
+  private var first = 0
+
+  func token(_ token: String) -> (record: ChargeTokenRecord, version: String)? { tokens[token] }
+
+  func authorization(_ id: String) -> (authorization: PaymentAuthorization, version: String)? { authorizations[id] }
+
+  func add(_ record: ChargeTokenRecord, version: String) {
+    if tokens.updateValue((record, version), forKey: record.token) == nil { order.append(record.token) }
+    while order.count - first > Self.capacity {
+      forget(order[first])
+      first += 1
+    }
+    if first > Self.capacity {
+      order.removeFirst(first)
+      first = 0
+    }
+  }
+
+  func add(_ authorization: PaymentAuthorization, version: String) {
+    authorizations[authorization.authorizationId] = (authorization, version)
+  }
+
+  func forget(_ token: String) {
+    if let authorizationId = tokens.removeValue(forKey: token)?.record.authorizationId {
+      authorizations[authorizationId] = nil
+    }
+  }
+}
+
+/// What a transaction issued, kept for `IssuedTokens` once it commits.
+final class IssuedRows {
+  var tokens: [(record: ChargeTokenRecord, version: String)] = []
+  var authorizations: [(authorization: PaymentAuthorization, version: String)] = []
 }

@@ -134,7 +134,13 @@ public final class PostgresStore: Store, @unchecked Sendable {
     while true {
       let session = try liveSession()
       do {
-        return try inTransaction(session, "BEGIN") { try body(PostgresTransaction(session: session)) }
+        let issued = IssuedRows()
+        let result = try inTransaction(session, "BEGIN") {
+          try body(PostgresTransaction(session: session, issued: issued))
+        }
+        for (record, version) in issued.tokens { issuedTokens.add(record, version: version) }
+        for (authorization, version) in issued.authorizations { issuedTokens.add(authorization, version: version) }
+        return result
       } catch let failure as PostgresFailure {
         // A lost COMMIT may or may not have committed: the caller is told the store failed, and a
         // processOrder sent again finds its token used and replays the stored answer.
@@ -155,7 +161,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     defer { leave() }
     if let group { return try optimisticMember(of: group, readAhead, body) }
     let session = try liveSession()
-    let batch = PostgresBatch()
+    let batch = PostgresBatch(issued: issuedTokens)
     do {
       let transaction = OptimisticTransaction(session: session, batch: batch)
       try transaction.readAhead(readAhead)
@@ -177,14 +183,18 @@ public final class PostgresStore: Store, @unchecked Sendable {
   /// throws, so that each order is answered again on its own.
   private final class Group {
     let session: PostgresSession
-    let batch = PostgresBatch()
+    let batch: PostgresBatch
     var transactionOpen = false
     var failure: PostgresFailure?
 
-    init(session: PostgresSession) {
+    init(session: PostgresSession, batch: PostgresBatch) {
       self.session = session
+      self.batch = batch
     }
   }
+
+  /// The tokens this store issued (see `IssuedTokens`).
+  private let issuedTokens = IssuedTokens()
 
   /// The open group commit, if any.
   private var group: Group?
@@ -196,7 +206,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     let mark = group.batch.mark
     do {
       let transaction = OptimisticTransaction(session: group.session, batch: group.batch)
-      try transaction.readAhead(readAhead)
+      try group.batch.readAhead(readAhead, on: group.session, stock: true)
       let result = try body(transaction)
       group.batch.end(mark)
       return result
@@ -222,7 +232,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
         try session.run("BEGIN")
         group.transactionOpen = true
       }
-      if group.batch.writes > 0 { try group.batch.apply(on: session) } else { group.batch.reset() }
+      if group.batch.writes > 0 { try group.batch.apply(on: session) }
+      // This member may write anything: what the batch read is read again, in the transaction.
+      group.batch.reset()
       try session.run("SAVEPOINT member")
     } catch {
       throw doom(group, error)
@@ -261,10 +273,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
     enter()
     defer { leave() }
     let session = try liveSession()
-    let open = Group(session: session)
+    let open = Group(session: session, batch: PostgresBatch(issued: issuedTokens))
     if !readAhead.isEmpty {
       do {
-        try open.batch.readAhead(readAhead, on: session)
+        try open.batch.readAhead(readAhead, on: session, stock: true)
       } catch let failure as PostgresFailure {
         throw unavailable(failure, session)
       } catch {
@@ -399,9 +411,63 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
+  /// An order with its events and refunds in one statement (one snapshot): one round trip. An
+  /// order with disputes is read again with them, in a snapshot of several statements.
+  private static let orderSQL = """
+    SELECT o.document, o.status, o.capturedMinor, o.refundedMinor,
+      EXISTS (SELECT 1 FROM dispute d WHERE d.orderId = o.orderId),
+      COALESCE(e.positions, '{}'), COALESCE(e.kinds, '{}'), COALESCE(e.ats, '{}'), COALESCE(e.amounts, '{}'),
+      COALESCE(e.refs, '{}'), COALESCE(e.reasons, '{}'), COALESCE(e.reasonless, '{}'), COALESCE(r.documents, '{}')
+    FROM "order" o
+    LEFT JOIN LATERAL (
+      SELECT array_agg(position ORDER BY position) AS positions, array_agg(kind ORDER BY position) AS kinds,
+        array_agg(at ORDER BY position) AS ats, array_agg(amountMinor ORDER BY position) AS amounts,
+        array_agg(reference ORDER BY position) AS refs, array_agg(COALESCE(reason, '') ORDER BY position) AS reasons,
+        array_agg(reason IS NULL ORDER BY position) AS reasonless
+      FROM orderEvent WHERE orderId = o.orderId) e ON true
+    LEFT JOIN LATERAL (
+      SELECT array_agg(document ORDER BY createdAt COLLATE "C", position) AS documents
+      FROM refund WHERE orderId = o.orderId) r ON true
+    WHERE o.orderId = $1
+    """
+
+  /// `orderSQL`'s row as an order; nil when it has disputes (read them in a snapshot).
+  private static func orderWithoutDisputes(_ row: PostgresRow, id: String) throws -> StoredOrder? {
+    let (document, status, captured, refunded, disputed, positions, kinds, ats, amounts, references, reasons, reasonless,
+      refunds) = try row.columns(
+        (String, String, Int64?, Int64, Bool, [Int64], [String], [String], [Int64], [String], [String], [Bool],
+          [String]).self)
+    if disputed { return nil }
+    var events: [OrderEventRow] = []
+    for index in positions.indices {
+      guard let kind = OrderEventRow.Kind(rawValue: kinds[index]) else {
+        throw StoreError.unavailable(reason: "order \(id) has an event of unknown kind")
+      }
+      events.append(
+        OrderEventRow(
+          orderId: id, position: Int(positions[index]), kind: kind, at: ats[index], amountMinor: amounts[index],
+          reference: references[index], reason: reasonless[index] ? nil : reasons[index]))
+    }
+    return StoredOrder(
+      document: document, status: try OrderStatus(stored: status), capturedMinor: captured, refundedMinor: refunded,
+      events: events, refunds: refunds, disputes: [])
+  }
+
   public func order(id: String) throws(StoreError) -> StoredOrder? {
     var key = PostgresBindings()
     key.append(id)
+    guard let row = try statement(Self.orderSQL, key).first else { return nil }
+    let read: StoredOrder?
+    do {
+      read = try Self.orderWithoutDisputes(row, id: id)
+    } catch let failure as PostgresFailure {
+      throw StoreError.unavailable(reason: failure.reason)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError.unavailable(reason: "\(error)")
+    }
+    if let read { return read }
     return try snapshot { session -> StoredOrder? in
       let rows = try session.run(
         #"SELECT document, status, capturedMinor, refundedMinor FROM "order" WHERE orderId = $1"#, key
@@ -440,7 +506,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
-  public func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow] {
+  /// The listing's statement and its binds.
+  private static func ordersStatement(_ query: OrderQuery) -> (sql: String, binds: PostgresBindings) {
     var conditions: [String] = []
     var binds = PostgresBindings()
     // Compared and sorted byte-wise ("C"), as SQLite does, whatever the database's collation.
@@ -469,13 +536,72 @@ public final class PostgresStore: Store, @unchecked Sendable {
       FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
       ORDER BY o.createdAt COLLATE "C" DESC, o.orderId COLLATE "C" DESC LIMIT $\(binds.count)
       """
+    return (sql, binds)
+  }
+
+  private static func summary(_ row: (String, String, String, Int64, Int64, String, Int, String?)) throws(StoreError)
+    -> OrderSummaryRow
+  {
+    OrderSummaryRow(
+      orderId: row.0, createdAt: row.1, status: try OrderStatus(stored: row.2), amountMinor: row.3,
+      refundedMinor: row.4, currencyCode: row.5, itemCount: row.6, agreementId: row.7)
+  }
+
+  public func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow] {
+    let (sql, binds) = Self.ordersStatement(query)
     let rows = try decoded(
       try statement(sql, binds), as: (String, String, String, Int64, Int64, String, Int, String?).self)
-    return try rows.map { row throws(StoreError) in
-      OrderSummaryRow(
-        orderId: row.0, createdAt: row.1, status: try OrderStatus(stored: row.2), amountMinor: row.3,
-        refundedMinor: row.4, currencyCode: row.5, itemCount: row.6, agreementId: row.7)
+    return try rows.map { row throws(StoreError) in try Self.summary(row) }
+  }
+
+  /// The page and the pending entries in one statement (one snapshot): one round trip.
+  public func ordersAndPending(_ query: OrderQuery) throws(StoreError) -> (
+    orders: [OrderSummaryRow], pending: [OperationRow]
+  ) {
+    let (page, binds) = Self.ordersStatement(query)
+    let sql = """
+      SELECT 0, p.*, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+        NULL::text
+      FROM (\(page)) p
+      UNION ALL
+      SELECT 1, NULL::text, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::text, NULL::bigint, NULL::text,
+        \(PostgresTransaction.operationColumns)
+      FROM operation WHERE state = 'pending'
+      """
+    var orders: [OrderSummaryRow] = []
+    var pending: [OperationRow] = []
+    for row in try statement(sql, binds) {
+      do {
+        let columns = try row.columns(
+          (Int, String?, String?, String?, Int64?, Int64?, String?, Int?, String?, String?, String?, String?, String?,
+            String?, String?, String?, String?, String?).self)
+        if columns.0 == 0 {
+          guard let id = columns.1, let createdAt = columns.2, let status = columns.3, let amount = columns.4,
+            let refunded = columns.5, let currency = columns.6
+          else { throw StoreError.unavailable(reason: "a listed order lacks a column") }
+          orders.append(
+            try Self.summary((id, createdAt, status, amount, refunded, currency, columns.7 ?? 0, columns.8)))
+        } else {
+          guard let kind = columns.9, let key = columns.10, let fingerprint = columns.11, let state = columns.12,
+            let created = columns.16
+          else { throw StoreError.unavailable(reason: "a pending entry lacks a column") }
+          pending.append(
+            OperationRow(
+              kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state),
+              subject: columns.13, request: columns.14, result: columns.15, created: created, settled: columns.17))
+        }
+      } catch let failure as PostgresFailure {
+        throw StoreError.unavailable(reason: failure.reason)
+      } catch let error as StoreError {
+        throw error
+      } catch {
+        throw StoreError.unavailable(reason: "\(error)")
+      }
     }
+    // Each part in its own order (byte-wise: the texts are ASCII), whatever order the union kept.
+    orders.sort { ($0.createdAt, $0.orderId) > ($1.createdAt, $1.orderId) }
+    pending.sort { ($0.created, $0.kind, $0.key) < ($1.created, $1.kind, $1.key) }
+    return (orders, pending)
   }
 
   public func agreement(id: String) throws(StoreError) -> StoredAgreement? {
@@ -545,14 +671,13 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
   }
 
+  /// One statement (one snapshot): one round trip.
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
-    try snapshot { session in
-      try session.run(
+    try Self.rows(
+      try statement(
         """
         SELECT \(PostgresTransaction.operationColumns) FROM operation WHERE state = 'pending'
         ORDER BY created COLLATE "C", kind COLLATE "C", key COLLATE "C"
-        """
-      ).rows.map(PostgresTransaction.operation)
-    }
+        """), as: PostgresTransaction.operation)
   }
 }

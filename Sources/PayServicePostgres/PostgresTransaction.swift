@@ -5,6 +5,9 @@ import PostgresNIO
 /// SQLite, other transactions run alongside, so the rows a decision rests on are locked first.
 struct PostgresTransaction: StoreTransaction {
   let session: PostgresSession
+  /// Where the tokens and authorizations this transaction inserts are noted, for the store's
+  /// `IssuedTokens` once it commits; nil: not noted.
+  var issued: IssuedRows? = nil
 
   /// The advisory lock key that serializes issuing charge tokens (ASCII "paysvc.t").
   static let tokenSequenceLock: Int64 = 0x7061_7973_7663_2E74
@@ -44,12 +47,13 @@ struct PostgresTransaction: StoreTransaction {
   }
 
   func insert(_ token: NewChargeToken) throws {
-    try session.run(
+    let inserted = try session.run(
       """
       INSERT INTO chargeToken
         (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
          issuedAt, expiresAt, authorizationId, gatewayPaymentData, walletOrderToken)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+      RETURNING xmin::text
       """,
       binds {
         $0.append(token.token)
@@ -66,6 +70,18 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(token.gatewayPaymentData)
         $0.append(token.walletOrderToken)
       })
+    if let issued, let row = inserted.rows.first {
+      issued.tokens.append(
+        (
+          try ChargeTokenRecord(
+            token: token.token, binding: token.binding, billingContact: token.billingContact,
+            paymentMethod: token.paymentMethod, issuedAt: token.issuedAt, amountMinor: token.amountMinor,
+            currencyCode: token.currencyCode, sandboxOutcome: token.sandboxOutcome.rawValue,
+            expiresAt: token.expiresAt, usedAt: nil, authorizationId: token.authorizationId,
+            gatewayPaymentData: token.gatewayPaymentData),
+          try row.columns(String.self)
+        ))
+    }
   }
 
   func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int {
@@ -181,12 +197,13 @@ struct PostgresTransaction: StoreTransaction {
   }
 
   func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool {
-    try session.changes(
+    let inserted = try session.run(
       """
       INSERT INTO paymentAuthorization
         (authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status, createdAt)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
       ON CONFLICT (transactionId) DO NOTHING
+      RETURNING xmin::text
       """,
       binds {
         $0.append(authorization.authorizationId)
@@ -198,7 +215,10 @@ struct PostgresTransaction: StoreTransaction {
         $0.append(authorization.currencyCode)
         $0.append(authorization.status.rawValue)
         $0.append(now)
-      }) == 1
+      }).rows
+    guard let row = inserted.first else { return false }
+    issued?.authorizations.append((authorization, try row.columns(String.self)))
+    return true
   }
 
   static let authorizationColumns =

@@ -128,11 +128,17 @@ public enum ListOrders: RPCMethod {
     let query = OrderQuery(
       status: params.status, createdFrom: params.createdFrom, createdTo: params.createdTo,
       after: params.cursor.map { ($0.createdAt, $0.orderId) }, limit: params.limit + 1)
-    var rows = params.status == .pending ? [] : try context.store.orders(query)
+    var rows: [OrderSummaryRow] = []
+    var entries: [OperationRow] = []
+    switch params.status {
+    case nil: (rows, entries) = try context.store.ordersAndPending(query)
+    case .pending?: entries = try context.store.pendingOperations()
+    default: rows = try context.store.orders(query)
+    }
     if params.status == nil || params.status == .pending {
       // Pending charges are few (each resolves with its gateway's answer): read whole, filtered
       // and merged here in the listing's order (RFC 3339 and ids are ASCII: String order is byte order).
-      let pending = try ProcessOrder.pendingOrders(context.store).map(\.summary).filter(query.includes)
+      let pending = try ProcessOrder.pendingOrders(entries).map(\.summary).filter(query.includes)
       if !pending.isEmpty {
         rows = Array(
           (rows + pending).sorted { ($0.createdAt, $0.orderId) > ($1.createdAt, $1.orderId) }.prefix(query.limit))

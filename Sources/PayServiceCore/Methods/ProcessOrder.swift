@@ -541,7 +541,12 @@ public enum ProcessOrder: RPCMethod {
   /// The orders pending at a remote gateway (not recorded yet), oldest first: checkouts, and
   /// agreements' later payments. Each as its document (status pending) and as listOrders lists it.
   static func pendingOrders(_ store: any Store) throws -> [(document: OrderDocument, summary: OrderSummaryRow)] {
-    try store.pendingOperations().compactMap { entry in
+    try pendingOrders(store.pendingOperations())
+  }
+
+  /// The orders among pending journal entries (`Store.pendingOperations`).
+  static func pendingOrders(_ entries: [OperationRow]) throws -> [(document: OrderDocument, summary: OrderSummaryRow)] {
+    try entries.compactMap { entry in
       switch entry.kind {
       case Placement.kind:
         let charge = try OperationRunner.call(of: entry, as: Placement.self).0
@@ -700,9 +705,9 @@ public enum ProcessOrder: RPCMethod {
           failureCode: .amountMismatch,
           message: "The amount does not match the order total \(config.format(quote.totalMinor)) \(config.currency.code)."))
     }
-    let quantities = try transaction.quantitiesOnHand(quote.lines.map(\.sku))
-    let shortages = zip(quote.lines, quantities).filter { $0.1 < $0.0.quantity }.map { line, available in
-      Shortage(sku: line.sku, requested: line.quantity, available: available)
+    let short = try transaction.shortages(quote.lines.map { (sku: $0.sku, quantity: $0.quantity) })
+    let shortages = zip(quote.lines, short).compactMap { line, available in
+      available.map { Shortage(sku: line.sku, requested: line.quantity, available: $0) }
     }
     if !shortages.isEmpty {
       return .failed(Failed(failureCode: .outOfStock, message: "Some items are out of stock.", errors: shortages))

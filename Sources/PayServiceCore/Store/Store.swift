@@ -83,6 +83,10 @@ public protocol Store: AnyObject, Sendable {
   /// Every operation still pending (its network call's answer not recorded), oldest first.
   func pendingOperations() throws(StoreError) -> [OperationRow]
 
+  /// `orders(query)` and `pendingOperations()` together, as a listing merges them: in one statement
+  /// where each read costs a round trip (by default, one after the other).
+  func ordersAndPending(_ query: OrderQuery) throws(StoreError) -> (orders: [OrderSummaryRow], pending: [OperationRow])
+
   /// The money orders' events moved from `from` (inclusive) to `to` (exclusive), RFC 3339 UTC
   /// text, added up by day, currency and kind, in one snapshot (see `MoneyMovementRow`).
   func moneyMovements(from: String, to: String) throws(StoreError) -> [MoneyMovementRow]
@@ -110,6 +114,12 @@ extension Store {
 
   public func groupCommit(_ body: () -> Void) throws(StoreError) {
     try groupCommit(readAhead: ReadAhead(), body)
+  }
+
+  public func ordersAndPending(_ query: OrderQuery) throws(StoreError) -> (
+    orders: [OrderSummaryRow], pending: [OperationRow]
+  ) {
+    (try orders(query), try pendingOperations())
   }
 }
 
@@ -139,7 +149,8 @@ public struct ReadAhead: Sendable, Equatable {
 /// - a charge token, an Apple Pay authorization or a journal entry read is unchanged (the same
 ///   row version), or the whole transaction runs again with locks;
 /// - stock counts are not checked as read: each `decrementStock` takes its units only if they
-///   are still on hand, and a decision that takes no stock stands as of the read;
+///   are still on hand, and a decision that takes no stock stands as of the read; `shortages` of
+///   a sku not read is checked as a bound (the units are still on hand);
 /// - a journal key read as unused is checked by `insert(_ operation:)`, which records it only if
 ///   it is still unused;
 /// - `markUsed`, `markCaptured` and the other writes answering a Bool are assumed to succeed
@@ -170,6 +181,10 @@ public protocol StoreTransaction {
   func markUsed(token: String, at now: String) throws -> Bool
   /// Stock on hand of each sku (0 for unknown ones), locked for this transaction, in the order given.
   func quantitiesOnHand(_ skus: [String]) throws -> [Int]
+  /// For each line of `demand`, the units on hand when the stock cannot fill it, nil when it can
+  /// (by default from `quantitiesOnHand`). An optimistic transaction that has not read a sku
+  /// answers nil and checks, when applied, that the units are still there.
+  func shortages(_ demand: [(sku: String, quantity: Int)]) throws -> [Int?]
   /// Takes `quantity` off the stock of `sku`; false (and nothing changed) when there is not enough.
   func decrementStock(_ sku: String, by quantity: Int) throws -> Bool
   func insert(_ charge: ChargeRow) throws
@@ -295,6 +310,13 @@ public protocol StoreTransaction {
   func personalData(token: String) throws -> PersonalDataRow?
   /// Writes the token's and order's erased forms (`row`), marking both erased at `now`.
   func erasePersonalData(_ row: PersonalDataRow, at now: String) throws
+}
+
+extension StoreTransaction {
+  public func shortages(_ demand: [(sku: String, quantity: Int)]) throws -> [Int?] {
+    let onHand = try quantitiesOnHand(demand.map(\.sku))
+    return zip(demand, onHand).map { line, available in line.quantity <= available ? nil : available }
+  }
 }
 
 /// A charge token to insert.

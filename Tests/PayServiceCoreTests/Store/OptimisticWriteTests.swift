@@ -30,11 +30,11 @@ struct OptimisticWriteTests {
   }
 
   @Test(
-    "a token another connection uses between the read and the write: nothing of the first run is kept, the body runs again with locks and sees it used",
-    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
-  func tokenUsedMeanwhile() throws {
+    "a token another connection uses between the read and the write: nothing of the first run is kept, the body runs again with locks and sees it used (issued by this store, and so not read, or by another)",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"), arguments: [true, false])
+  func tokenUsedMeanwhile(issuedHere: Bool) throws {
     let (store, other) = try Self.shop(.postgres, clocks: 5)
-    let token = try store.write { try StoreContractTests.issue($0) }
+    let token = try (issuedHere ? store : other).write { try StoreContractTests.issue($0) }
     var runs = 0
     let seen = try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) { transaction in
       runs += 1
@@ -66,6 +66,27 @@ struct OptimisticWriteTests {
     #expect(runs == 2)
     #expect(onHand == 0)
     #expect(try store.stockLedger()["clock"]! == (onHand: 0, sold: 1))
+  }
+
+  @Test(
+    "stock not read (the token was issued here) is checked as a bound: the last unit taken meanwhile makes the body run again and report it short",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func unreadStockIsABound() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 1)
+    let token = try store.write { try StoreContractTests.issue($0) }
+    var runs = 0
+    let short = try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) { transaction in
+      runs += 1
+      #expect(try transaction.chargeToken(token)?.usedAt == nil)
+      let short = try transaction.shortages([(sku: "clock", quantity: 1)])
+      if runs == 1 { #expect(try other.write { try $0.decrementStock("clock", by: 1) }) }
+      // Declined, say: the token is used and no stock is taken.
+      if short == [nil] { #expect(try transaction.markUsed(token: token, at: "2026-11-21T12:00:02Z")) }
+      return short
+    }
+    #expect(runs == 2)
+    #expect(short == [0])
+    #expect(try store.write { try $0.chargeToken(token)?.usedAt } == nil)
   }
 
   @Test(

@@ -328,6 +328,21 @@ struct StoreContractTests {
         == OrderSummaryRow(
           orderId: "ord_d", createdAt: "2026-11-22T09:00:00Z", status: .paid, amountMinor: 5474, refundedMinor: 0,
           currencyCode: "USD", itemCount: 3))
+    // With the pending journal entries (one statement on PostgreSQL): the same page, entries oldest first.
+    #expect(try store.write { transaction in
+      try ["k2", "k1"].allSatisfy { key in
+        try transaction.insert(
+          OperationRow(
+            kind: "order", key: key, fingerprint: "f", state: .pending, subject: "ord_\(key)", request: "{}",
+            result: nil, created: "2026-11-21T12:00:00Z", settled: nil))
+      }
+    })
+    for query in [OrderQuery(limit: 10), OrderQuery(after: ("2026-11-21T12:00:00Z", "ord_b"), limit: 2)] {
+      let (orders, pending) = try store.ordersAndPending(query)
+      #expect(orders == (try store.orders(query)))
+      #expect(pending.map(\.key) == ["k1", "k2"])
+      #expect(pending.map(\.subject) == ["ord_k1", "ord_k2"])
+    }
   }
 
   @Test("a store written by a newer payservice is refused; reopening a current one applies nothing twice", arguments: StoreBackend.available)
