@@ -30,6 +30,11 @@ Reports:
                   ratio, and the p50 round trip of a lone order (an interactive client); the same
                   on PostgreSQL when PAYSERVICE_BENCH_POSTGRES_URL names a server (a user with
                   CREATEDB; psql must be installed), on databases created for the run and dropped
+  pg              (with PAYSERVICE_BENCH_POSTGRES_URL) processOrder on PostgreSQL beside pgbench's write
+                  transactions on the same server, in the same run, at loopback and with 0.5 ms added
+                  (Benchmarks/pgdelay.c, compiled with cc): one process pipelined, a lone checkout and a
+                  lone order, 8 processes on one sku and on their own skus, and the round trips of an
+                  order and of getOrder, listOrders and listProducts (Benchmarks/postgres_bench.py)
   stripe          pipelined processOrder charged through the Stripe test server (TLS on loopback),
                   with 0 ms and with 50 ms added to each of its answers: orders/s, and at 50 ms the
                   multiple of what one call at a time allows (1 / 50 ms = 20 orders/s); fails under
