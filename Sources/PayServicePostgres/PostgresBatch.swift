@@ -158,17 +158,18 @@ final class PostgresBatch {
       }
     }
     for (sku, units) in taken { stock[sku]? -= units }
-    steps.reset()
-    tokensToLock = []
-    skusToLock = []
-    writes = 0
-    checked = []
-    written = []
-    taken = [:]
+    clearSteps()
   }
 
   /// Forgets everything, read or written.
   func reset() {
+    clearSteps()
+    tokens = [:]
+    authorizations = [:]
+    stock = [:]
+  }
+
+  private func clearSteps() {
     steps.reset()
     tokensToLock = []
     skusToLock = []
@@ -176,9 +177,6 @@ final class PostgresBatch {
     checked = []
     written = []
     taken = [:]
-    tokens = [:]
-    authorizations = [:]
-    stock = [:]
   }
 
   // MARK: Reading
@@ -215,8 +213,10 @@ final class PostgresBatch {
   /// one read serves all its orders), and the stock is checked when the batch is applied instead
   /// (`shortages`, `decrementStock`).
   func readAhead(_ rows: ReadAhead, on session: PostgresSession, stock readStock: Bool = false) throws {
+    // Read from requests before their params are checked: sets, so a hostile cart costs linear time.
     var wantedTokens: [String] = []
-    for token in rows.tokens where tokens[token] == nil && !wantedTokens.contains(token) {
+    var seen: Set<String> = []
+    for token in rows.tokens where tokens[token] == nil && seen.insert(token).inserted {
       if let known = issued.token(token) {
         tokens[token] = known
         if let authorizationId = known.record.authorizationId, authorizations[authorizationId] == nil,
@@ -230,7 +230,8 @@ final class PostgresBatch {
     }
     if wantedTokens.isEmpty && !rows.tokens.isEmpty && !readStock { return }
     var wantedSkus: [String] = []
-    for sku in rows.skus where stock[sku] == nil && !wantedSkus.contains(sku) { wantedSkus.append(sku) }
+    seen = []
+    for sku in rows.skus where stock[sku] == nil && seen.insert(sku).inserted { wantedSkus.append(sku) }
     guard !wantedTokens.isEmpty || !wantedSkus.isEmpty else { return }
     var binds = PostgresBindings()
     binds.append(wantedTokens)

@@ -321,10 +321,18 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   /// `rows` each made into a row of the store by `make`; a failure is the store's.
   private static func rows<Row>(_ rows: [PostgresRow], as make: (PostgresRow) throws -> Row) throws(StoreError) -> [Row] {
+    try storeFailure { try rows.map(make) }
+  }
+
+  /// What `body` returns; what it throws as the store's failure (a row that does not read names
+  /// its column, never its value).
+  private static func storeFailure<T>(_ body: () throws -> T) throws(StoreError) -> T {
     do {
-      return try rows.map(make)
+      return try body()
     } catch let error as StoreError {
       throw error
+    } catch let failure as PostgresFailure {
+      throw StoreError.unavailable(reason: failure.reason)
     } catch {
       throw StoreError.unavailable(reason: "\(error)")
     }
@@ -457,17 +465,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     var key = PostgresBindings()
     key.append(id)
     guard let row = try statement(Self.orderSQL, key).first else { return nil }
-    let read: StoredOrder?
-    do {
-      read = try Self.orderWithoutDisputes(row, id: id)
-    } catch let failure as PostgresFailure {
-      throw StoreError.unavailable(reason: failure.reason)
-    } catch let error as StoreError {
-      throw error
-    } catch {
-      throw StoreError.unavailable(reason: "\(error)")
-    }
-    if let read { return read }
+    if let read = try Self.storeFailure({ try Self.orderWithoutDisputes(row, id: id) }) { return read }
     return try snapshot { session -> StoredOrder? in
       let rows = try session.run(
         #"SELECT document, status, capturedMinor, refundedMinor FROM "order" WHERE orderId = $1"#, key
@@ -571,7 +569,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     var orders: [OrderSummaryRow] = []
     var pending: [OperationRow] = []
     for row in try statement(sql, binds) {
-      do {
+      try Self.storeFailure {
         let columns = try row.columns(
           (Int, String?, String?, String?, Int64?, Int64?, String?, Int?, String?, String?, String?, String?, String?,
             String?, String?, String?, String?, String?).self)
@@ -590,12 +588,6 @@ public final class PostgresStore: Store, @unchecked Sendable {
               kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state),
               subject: columns.13, request: columns.14, result: columns.15, created: created, settled: columns.17))
         }
-      } catch let failure as PostgresFailure {
-        throw StoreError.unavailable(reason: failure.reason)
-      } catch let error as StoreError {
-        throw error
-      } catch {
-        throw StoreError.unavailable(reason: "\(error)")
       }
     }
     // Each part in its own order (byte-wise: the texts are ASCII), whatever order the union kept.

@@ -200,7 +200,8 @@ public enum ProcessOrder: RPCMethod {
       return ReadAhead()
     }
     var skus: [String] = []
-    if case .array(let items)? = object["items"] {
+    // A cart of more items is refused when its params are read: nothing to read ahead for it.
+    if case .array(let items)? = object["items"], items.count <= CartItem.maxItems {
       for case .object(let item) in items {
         if case .string(let sku)? = item["sku"] { skus.append(sku) }
       }

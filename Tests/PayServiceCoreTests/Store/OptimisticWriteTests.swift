@@ -203,6 +203,19 @@ struct OptimisticWriteTests {
     #expect(try store.stockLedger()["clock"]! == (onHand: 4, sold: 6))
   }
 
+  @Test("processOrder reads ahead its token and its cart's skus, from the params as sent; nothing from params it will refuse")
+  func processOrderReadAhead() throws {
+    func readAhead(_ params: String) throws -> ReadAhead { ProcessOrder.readAhead(try JSONParser.parse(params)) }
+    #expect(
+      try readAhead(#"{"chargeToken":"ctok_1","items":[{"sku":"clock","quantity":1},{"sku":"mug"},{"quantity":2}]}"#)
+        == ReadAhead(tokens: ["ctok_1"], skus: ["clock", "mug"]))
+    #expect(try readAhead(#"{"items":[{"sku":"clock"}]}"#) == ReadAhead())
+    #expect(try readAhead(#"{"chargeToken":7,"items":[{"sku":"clock"}]}"#) == ReadAhead())
+    #expect(try readAhead(#"["ctok_1"]"#) == ReadAhead())
+    let tooMany = (0...CartItem.maxItems).map { #"{"sku":"s\#($0)"}"# }.joined(separator: ",")
+    #expect(try readAhead(#"{"chargeToken":"ctok_1","items":[\#(tooMany)]}"#) == ReadAhead(tokens: ["ctok_1"]))
+  }
+
   @Test(
     "a group whose batch finds a row changed when it is applied keeps nothing",
     .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
