@@ -145,31 +145,8 @@ final class PostgresBatch {
     if writes == mark.writes { rewind(to: mark) }
   }
 
-  /// After the batch was applied: what it read stays known, as its writes left it (stock less the
-  /// units taken; tokens and authorizations it wrote are read again when needed).
-  private func settle() {
-    for row in written {
-      if row.hasPrefix("t:") {
-        let token = String(row.dropFirst(2))
-        tokens[token] = nil
-        issued.forget(token)
-      } else if row.hasPrefix("a:") {
-        authorizations[String(row.dropFirst(2))] = nil
-      }
-    }
-    for (sku, units) in taken { stock[sku]? -= units }
-    clearSteps()
-  }
-
   /// Forgets everything, read or written.
   func reset() {
-    clearSteps()
-    tokens = [:]
-    authorizations = [:]
-    stock = [:]
-  }
-
-  private func clearSteps() {
     steps.reset()
     tokensToLock = []
     skusToLock = []
@@ -177,6 +154,9 @@ final class PostgresBatch {
     checked = []
     written = []
     taken = [:]
+    tokens = [:]
+    authorizations = [:]
+    stock = [:]
   }
 
   // MARK: Reading
@@ -429,20 +409,22 @@ final class PostgresBatch {
     return text
   }
 
-  /// Applies the batch in one statement (in the transaction open on `session`, if any). Throws a `PostgresFailure` with `conflict` when a row changed since it was read: then
+  /// Applies the batch in one statement (in the transaction open on `session`, if any) and forgets
+  /// it. Throws a `PostgresFailure` with `conflict` when a row changed since it was read: then
   /// nothing of the batch was written.
   func apply(on session: PostgresSession) throws(PostgresFailure) {
     var binds = PostgresBindings()
     binds.append(document)
+    defer { reset() }
     do {
       try session.run("SELECT payservice_apply($1::jsonb)", binds)
     } catch {
       // What was read may be stale: read it next time.
       for token in tokens.keys { issued.forget(token) }
-      reset()
       throw error
     }
-    settle()
+    // A token used has another version now.
+    for row in written where row.hasPrefix("t:") { issued.forget(String(row.dropFirst(2))) }
   }
 }
 

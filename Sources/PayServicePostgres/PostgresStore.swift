@@ -232,9 +232,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
         try session.run("BEGIN")
         group.transactionOpen = true
       }
-      if group.batch.writes > 0 { try group.batch.apply(on: session) }
       // This member may write anything: what the batch read is read again, in the transaction.
-      group.batch.reset()
+      if group.batch.writes > 0 { try group.batch.apply(on: session) } else { group.batch.reset() }
       try session.run("SAVEPOINT member")
     } catch {
       throw doom(group, error)
