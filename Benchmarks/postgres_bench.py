@@ -209,17 +209,19 @@ def checkout_times(binary, common, database, count, warmup, proxy):
 
 
 def read_trips(binary, common, database, order, proxy):
-    """The round trips of getOrder, listOrders and listProducts (a back-office process, after one order)."""
+    """The round trips of getOrder, listOrders, listProducts and refundOrder (a back-office process,
+    after one order)."""
     client = Client(binary, common + ["--back-office", "--database", database])
     order_id = json.loads(client.ask(order))["result"]["orderId"]
     trips = {}
-    for method, params in [("getOrder", {"orderId": order_id}), ("listOrders", {}), ("listProducts", None)]:
+    for method, params in [("getOrder", {"orderId": order_id}), ("listOrders", {}), ("listProducts", None),
+                           ("refundOrder", {"orderId": order_id, "refundId": "bench-refund", "lines": [{"sku": "mug", "quantity": 1, "restock": "return"}]})]:
         proxy.reset()
         request = {"jsonrpc": "2.0", "id": method, "method": method}
         if params is not None:
             request["params"] = params
         answer = client.ask(json.dumps(request))
-        if b'"result"' not in answer:
+        if b'"result"' not in answer or b'"status":"failed"' in answer:
             raise SystemExit(f"postgres bench ({method}): {answer[:300]!r}")
         trips[method] = proxy.round_trips()
     client.close()

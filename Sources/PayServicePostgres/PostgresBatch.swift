@@ -87,6 +87,144 @@ final class PostgresBatch {
     $apply$
     """
 
+  /// Migration v15: `applyFunction` again, with orders. It locks tokens, then orders, then stock
+  /// (as a refund locks its order before the stock it puts back), each by key through its index
+  /// (v14's `IN (SELECT ...)` let the planner scan every charge token), and knows a refund's steps:
+  /// `orderv` (the order row is the version read), `undisputed` (it still has no dispute), `orderset`
+  /// (its money and status), `linerefunded`, `restock` (only while that many units count as sold),
+  /// `event` and `refund` (only where their keys are free).
+  static let applyFunctionV15 = """
+    CREATE OR REPLACE FUNCTION payservice_apply(batch jsonb) RETURNS void LANGUAGE plpgsql AS $apply$
+    DECLARE
+      step jsonb;
+      held boolean;
+      tokens text[] := ARRAY(SELECT jsonb_array_elements_text(batch->'tokens'));
+      orders text[] := ARRAY(SELECT jsonb_array_elements_text(COALESCE(batch->'orders', '[]')));
+      skus text[] := ARRAY(SELECT jsonb_array_elements_text(batch->'skus'));
+    BEGIN
+      PERFORM 1 FROM chargeToken WHERE token = ANY(tokens) ORDER BY token FOR UPDATE;
+      PERFORM 1 FROM "order" WHERE orderId = ANY(orders) ORDER BY orderId FOR UPDATE;
+      PERFORM 1 FROM stock WHERE sku = ANY(skus) ORDER BY sku FOR UPDATE;
+      FOR step IN SELECT value FROM jsonb_array_elements(batch->'steps') LOOP
+        CASE step->>0
+        WHEN 'token' THEN
+          PERFORM 1 FROM chargeToken WHERE token = step->>1 AND xmin::text = step->>2;
+          held := FOUND;
+        WHEN 'authorization' THEN
+          PERFORM 1 FROM paymentAuthorization WHERE authorizationId = step->>1 AND xmin::text = step->>2 FOR UPDATE;
+          held := FOUND;
+        WHEN 'operation' THEN
+          PERFORM 1 FROM operation WHERE kind = step->>1 AND key = step->>2 AND xmin::text = step->>3 FOR UPDATE;
+          held := FOUND;
+        WHEN 'orderv' THEN
+          PERFORM 1 FROM "order" WHERE orderId = step->>1 AND xmin::text = step->>2;
+          held := FOUND;
+        WHEN 'undisputed' THEN
+          PERFORM 1 FROM dispute WHERE orderId = step->>1;
+          held := NOT FOUND;
+        WHEN 'used' THEN
+          UPDATE chargeToken SET usedAt = step->>2 WHERE token = step->>1 AND usedAt IS NULL;
+          held := FOUND;
+        WHEN 'enough' THEN
+          PERFORM 1 FROM stock WHERE sku = step->>1 AND quantityOnHand >= (step->>2)::bigint;
+          held := FOUND;
+        WHEN 'take' THEN
+          UPDATE stock SET quantityOnHand = quantityOnHand - (step->>2)::bigint, sold = sold + (step->>2)::bigint
+          WHERE sku = step->>1 AND quantityOnHand >= (step->>2)::bigint;
+          held := FOUND;
+        WHEN 'restock' THEN
+          UPDATE stock SET quantityOnHand = quantityOnHand + (step->>2)::bigint, sold = sold - (step->>2)::bigint
+          WHERE sku = step->>1 AND sold >= (step->>2)::bigint;
+          held := FOUND;
+        WHEN 'captured' THEN
+          UPDATE paymentAuthorization SET status = 'captured', chargeId = step->>2, capturedAt = step->>3
+          WHERE authorizationId = step->>1 AND status = 'held';
+          held := FOUND;
+        WHEN 'charge' THEN
+          INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
+          VALUES (step->>1, step->>2, step->>3, step->>4, step->>5, (step->>6)::bigint, step->>7, step->>8);
+          held := true;
+        WHEN 'order' THEN
+          INSERT INTO "order"
+            (orderId, chargeId, createdAt, amountMinor, currencyCode, document, status, capturedMinor, shippingMinor,
+             shippingTaxMinor, gatewayPaymentId, taxIncluded, agreementId)
+          VALUES (step->>1, step->>2, step->>3, (step->>4)::bigint, step->>5, step->>6, step->>7, (step->>8)::bigint,
+            (step->>9)::bigint, (step->>10)::bigint, step->>11, (step->>12)::boolean, step->>13);
+          INSERT INTO orderItem (orderId, sku, quantity, unitPriceMinor, amountMinor, discountMinor, taxMinor)
+          SELECT step->>1, line->>0, (line->>1)::bigint, (line->>2)::bigint, (line->>3)::bigint, (line->>4)::bigint,
+            (line->>5)::bigint
+          FROM jsonb_array_elements(step->14) WITH ORDINALITY AS l(line, n) ORDER BY n;
+          held := true;
+        WHEN 'orderset' THEN
+          UPDATE "order" SET status = step->>2, capturedMinor = (step->>3)::bigint, refundedMinor = (step->>4)::bigint,
+            shippingRefunded = (step->>5)::boolean
+          WHERE orderId = step->>1;
+          held := FOUND;
+        WHEN 'linerefunded' THEN
+          UPDATE orderItem SET refundedQuantity = (step->>3)::bigint WHERE orderId = step->>1 AND sku = step->>2;
+          held := FOUND;
+        WHEN 'event' THEN
+          INSERT INTO orderEvent (orderId, position, kind, at, amountMinor, reference, reason)
+          VALUES (step->>1, (step->>2)::bigint, step->>3, step->>4, (step->>5)::bigint, step->>6, step->>7)
+          ON CONFLICT DO NOTHING;
+          held := FOUND;
+        WHEN 'refund' THEN
+          INSERT INTO refund (refundId, orderId, position, createdAt, amountMinor, document, gatewayRefundId)
+          VALUES (step->>1, step->>2, (step->>3)::bigint, step->>4, (step->>5)::bigint, step->>6, step->>7)
+          ON CONFLICT DO NOTHING;
+          held := FOUND;
+        WHEN 'journal' THEN
+          INSERT INTO operation (kind, key, fingerprint, state, subject, request, result, created, settled)
+          VALUES (step->>1, step->>2, step->>3, step->>4, step->>5, step->>6, step->>7, step->>8, step->>9)
+          ON CONFLICT (kind, key) DO NOTHING;
+          held := FOUND;
+        ELSE
+          RAISE EXCEPTION 'payservice_apply: unknown step %', step->>0;
+        END CASE;
+        IF NOT held THEN
+          RAISE EXCEPTION USING ERRCODE = 'PS409',
+            MESSAGE = 'payservice_apply: a row changed since it was read (' || (step->>0) || ')';
+        END IF;
+      END LOOP;
+    END
+    $apply$
+    """
+
+  /// Migration v15: what a back-office operation reads first, in one statement: the order (as
+  /// `PostgresTransaction.lockOrder` reads it, with its row version, whether it has disputes and
+  /// its next event position), one row per line, and the journal's entry for `op_kind`/`op_key`
+  /// with its version. One row of nulls for the order when there is none.
+  static let readOrderFunction = """
+    CREATE FUNCTION payservice_read_order(order_id text, op_kind text, op_key text) RETURNS TABLE (
+      r_chargeId text, r_currencyCode text, r_status text, r_amountMinor bigint, r_capturedMinor bigint,
+      r_refundedMinor bigint, r_shippingMinor bigint, r_shippingTaxMinor bigint, r_shippingRefunded boolean,
+      r_sandboxOutcome text, r_authorizationId text, r_gatewayPaymentId text, r_taxIncluded boolean,
+      r_orderVersion text, r_disputed boolean, r_nextPosition bigint,
+      r_sku text, r_quantity bigint, r_lineAmountMinor bigint, r_discountMinor bigint, r_taxMinor bigint,
+      r_refundedQuantity bigint,
+      r_kind text, r_key text, r_fingerprint text, r_state text, r_subject text, r_request text, r_result text,
+      r_created text, r_settled text, r_operationVersion text
+    ) LANGUAGE plpgsql STABLE AS $read$
+    BEGIN
+      RETURN QUERY
+      SELECT o.chargeId, o.currencyCode, o.status, o.amountMinor, o.capturedMinor, o.refundedMinor,
+        o.shippingMinor, o.shippingTaxMinor, o.shippingRefunded,
+        \(StoreSchema.orderSandboxOutcome),
+        t.authorizationId, o.gatewayPaymentId, o.taxIncluded, o.xmin::text,
+        EXISTS (SELECT 1 FROM dispute d WHERE d.orderId = o.orderId),
+        (SELECT COALESCE(MAX(e.position), 0) + 1 FROM orderEvent e WHERE e.orderId = o.orderId),
+        i.sku, i.quantity, i.amountMinor, i.discountMinor, i.taxMinor, i.refundedQuantity,
+        p.kind, p.key, p.fingerprint, p.state, p.subject, p.request, p.result, p.created, p.settled, p.xmin::text
+      FROM (SELECT 1) one
+      LEFT JOIN ("order" o JOIN charge c ON c.chargeId = o.chargeId LEFT JOIN chargeToken t ON t.token = c.token)
+        ON o.orderId = order_id
+      LEFT JOIN orderItem i ON i.orderId = o.orderId
+      LEFT JOIN operation p ON p.kind = op_kind AND p.key = op_key
+      ORDER BY i.position;
+    END
+    $read$
+    """
+
   /// The tokens this store issued, which the batch reads without a round trip.
   let issued: IssuedTokens
 
@@ -97,10 +235,12 @@ final class PostgresBatch {
   /// The steps so far, comma-separated arrays (the batch's `steps` without its brackets).
   private var steps = JSONWriter(capacity: 4096)
   private var tokensToLock: [String] = []
+  private var ordersToLock: [String] = []
   private var skusToLock: [String] = []
   /// How many steps write (the others check versions): a batch without any is not applied.
   private(set) var writes = 0
-  /// Version checks already in the batch ("t:token", "a:authorizationId", "o:kind key").
+  /// Version checks already in the batch ("t:token", "a:authorizationId", "o:kind key", "r:orderId",
+  /// "d:orderId" for an order without disputes).
   private var checked: Set<String> = []
   /// Rows the batch writes: reading one again needs locks (its new state is not the server's yet).
   private var written: Set<String> = []
@@ -111,11 +251,14 @@ final class PostgresBatch {
   private(set) var tokens: [String: (record: ChargeTokenRecord, version: String)?] = [:]
   private(set) var authorizations: [String: (authorization: PaymentAuthorization, version: String)?] = [:]
   private(set) var stock: [String: Int] = [:]
+  private(set) var orders: [String: (state: OrderState, version: String, disputed: Bool)?] = [:]
+  private(set) var entries: [ReadAhead.Entry: (row: OperationRow, version: String)?] = [:]
 
   /// Where a member began, to undo it.
   struct Mark {
     fileprivate var steps: JSONWriter.Mark
     fileprivate var tokensToLock: Int
+    fileprivate var ordersToLock: Int
     fileprivate var skusToLock: Int
     fileprivate var writes: Int
     fileprivate var checked: Set<String>
@@ -125,7 +268,8 @@ final class PostgresBatch {
 
   var mark: Mark {
     Mark(
-      steps: steps.mark, tokensToLock: tokensToLock.count, skusToLock: skusToLock.count, writes: writes,
+      steps: steps.mark, tokensToLock: tokensToLock.count, ordersToLock: ordersToLock.count,
+      skusToLock: skusToLock.count, writes: writes,
       checked: checked, written: written, taken: taken)
   }
 
@@ -133,6 +277,7 @@ final class PostgresBatch {
   func rewind(to mark: Mark) {
     steps.rewind(to: mark.steps)
     tokensToLock.removeSubrange(mark.tokensToLock...)
+    ordersToLock.removeSubrange(mark.ordersToLock...)
     skusToLock.removeSubrange(mark.skusToLock...)
     writes = mark.writes
     checked = mark.checked
@@ -149,6 +294,7 @@ final class PostgresBatch {
   func reset() {
     steps.reset()
     tokensToLock = []
+    ordersToLock = []
     skusToLock = []
     writes = 0
     checked = []
@@ -157,6 +303,8 @@ final class PostgresBatch {
     tokens = [:]
     authorizations = [:]
     stock = [:]
+    orders = [:]
+    entries = [:]
   }
 
   // MARK: Reading
@@ -194,8 +342,17 @@ final class PostgresBatch {
   /// (`shortages`, `decrementStock`).
   func readAhead(_ rows: ReadAhead, on session: PostgresSession, stock readStock: Bool = false) throws {
     // Read from requests before their params are checked: sets, so a hostile cart costs linear time.
-    var wantedTokens: [String] = []
     var seen: Set<String> = []
+    let wantedOrders = rows.orders.filter { orders[$0] == nil && seen.insert($0).inserted }
+    var seenEntries: Set<ReadAhead.Entry> = []
+    let wantedEntries = rows.entries.filter { entries[$0] == nil && seenEntries.insert($0).inserted }
+    // Each order's statement reads one journal entry as well.
+    for (index, orderId) in wantedOrders.enumerated() {
+      try readOrder(orderId, entry: index < wantedEntries.count ? wantedEntries[index] : nil, on: session)
+    }
+    for entry in wantedEntries.dropFirst(wantedOrders.count) { try readEntry(entry, on: session) }
+    var wantedTokens: [String] = []
+    seen = []
     for token in rows.tokens where tokens[token] == nil && seen.insert(token).inserted {
       if let known = issued.token(token) {
         tokens[token] = known
@@ -282,6 +439,87 @@ final class PostgresBatch {
     )
   }
 
+  /// Reads an order as `lockOrder` does, without a lock, and the journal's `entry` (if any) in the
+  /// same statement (`readOrderFunction`).
+  func readOrder(_ orderId: String, entry: ReadAhead.Entry?, on session: PostgresSession) throws {
+    var binds = PostgresBindings()
+    binds.append(orderId)
+    binds.append(entry?.kind)
+    binds.append(entry?.key)
+    let rows = try session.run("SELECT * FROM payservice_read_order($1, $2, $3)", binds).rows
+    var read: (state: OrderState, version: String, disputed: Bool)?
+    var lines: [OrderState.Line] = []
+    var journal: (row: OperationRow, version: String)?
+    for (index, row) in rows.enumerated() {
+      let (
+        chargeId, currency, status, amount, captured, refunded, shipping, shippingTax, shippingRefunded, outcome,
+        authorizationId, gatewayPaymentId, taxIncluded, version, disputed, next, sku, quantity, lineAmount, discount,
+        tax, refundedQuantity, kind, key, fingerprint, state, subject, request, result, created, settled, entryVersion
+      ) = try row.columns(
+        (String?, String?, String?, Int64?, Int64?, Int64?, Int64?, Int64?, Bool?, String?, String?, String?, Bool?,
+          String?, Bool?, Int?, String?, Int?, Int64?, Int64?, Int64?, Int?, String?, String?, String?, String?,
+          String?, String?, String?, String?, String?, String?).self)
+      if index == 0 {
+        if let kind, let key, let fingerprint, let state, let created, let entryVersion {
+          journal = (
+            OperationRow(
+              kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state),
+              subject: subject, request: request, result: result, created: created, settled: settled),
+            entryVersion
+          )
+        }
+        if let chargeId, let currency, let status, let amount, let refunded, let shippingRefunded, let outcome,
+          let taxIncluded, let version, let disputed, let next
+        {
+          guard let sandboxOutcome = SandboxOutcome(rawValue: outcome) else {
+            throw StoreError.unavailable(reason: "order \(orderId) was paid with a token of unknown sandboxOutcome")
+          }
+          read = (
+            OrderState(
+              orderId: orderId, chargeId: chargeId, currencyCode: currency, status: try OrderStatus(stored: status),
+              amountMinor: amount, capturedMinor: captured, refundedMinor: refunded, shippingMinor: shipping,
+              shippingTaxMinor: shippingTax, shippingRefunded: shippingRefunded, lines: [],
+              sandboxOutcome: sandboxOutcome, authorizationId: authorizationId, nextEventPosition: next,
+              gatewayPaymentId: gatewayPaymentId, taxIncluded: taxIncluded),
+            version, disputed
+          )
+        }
+      }
+      if read != nil, let sku, let quantity, let lineAmount, let refundedQuantity {
+        lines.append(
+          OrderState.Line(
+            sku: sku, quantity: quantity, amountMinor: lineAmount, discountMinor: discount, taxMinor: tax,
+            refundedQuantity: refundedQuantity))
+      }
+    }
+    read?.state.lines = lines
+    orders[orderId] = .some(read)
+    if let entry { entries[entry] = .some(journal) }
+  }
+
+  /// Reads the journal's entry for `entry`, without a lock.
+  func readEntry(_ entry: ReadAhead.Entry, on session: PostgresSession) throws {
+    var binds = PostgresBindings()
+    binds.append(entry.kind)
+    binds.append(entry.key)
+    guard
+      let found = try session.run(
+        "SELECT \(PostgresTransaction.operationColumns), xmin::text FROM operation WHERE kind = $1 AND key = $2", binds
+      ).rows.first
+    else {
+      entries[entry] = .some(nil)
+      return
+    }
+    let (kind, key, fingerprint, state, subject, request, result, created, settled, version) = try found.columns(
+      (String, String, String, String, String?, String?, String?, String, String?, String).self)
+    entries[entry] = (
+      OperationRow(
+        kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state), subject: subject,
+        request: request, result: result, created: created, settled: settled),
+      version
+    )
+  }
+
   /// Units of `sku` on hand as far as this batch knows (what was read, less what it took).
   func onHand(_ sku: String) -> Int? {
     stock[sku].map { $0 - taken[sku, default: 0] }
@@ -324,6 +562,60 @@ final class PostgresBatch {
     steps.write(quantity)
     steps.endArray()
     writes += 1
+  }
+
+  /// Checks, when applied, that the order is the version read (locking it first).
+  func check(order orderId: String, version: String) {
+    guard checked.insert("r:" + orderId).inserted else { return }
+    ordersToLock.append(orderId)
+    add("orderv", [orderId, version], writes: false)
+  }
+
+  /// Checks, when applied, that the order still has no dispute.
+  func expectUndisputed(_ orderId: String) {
+    guard checked.insert("d:" + orderId).inserted else { return }
+    add("undisputed", [orderId], writes: false)
+  }
+
+  func update(
+    order orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
+  ) {
+    ordersToLock.append(orderId)
+    written.insert("r:" + orderId)
+    add(
+      "orderset",
+      [orderId, status.rawValue, capturedMinor.map { String($0) }, String(refundedMinor), shippingRefunded ? "true" : "false"])
+  }
+
+  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) {
+    ordersToLock.append(orderId)
+    written.insert("r:" + orderId)
+    add("linerefunded", [orderId, sku, String(quantity)])
+  }
+
+  func restock(_ sku: String, _ quantity: Int) {
+    skusToLock.append(sku)
+    taken[sku, default: 0] -= quantity
+    add("restock", [sku, String(quantity)])
+  }
+
+  func insert(_ event: OrderEventRow) {
+    written.insert("r:" + event.orderId)
+    add(
+      "event",
+      [
+        event.orderId, String(event.position), event.kind.rawValue, event.at, String(event.amountMinor),
+        event.reference, event.reason,
+      ])
+  }
+
+  func insert(_ refund: RefundRow) {
+    add(
+      "refund",
+      [
+        refund.refundId, refund.orderId, String(refund.position), refund.createdAt, String(refund.amountMinor),
+        refund.document, refund.gatewayRefundId,
+      ])
   }
 
   func capture(_ authorizationId: String, chargeId: String, at now: String) {
@@ -391,11 +683,15 @@ final class PostgresBatch {
 
   /// The batch as `payservice_apply` reads it.
   var document: String {
-    var head = JSONWriter(capacity: 256 + 40 * (tokensToLock.count + skusToLock.count))
+    var head = JSONWriter(capacity: 256 + 40 * (tokensToLock.count + ordersToLock.count + skusToLock.count))
     head.beginObject()
     head.key("tokens")
     head.beginArray()
     for token in Set(tokensToLock).sorted() { head.write(token) }
+    head.endArray()
+    head.key("orders")
+    head.beginArray()
+    for orderId in Set(ordersToLock).sorted() { head.write(orderId) }
     head.endArray()
     head.key("skus")
     head.beginArray()
@@ -494,21 +790,48 @@ struct OptimisticTransaction: StoreTransaction {
   func operation(kind: String, key: String) throws -> OperationRow? {
     let row = "o:" + kind + " " + key
     if batch.isWritten(row) { throw NeedsLocks() }
-    var binds = PostgresBindings()
-    binds.append(kind)
-    binds.append(key)
-    guard
-      let found = try session.run(
-        "SELECT \(PostgresTransaction.operationColumns), xmin::text FROM operation WHERE kind = $1 AND key = $2", binds
-      ).rows.first
-    else { return nil }
-    let (kind, key, fingerprint, state, subject, request, result, created, settled, version) = try found.columns(
-      (String, String, String, String, String?, String?, String?, String, String?, String).self)
-    batch.check(row, step: "operation", [kind, key], version: version)
-    return OperationRow(
-      kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state), subject: subject,
-      request: request, result: result, created: created, settled: settled)
+    let entry = ReadAhead.Entry(kind: kind, key: key)
+    if batch.entries[entry] == nil { try batch.readEntry(entry, on: session) }
+    guard let read = batch.entries[entry], let found = read else { return nil }
+    batch.check(row, step: "operation", [kind, key], version: found.version)
+    return found.row
   }
+
+  func lockOrder(_ orderId: String) throws -> OrderState? {
+    if batch.isWritten("r:" + orderId) { throw NeedsLocks() }
+    if batch.orders[orderId] == nil { try batch.readOrder(orderId, entry: nil, on: session) }
+    guard let read = batch.orders[orderId], let found = read else { return nil }
+    batch.check(order: orderId, version: found.version)
+    return found.state
+  }
+
+  /// An order read without disputes has none when the batch is applied; one with disputes is
+  /// read with locks.
+  func disputes(orderId: String) throws -> [DisputeRow] {
+    guard let read = batch.orders[orderId], let found = read, !found.disputed else { throw NeedsLocks() }
+    batch.expectUndisputed(orderId)
+    return []
+  }
+
+  func updateOrder(
+    _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
+  ) throws {
+    batch.update(
+      order: orderId, status: status, capturedMinor: capturedMinor, refundedMinor: refundedMinor,
+      shippingRefunded: shippingRefunded)
+  }
+
+  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) throws {
+    batch.setRefundedQuantity(orderId: orderId, sku: sku, to: quantity)
+  }
+
+  func restock(_ sku: String, by quantity: Int) throws -> Bool {
+    batch.restock(sku, quantity)
+    return true
+  }
+
+  func insert(_ event: OrderEventRow) throws { batch.insert(event) }
+  func insert(_ refund: RefundRow) throws { batch.insert(refund) }
 
   func insert(_ operation: OperationRow) throws -> Bool {
     batch.insert(operation)
@@ -522,21 +845,12 @@ struct OptimisticTransaction: StoreTransaction {
   func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int { throw NeedsLocks() }
   func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool { throw NeedsLocks() }
   func markReleased(_ authorizationId: String, at now: String) throws -> Bool { throw NeedsLocks() }
-  func lockOrder(_ orderId: String) throws -> OrderState? { throw NeedsLocks() }
-  func updateOrder(
-    _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
-  ) throws { throw NeedsLocks() }
-  func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) throws { throw NeedsLocks() }
-  func restock(_ sku: String, by quantity: Int) throws -> Bool { throw NeedsLocks() }
-  func insert(_ event: OrderEventRow) throws { throw NeedsLocks() }
-  func insert(_ refund: RefundRow) throws { throw NeedsLocks() }
   func refund(_ refundId: String) throws -> RefundRow? { throw NeedsLocks() }
   func updateRefund(_ refundId: String, document: String) throws { throw NeedsLocks() }
   func orderDocument(_ orderId: String) throws -> String? { throw NeedsLocks() }
   func orderId(gatewayPaymentId: String) throws -> String? { throw NeedsLocks() }
   func refund(gatewayRefundId: String) throws -> RefundRow? { throw NeedsLocks() }
   func dispute(_ disputeId: String) throws -> DisputeRow? { throw NeedsLocks() }
-  func disputes(orderId: String) throws -> [DisputeRow] { throw NeedsLocks() }
   func save(_ dispute: DisputeRow, isNew: Bool) throws { throw NeedsLocks() }
   func appStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow? { throw NeedsLocks() }
   func save(_ chain: AppStoreChainRow, isNew: Bool) throws { throw NeedsLocks() }

@@ -124,37 +124,56 @@ extension Store {
 }
 
 /// The rows a transaction is about to read by key, so that a store whose statements each cost a
-/// network round trip can fetch them in one: charge tokens (with their Apple Pay authorizations)
-/// and stock counts. A hint only: reads still go through `StoreTransaction`, and a store may
-/// ignore it.
+/// network round trip can fetch them in one: charge tokens (with their Apple Pay authorizations),
+/// stock counts, orders (as `lockOrder` reads them) and journal entries. A hint only: reads still
+/// go through `StoreTransaction`, and a store may ignore it.
 public struct ReadAhead: Sendable, Equatable {
-  public var tokens: [String]
-  public var skus: [String]
+  /// A journal entry's kind and key.
+  public struct Entry: Sendable, Hashable {
+    public var kind: String
+    public var key: String
 
-  public init(tokens: [String] = [], skus: [String] = []) {
-    self.tokens = tokens
-    self.skus = skus
+    public init(kind: String, key: String) {
+      self.kind = kind
+      self.key = key
+    }
   }
 
-  public var isEmpty: Bool { tokens.isEmpty && skus.isEmpty }
+  public var tokens: [String]
+  public var skus: [String]
+  public var orders: [String]
+  public var entries: [Entry]
+
+  public init(tokens: [String] = [], skus: [String] = [], orders: [String] = [], entries: [Entry] = []) {
+    self.tokens = tokens
+    self.skus = skus
+    self.orders = orders
+    self.entries = entries
+  }
+
+  public var isEmpty: Bool { tokens.isEmpty && skus.isEmpty && orders.isEmpty && entries.isEmpty }
 
   public mutating func add(_ other: ReadAhead) {
     tokens += other.tokens
     skus += other.skus
+    orders += other.orders
+    entries += other.entries
   }
 }
 
 /// What an optimistic transaction (`Store.writeOptimistically`) checks when it writes, so that a
 /// decision taken on reads without locks is still the one a locked transaction would take:
-/// - a charge token, an Apple Pay authorization or a journal entry read is unchanged (the same
-///   row version), or the whole transaction runs again with locks;
+/// - a charge token, an Apple Pay authorization, an order (`lockOrder`, with its lines) or a
+///   journal entry read is unchanged (the same row version), or the whole transaction runs again
+///   with locks; an order read without disputes still has none;
 /// - stock counts are not checked as read: each `decrementStock` takes its units only if they
 ///   are still on hand, and a decision that takes no stock stands as of the read; `shortages` of
 ///   a sku not read is checked as a bound (the units are still on hand);
 /// - a journal key read as unused is checked by `insert(_ operation:)`, which records it only if
 ///   it is still unused;
-/// - `markUsed`, `markCaptured` and the other writes answering a Bool are assumed to succeed
-///   and checked when the batch is applied.
+/// - `markUsed`, `markCaptured`, `restock` and the other writes answering a Bool are assumed to
+///   succeed and checked when the batch is applied; so are the keys of the order events and
+///   refunds it inserts.
 /// Any other read or write makes the transaction run with locks instead. Reading a row the
 /// same batch wrote does too (except stock counts, which a batch keeps up to date itself).
 public enum OptimisticReads {}
@@ -423,6 +442,7 @@ public enum StoreSchema {
     "v12: agreements, their events and the orders that pay them",
     "v13: App Store purchase chains, transactions, notifications and consumption",
     "v14: a transaction's writes applied in one statement (PostgreSQL's payservice_apply)",
+    "v15: refunds applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

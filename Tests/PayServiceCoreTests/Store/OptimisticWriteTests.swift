@@ -244,4 +244,112 @@ struct OptimisticWriteTests {
     #expect(try store.stockLedger()["clock"]! == (onHand: 10, sold: 0))
     #expect(try store.write { try $0.chargeToken(token)?.usedAt } == "2026-11-21T12:00:01Z")
   }
+
+  /// Runs `body` optimistically on `store`, and `meanwhile` once, where the first run calls
+  /// `interleave` (between its reads and its writes); the result and how many times `body` ran.
+  static func race<T>(
+    _ store: any Store, readAhead: ReadAhead = ReadAhead(), meanwhile: @escaping () throws -> Void,
+    _ body: (any StoreTransaction, _ interleave: () throws -> Void) throws -> T
+  ) throws -> (result: T, runs: Int) {
+    var runs = 0
+    let result = try store.writeOptimistically(readAhead: readAhead) { transaction in
+      runs += 1
+      let first = runs == 1
+      return try body(transaction) { if first { try meanwhile() } }
+    }
+    return (result, runs)
+  }
+
+  /// A refund of `amountMinor` as refundOrder records it, on the order as read: its money, event
+  /// and refund row.
+  static func refund(_ transaction: any StoreTransaction, _ orderId: String, _ refundId: String, _ amountMinor: Int64)
+    throws -> Int64?
+  {
+    let order = try #require(try transaction.lockOrder(orderId))
+    guard try transaction.disputes(orderId: orderId).isEmpty else { return nil }
+    let refunded = order.refundedMinor + amountMinor
+    try transaction.updateOrder(
+      orderId, status: .partiallyRefunded, capturedMinor: order.capturedMinor, refundedMinor: refunded,
+      shippingRefunded: false)
+    try transaction.insert(
+      OrderEventRow(
+        orderId: orderId, position: order.nextEventPosition, kind: .refunded, at: "2026-11-21T12:00:02Z",
+        amountMinor: amountMinor, reference: refundId))
+    try transaction.insert(
+      RefundRow(
+        refundId: refundId, orderId: orderId, position: order.nextEventPosition, createdAt: "2026-11-21T12:00:02Z",
+        amountMinor: amountMinor, document: "{}", gatewayRefundId: nil))
+    return refunded
+  }
+
+  @Test(
+    "an order refunded by another connection between the read and the write: nothing of the first run is kept, and the body runs again on the order as refunded",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func orderRefundedMeanwhile() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 5)
+    try store.write { try StoreContractTests.insertOrder($0, "ord_1") }
+    let (refunded, runs) = try Self.race(
+      store, readAhead: ReadAhead(orders: ["ord_1"], entries: [ReadAhead.Entry(kind: "refund", key: "r2")]),
+      meanwhile: {
+        let refunded = try other.write { try Self.refund($0, "ord_1", "r1", 100) }
+        #expect(refunded == 100)
+      }
+    ) { transaction, interleave in
+      #expect(try transaction.operation(kind: "refund", key: "r2") == nil)
+      _ = try transaction.lockOrder("ord_1")
+      try interleave()
+      return try Self.refund(transaction, "ord_1", "r2", 500)
+    }
+    #expect(runs == 2)
+    #expect(refunded == 600)
+    let order = try #require(try store.order(id: "ord_1"))
+    #expect(order.refundedMinor == 600 && order.status == .partiallyRefunded)
+    #expect(order.events.map(\.reference) == ["ord_1", "r1", "r2"])
+  }
+
+  @Test(
+    "a dispute opened by another connection between the read and the write: the body runs again with locks and sees it",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func disputeOpenedMeanwhile() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 5)
+    try store.write { try StoreContractTests.insertOrder($0, "ord_1") }
+    let dispute = DisputeRow(
+      disputeId: "dp_1", orderId: "ord_1", createdAt: "2026-11-21T12:00:01Z", amountMinor: 5474, currencyCode: "USD",
+      reason: "fraudulent", status: "needs_response", evidenceDueBy: nil, withdrawnMinor: 0, reinstatedMinor: 0,
+      observed: DisputeRow.Observation(rank: 0, at: 0, by: "evt_1"))
+    let (refunded, runs) = try Self.race(
+      store, meanwhile: { try other.write { try $0.save(dispute, isNew: true) } }
+    ) { transaction, interleave in
+      _ = try transaction.lockOrder("ord_1")
+      let disputes = try transaction.disputes(orderId: "ord_1")
+      try interleave()
+      return disputes.isEmpty ? try Self.refund(transaction, "ord_1", "r1", 500) : nil
+    }
+    #expect(runs == 2)
+    #expect(refunded == nil)
+    #expect(try store.order(id: "ord_1")?.refundedMinor == 0)
+  }
+
+  @Test(
+    "units put back that the stock never sold: the batch is refused, and the body runs again with locks and is told",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func restockBeyondSold() throws {
+    let (store, _) = try Self.shop(.postgres, clocks: 5)
+    try store.write { try StoreContractTests.insertOrder($0, "ord_1") }
+    let (restocked, runs) = try Self.race(store, meanwhile: {}) { transaction, _ in
+      _ = try transaction.lockOrder("ord_1")
+      try transaction.setRefundedQuantity(orderId: "ord_1", sku: "clock", to: 1)
+      return try transaction.restock("clock", by: 1)
+    }
+    #expect(runs == 2)
+    #expect(restocked == false)
+  }
+
+  @Test("refundOrder reads ahead its order and its journal entry")
+  func refundReadAhead() throws {
+    let params = RefundOrder.Params(orderId: "ord_1", refundId: "r1")
+    let refund = RefundOrder.Refund(params: params, fingerprint: "f")
+    #expect(RefundOrder.Refund.isOptimistic)
+    #expect(refund.readAhead == ReadAhead(orders: ["ord_1"], entries: [ReadAhead.Entry(kind: "refund", key: "r1")]))
+  }
 }
