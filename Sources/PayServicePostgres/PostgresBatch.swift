@@ -246,6 +246,11 @@ final class PostgresBatch {
   private var written: Set<String> = []
   /// Units each sku's stock gives up in this batch (negative: put back).
   private var taken: [String: Int] = [:]
+  /// What was added to `checked`, `written` and `taken`, in order, so that a member is undone in
+  /// time proportional to what it added (a group of n members stays linear).
+  private var checkedLog: [String] = []
+  private var writtenLog: [String] = []
+  private var takenLog: [(sku: String, units: Int)] = []
 
   // What the batch read, as it was read (nil: no such row).
   private(set) var tokens: [String: (record: ChargeTokenRecord, version: String)?] = [:]
@@ -261,16 +266,16 @@ final class PostgresBatch {
     fileprivate var ordersToLock: Int
     fileprivate var skusToLock: Int
     fileprivate var writes: Int
-    fileprivate var checked: Set<String>
-    fileprivate var written: Set<String>
-    fileprivate var taken: [String: Int]
+    fileprivate var checked: Int
+    fileprivate var written: Int
+    fileprivate var taken: Int
   }
 
   var mark: Mark {
     Mark(
       steps: steps.mark, tokensToLock: tokensToLock.count, ordersToLock: ordersToLock.count,
       skusToLock: skusToLock.count, writes: writes,
-      checked: checked, written: written, taken: taken)
+      checked: checkedLog.count, written: writtenLog.count, taken: takenLog.count)
   }
 
   /// Undoes what was added since `mark` (what was read stays known).
@@ -280,9 +285,12 @@ final class PostgresBatch {
     ordersToLock.removeSubrange(mark.ordersToLock...)
     skusToLock.removeSubrange(mark.skusToLock...)
     writes = mark.writes
-    checked = mark.checked
-    written = mark.written
-    taken = mark.taken
+    for row in checkedLog[mark.checked...] { checked.remove(row) }
+    checkedLog.removeSubrange(mark.checked...)
+    for row in writtenLog[mark.written...] { written.remove(row) }
+    writtenLog.removeSubrange(mark.written...)
+    for change in takenLog[mark.taken...] { taken[change.sku, default: 0] -= change.units }
+    takenLog.removeSubrange(mark.taken...)
   }
 
   /// Ends a member begun at `mark`: one that wrote nothing keeps no checks (nothing rests on them).
@@ -300,6 +308,9 @@ final class PostgresBatch {
     checked = []
     written = []
     taken = [:]
+    checkedLog = []
+    writtenLog = []
+    takenLog = []
     tokens = [:]
     authorizations = [:]
     stock = [:]
@@ -527,11 +538,27 @@ final class PostgresBatch {
 
   func isWritten(_ row: String) -> Bool { written.contains(row) }
 
+  /// Adds `row` to the checks made; false when it was checked already.
+  private func firstCheck(_ row: String) -> Bool {
+    guard checked.insert(row).inserted else { return false }
+    checkedLog.append(row)
+    return true
+  }
+
+  private func markWritten(_ row: String) {
+    if written.insert(row).inserted { writtenLog.append(row) }
+  }
+
+  private func addTaken(_ sku: String, _ units: Int) {
+    taken[sku, default: 0] += units
+    takenLog.append((sku, units))
+  }
+
   // MARK: Steps
 
   /// Checks, when applied, that a row read is still the version read (once per batch).
   func check(_ row: String, step: String, _ keys: [String], version: String, lockToken: String? = nil) {
-    guard checked.insert(row).inserted else { return }
+    guard firstCheck(row) else { return }
     if let lockToken { tokensToLock.append(lockToken) }
     add(step, keys + [version], writes: false)
   }
@@ -549,13 +576,13 @@ final class PostgresBatch {
 
   func use(token: String, at now: String) {
     tokensToLock.append(token)
-    written.insert("t:" + token)
+    markWritten("t:" + token)
     add("used", [token, now])
   }
 
   func take(_ sku: String, _ quantity: Int) {
     skusToLock.append(sku)
-    taken[sku, default: 0] += quantity
+    addTaken(sku, quantity)
     steps.beginArray()
     steps.write("take")
     steps.write(sku)
@@ -566,14 +593,14 @@ final class PostgresBatch {
 
   /// Checks, when applied, that the order is the version read (locking it first).
   func check(order orderId: String, version: String) {
-    guard checked.insert("r:" + orderId).inserted else { return }
+    guard firstCheck("r:" + orderId) else { return }
     ordersToLock.append(orderId)
     add("orderv", [orderId, version], writes: false)
   }
 
   /// Checks, when applied, that the order still has no dispute.
   func expectUndisputed(_ orderId: String) {
-    guard checked.insert("d:" + orderId).inserted else { return }
+    guard firstCheck("d:" + orderId) else { return }
     add("undisputed", [orderId], writes: false)
   }
 
@@ -581,7 +608,7 @@ final class PostgresBatch {
     order orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
   ) {
     ordersToLock.append(orderId)
-    written.insert("r:" + orderId)
+    markWritten("r:" + orderId)
     add(
       "orderset",
       [orderId, status.rawValue, capturedMinor.map { String($0) }, String(refundedMinor), shippingRefunded ? "true" : "false"])
@@ -589,18 +616,18 @@ final class PostgresBatch {
 
   func setRefundedQuantity(orderId: String, sku: String, to quantity: Int) {
     ordersToLock.append(orderId)
-    written.insert("r:" + orderId)
+    markWritten("r:" + orderId)
     add("linerefunded", [orderId, sku, String(quantity)])
   }
 
   func restock(_ sku: String, _ quantity: Int) {
     skusToLock.append(sku)
-    taken[sku, default: 0] -= quantity
+    addTaken(sku, -quantity)
     add("restock", [sku, String(quantity)])
   }
 
   func insert(_ event: OrderEventRow) {
-    written.insert("r:" + event.orderId)
+    markWritten("r:" + event.orderId)
     add(
       "event",
       [
@@ -619,7 +646,7 @@ final class PostgresBatch {
   }
 
   func capture(_ authorizationId: String, chargeId: String, at now: String) {
-    written.insert("a:" + authorizationId)
+    markWritten("a:" + authorizationId)
     add("captured", [authorizationId, chargeId, now])
   }
 
@@ -658,7 +685,7 @@ final class PostgresBatch {
   }
 
   func insert(_ operation: OperationRow) {
-    written.insert("o:" + operation.kind + " " + operation.key)
+    markWritten("o:" + operation.kind + " " + operation.key)
     add(
       "journal",
       [
