@@ -184,7 +184,7 @@ enum PostgresMigrations {
     ["ALTER TABLE charge ALTER COLUMN token DROP NOT NULL"] + StoreSchema.agreementTables,
     StoreSchema.appStoreTables,
     [PostgresBatch.applyFunction, PostgresBatch.readFunction],
-    [PostgresBatch.applyFunctionV15, PostgresBatch.readOrderFunction],
+    [PostgresBatch.applyFunctionV15, PostgresBatch.readOrderFunction, PostgresBatch.readFunctionGeneric],
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for
