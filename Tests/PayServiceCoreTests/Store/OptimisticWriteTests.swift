@@ -35,11 +35,15 @@ struct OptimisticWriteTests {
   func tokenUsedMeanwhile(issuedHere: Bool) throws {
     let (store, other) = try Self.shop(.postgres, clocks: 5)
     let token = try (issuedHere ? store : other).write { try StoreContractTests.issue($0) }
-    var runs = 0
-    let seen = try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) { transaction in
-      runs += 1
+    let (seen, runs) = try Self.race(
+      store, readAhead: ReadAhead(tokens: [token], skus: ["clock"]),
+      meanwhile: {
+        let used = try other.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z") }
+        #expect(used)
+      }
+    ) { transaction, interleave in
       let record = try #require(try transaction.chargeToken(token))
-      if runs == 1 { #expect(try other.write { try $0.markUsed(token: token, at: "2026-11-21T12:00:01Z") }) }
+      try interleave()
       if let usedAt = record.usedAt { return usedAt }
       #expect(try transaction.decrementStock("clock", by: 1))
       #expect(try transaction.markUsed(token: token, at: "2026-11-21T12:00:02Z"))
@@ -55,11 +59,11 @@ struct OptimisticWriteTests {
     .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
   func stockTakenMeanwhile() throws {
     let (store, other) = try Self.shop(.postgres, clocks: 1)
-    var runs = 0
-    let onHand = try store.writeOptimistically(readAhead: ReadAhead(skus: ["clock"])) { transaction in
-      runs += 1
+    let (onHand, runs) = try Self.race(
+      store, readAhead: ReadAhead(skus: ["clock"]), meanwhile: { try Self.takeOne(other) }
+    ) { transaction, interleave in
       let onHand = try transaction.quantitiesOnHand(["clock"])[0]
-      if runs == 1 { #expect(try other.write { try $0.decrementStock("clock", by: 1) }) }
+      try interleave()
       if onHand >= 1 { #expect(try transaction.decrementStock("clock", by: 1)) }
       return onHand
     }
@@ -74,12 +78,12 @@ struct OptimisticWriteTests {
   func unreadStockIsABound() throws {
     let (store, other) = try Self.shop(.postgres, clocks: 1)
     let token = try store.write { try StoreContractTests.issue($0) }
-    var runs = 0
-    let short = try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) { transaction in
-      runs += 1
+    let (short, runs) = try Self.race(
+      store, readAhead: ReadAhead(tokens: [token], skus: ["clock"]), meanwhile: { try Self.takeOne(other) }
+    ) { transaction, interleave in
       #expect(try transaction.chargeToken(token)?.usedAt == nil)
       let short = try transaction.shortages([(sku: "clock", quantity: 1)])
-      if runs == 1 { #expect(try other.write { try $0.decrementStock("clock", by: 1) }) }
+      try interleave()
       // Declined, say: the token is used and no stock is taken.
       if short == [nil] { #expect(try transaction.markUsed(token: token, at: "2026-11-21T12:00:02Z")) }
       return short
@@ -94,11 +98,15 @@ struct OptimisticWriteTests {
     .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
   func journalKeyTakenMeanwhile() throws {
     let (store, other) = try Self.shop(.postgres, clocks: 5)
-    var runs = 0
-    let fingerprint = try store.writeOptimistically(readAhead: ReadAhead()) { transaction in
-      runs += 1
+    let (fingerprint, runs) = try Self.race(
+      store,
+      meanwhile: {
+        let inserted = try other.write { try $0.insert(Self.entry("k", fingerprint: "theirs")) }
+        #expect(inserted)
+      }
+    ) { transaction, interleave in
       let found = try transaction.operation(kind: "test", key: "k")
-      if runs == 1 { #expect(try other.write { try $0.insert(Self.entry("k", fingerprint: "theirs")) }) }
+      try interleave()
       if let found { return found.fingerprint }
       #expect(try transaction.decrementStock("clock", by: 1))
       #expect(try transaction.insert(Self.entry("k", fingerprint: "mine")))
@@ -258,6 +266,12 @@ struct OptimisticWriteTests {
       return try body(transaction) { if first { try meanwhile() } }
     }
     return (result, runs)
+  }
+
+  /// Another connection takes one clock.
+  static func takeOne(_ other: any Store) throws {
+    let taken = try other.write { try $0.decrementStock("clock", by: 1) }
+    #expect(taken)
   }
 
   /// A refund of `amountMinor` as refundOrder records it, on the order as read: its money, event
