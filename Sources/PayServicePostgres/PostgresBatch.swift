@@ -96,9 +96,8 @@ final class PostgresBatch {
   /// `orderv` (the order row is the version read), `undisputed` (it still has no dispute), `orderset`
   /// (its money and status), `linerefunded`, `restock` (only while that many units count as sold),
   /// `event` and `refund` (only where their keys are free). Its statements keep one plan each per
-  /// connection (`force_generic_plan`): every key is looked up through its index whatever the
-  /// values, and re-planning each statement at each call (what PostgreSQL does while a custom plan
-  /// looks cheaper) cost about 0.07 ms an order.
+  /// connection (`force_generic_plan`), each key looked up through its index whatever the values,
+  /// as `readFunctionGeneric` has `payservice_read` do.
   static let applyFunctionV15 = """
     CREATE OR REPLACE FUNCTION payservice_apply(batch jsonb) RETURNS void LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan AS $apply$
