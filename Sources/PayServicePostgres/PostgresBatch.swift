@@ -95,7 +95,8 @@ final class PostgresBatch {
   /// to the commit rather than through the batch's inserts. It knows a refund's steps:
   /// `orderv` (the order row is the version read), `undisputed` (it still has no dispute), `orderset`
   /// (its money and status), `linerefunded`, `restock` (only while that many units count as sold),
-  /// `event` and `refund` (only where their keys are free). Its statements keep one plan each per
+  /// `event` and `refund` (only where their keys are free), and a cancel's `released` (the hold,
+  /// only while held). Its statements keep one plan each per
   /// connection (`force_generic_plan`), each key looked up through its index whatever the values,
   /// as `readFunctionGeneric` has `payservice_read` do.
   static let applyFunctionV15 = """
@@ -150,6 +151,10 @@ final class PostgresBatch {
         WHEN 'captured' THEN
           UPDATE paymentAuthorization SET status = 'captured', chargeId = step->>2, capturedAt = step->>3
           WHERE authorizationId = step->>1 AND status = 'held';
+          held := FOUND;
+        WHEN 'released' THEN
+          UPDATE paymentAuthorization SET releasedAt = step->>2
+          WHERE authorizationId = step->>1 AND status = 'held' AND releasedAt IS NULL;
           held := FOUND;
         WHEN 'charge' THEN
           INSERT INTO charge (chargeId, token, status, failureCode, declineCode, amountMinor, currencyCode, createdAt)
@@ -668,6 +673,11 @@ final class PostgresBatch {
     add("captured", [authorizationId, chargeId, now])
   }
 
+  func release(_ authorizationId: String, at now: String) {
+    markWritten("a:" + authorizationId)
+    add("released", [authorizationId, now])
+  }
+
   func insert(_ charge: ChargeRow) {
     add(
       "charge",
@@ -832,6 +842,11 @@ struct OptimisticTransaction: StoreTransaction {
     return true
   }
 
+  func markReleased(_ authorizationId: String, at now: String) throws -> Bool {
+    batch.release(authorizationId, at: now)
+    return true
+  }
+
   func operation(kind: String, key: String) throws -> OperationRow? {
     let row = "o:" + kind + " " + key
     if batch.isWritten(row) { throw NeedsLocks() }
@@ -889,7 +904,6 @@ struct OptimisticTransaction: StoreTransaction {
   func insert(_ token: NewChargeToken) throws { throw NeedsLocks() }
   func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int { throw NeedsLocks() }
   func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool { throw NeedsLocks() }
-  func markReleased(_ authorizationId: String, at now: String) throws -> Bool { throw NeedsLocks() }
   func refund(_ refundId: String) throws -> RefundRow? { throw NeedsLocks() }
   func updateRefund(_ refundId: String, document: String) throws { throw NeedsLocks() }
   func orderDocument(_ orderId: String) throws -> String? { throw NeedsLocks() }

@@ -359,11 +359,45 @@ struct OptimisticWriteTests {
     #expect(restocked == false)
   }
 
-  @Test("refundOrder reads ahead its order and its journal entry")
-  func refundReadAhead() throws {
-    let params = RefundOrder.Params(orderId: "ord_1", refundId: "r1")
-    let refund = RefundOrder.Refund(params: params, fingerprint: "f")
+  @Test("refundOrder, captureOrder and cancelOrder read ahead their order and their journal entry")
+  func backOfficeReadAhead() throws {
+    let refund = RefundOrder.Refund(params: RefundOrder.Params(orderId: "ord_1", refundId: "r1"), fingerprint: "f")
     #expect(RefundOrder.Refund.isOptimistic)
     #expect(refund.readAhead == ReadAhead(orders: ["ord_1"], entries: [ReadAhead.Entry(kind: "refund", key: "r1")]))
+    let capture = CaptureOrder.Capture(params: CaptureOrder.Params(orderId: "ord_2", captureId: "c1"), fingerprint: "f")
+    #expect(CaptureOrder.Capture.isOptimistic)
+    #expect(capture.readAhead == ReadAhead(orders: ["ord_2"], entries: [ReadAhead.Entry(kind: "capture", key: "c1")]))
+    let cancel = CancelOrder.Cancellation(params: CancelOrder.Params(orderId: "ord_3", cancelId: "x1"), fingerprint: "f")
+    #expect(CancelOrder.Cancellation.isOptimistic)
+    #expect(cancel.readAhead == ReadAhead(orders: ["ord_3"], entries: [ReadAhead.Entry(kind: "cancel", key: "x1")]))
+  }
+
+  @Test(
+    "a hold released by another connection between the read and the write: nothing of the first run is kept, and the body runs again and is told",
+    .enabled(if: postgres, "\(StoreBackend.skipMessage)"))
+  func holdReleasedMeanwhile() throws {
+    let (store, other) = try Self.shop(.postgres, clocks: 5)
+    let inserted = try store.write { transaction in
+      try transaction.insertAuthorization(
+        StoreContractTests.authorization("auth_1", transaction: "T1"), at: "2026-11-21T12:00:00Z")
+    }
+    #expect(inserted)
+    let (released, runs) = try Self.race(
+      store,
+      meanwhile: {
+        let released = try other.write { try $0.markReleased("auth_1", at: "2026-11-21T12:00:01Z") }
+        #expect(released)
+      }
+    ) { transaction, interleave in
+      try interleave()
+      // The body writes only once the hold is released; the unit it takes shows whether the first
+      // run was undone.
+      let released = try transaction.markReleased("auth_1", at: "2026-11-21T12:00:02Z")
+      if released { #expect(try transaction.decrementStock("clock", by: 1)) }
+      return released
+    }
+    #expect(runs == 2)
+    #expect(released == false)
+    #expect(try store.stockLedger()["clock"]! == (onHand: 5, sold: 0))
   }
 }
