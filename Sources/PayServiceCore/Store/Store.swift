@@ -442,7 +442,7 @@ public enum StoreSchema {
     "v12: agreements, their events and the orders that pay them",
     "v13: App Store purchase chains, transactions, notifications and consumption",
     "v14: a transaction's writes applied in one statement (PostgreSQL's payservice_apply)",
-    "v15: refunds applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)",
+    "v15: back-office calls applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.
