@@ -329,7 +329,7 @@ def report(figures):
         for key, label in [("checkout", "lone order        "), ("lone", "lone order, token  ")]:
             p50, p99 = f[key]
             print(f"pg {tag:<9} {label} p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   pgbench 1 client "
-                  f"latency {lat1:.2f} ms   {p50 * 1e3 / lat1:.1f}x")
+                  f"latency {lat1:.2f} ms   {p50 * 1e3 / lat1:.2f}x")
         hot8, _ = f["pgbench hot 8"]
         print(f"pg {tag:<9} hot sku, 8 processes  {f['hot 8']:>7,.0f} orders/s   pgbench hot row, 8 clients "
               f"{hot8:>7,.0f} tps   ratio {f['hot 8'] / hot8:.2f}   (vs 1 process {f['hot 8'] / f['hot 1']:.2f}x)")

@@ -220,7 +220,7 @@ as_payservice backup --database "$store" \
   --to "$backups/store-$(date -u +%Y%m%dT%H%M%SZ).sqlite" 2> "$work/backup.stderr"
 backup=$(ls "$backups"/store-*.sqlite)
 expect "payservice backup's summary" "$(cat "$work/backup.stderr")" \
-  "payservice: backed up $store to $backup ($(stat -c %s "$backup") bytes, schema \"v15: back-office calls applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)\")"
+  "payservice: backed up $store to $backup ($(stat -c %s "$backup") bytes, schema \"v16: rows locked one key at a time (PostgreSQL's payservice_apply)\")"
 expect "the backup's mode" "$(stat -c %a "$backup")" 600
 for suffix in -wal -shm -journal; do [ ! -e "$backup$suffix" ] || fail "$backup$suffix exists"; done
 # The pruning command: a copy 40 days old goes, today's stays.

@@ -185,6 +185,7 @@ enum PostgresMigrations {
     StoreSchema.appStoreTables,
     [PostgresBatch.applyFunction, PostgresBatch.readFunction],
     [PostgresBatch.applyFunctionV15, PostgresBatch.readOrderFunction, PostgresBatch.readFunctionGeneric],
+    [PostgresBatch.applyFunctionV16],
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

@@ -273,6 +273,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // PostgreSQL's batch function: nothing to make here (SQLite's statements cost no round trip).
     migrator.registerMigration(StoreSchema.migrations[13], foreignKeyChecks: .immediate) { _ in }
     migrator.registerMigration(StoreSchema.migrations[14], foreignKeyChecks: .immediate) { _ in }
+    migrator.registerMigration(StoreSchema.migrations[15], foreignKeyChecks: .immediate) { _ in }
     return migrator
   }
 

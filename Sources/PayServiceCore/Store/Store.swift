@@ -443,6 +443,7 @@ public enum StoreSchema {
     "v13: App Store purchase chains, transactions, notifications and consumption",
     "v14: a transaction's writes applied in one statement (PostgreSQL's payservice_apply)",
     "v15: back-office calls applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)",
+    "v16: rows locked one key at a time (PostgreSQL's payservice_apply)",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.
