@@ -149,7 +149,11 @@ struct PostgresServerTests {
 
   @Test("the password may come from PGPASSWORD instead of the URL", .enabled(if: StoreBackend.serverURL != nil, "\(StoreBackend.skipMessage)"))
   func passwordFromEnvironment() throws {
-    let url = try TestPostgres.url()
+    // A database of its own, so that the URL's database (the server's admin one) is not migrated.
+    guard case .postgres(let url) = try StoreLocation.parse(try StoreBackend.postgres.freshDatabase()) else {
+      Issue.record("a fresh PostgreSQL database is not a postgres:// URL")
+      return
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
     process.arguments = [
