@@ -6,7 +6,10 @@
 #             and every method at thousands of inputs a second
 #   stdin     the whole input as stdin of a Server on a fresh store: framing, line limits, pipelining
 #             and group commits too, at a few hundred inputs a second at most
-#   all       two thirds of SECONDS on requests, then the rest on stdin (CI: `Fuzz/run.sh 60`)
+#   signed    claims signed by the harness (App Store JWS under a test chain, Stripe events under a test
+#             secret), so that hostile dates, amounts, ids and environments get past the signature;
+#             starts from Fuzz/corpus-signed
+#   all       half of SECONDS on requests, a quarter on stdin, a quarter on signed (CI: `Fuzz/run.sh 60`)
 # A longer run on demand: `Fuzz/run.sh 3600 requests` (libFuzzer flags such as -seed=N pass through).
 # Stdout gets one summary line per target, or a failure report; libFuzzer's output goes to stderr.
 # Both start from Fuzz/corpus, insert Fuzz/payservice.dict's tokens (long digit runs, extreme exponents,
@@ -24,11 +27,12 @@ target=${2:-all}
 shift $(($# < 2 ? $# : 2))
 case "$target" in
   all)
-    first=$((seconds * 2 / 3 > 0 ? seconds * 2 / 3 : 1))
-    runs=("requests $first" "stdin $((seconds > first ? seconds - first : 1))")
+    half=$((seconds / 2 > 0 ? seconds / 2 : 1))
+    quarter=$((seconds / 4 > 0 ? seconds / 4 : 1))
+    runs=("requests $half" "stdin $quarter" "signed $((seconds - half - quarter > 0 ? seconds - half - quarter : 1))")
     ;;
-  requests | stdin) runs=("$target $seconds") ;;
-  *) echo "Fuzz/run.sh: no target $target (requests, stdin or all)" >&2; exit 2 ;;
+  requests | stdin | signed) runs=("$target $seconds") ;;
+  *) echo "Fuzz/run.sh: no target $target (requests, stdin, signed or all)" >&2; exit 2 ;;
 esac
 swift build -c release --scratch-path .build-fuzz --product payservice-fuzz \
   -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -use-ld=lld >&2
@@ -45,9 +49,11 @@ summary=()
 for run in "${runs[@]}"; do
   read -r name time <<<"$run"
   mkdir "$work/$name"
+  corpus=Fuzz/corpus
+  if [ "$name" = signed ]; then corpus=Fuzz/corpus-signed; fi
   echo "Fuzz/run.sh: $name for $time s" >&2
   status=0
-  PAYSERVICE_FUZZ_TARGET=$name SWIFT_BACKTRACE=enable=no .build-fuzz/release/payservice-fuzz "$work/$name" Fuzz/corpus \
+  PAYSERVICE_FUZZ_TARGET=$name SWIFT_BACKTRACE=enable=no .build-fuzz/release/payservice-fuzz "$work/$name" "$corpus" \
     -dict=Fuzz/payservice.dict -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
     -max_total_time="$time" -print_final_stats=1 -artifact_prefix=Fuzz/crashers/ "$@" 2>&1 | tee "$work/$name.log" >&2 || status=$?
   if [ "$status" -ne 0 ]; then

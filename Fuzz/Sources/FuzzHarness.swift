@@ -12,6 +12,10 @@ enum FuzzTarget: String, CaseIterable {
   /// pipelining and group commits too, a few hundred inputs a second at most (opening and migrating
   /// the store is most of the cost).
   case stdin
+  /// Claims signed by the harness (`SignedPayloadOracle`): App Store transactions, renewal infos and
+  /// notifications under the test chain, Stripe events under the test secret, so that mutated dates,
+  /// amounts, ids and environments get past the signature to the code that reads them.
+  case signed
 
   static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
@@ -22,6 +26,7 @@ final class FuzzHarness {
   let target: FuzzTarget
   private var requests: RequestFuzzOracle?
   private let stdin: FuzzOracle?
+  private let signed: SignedPayloadOracle?
   private let mutator: RequestMutator
   /// Inputs checked by the current `requests` oracle.
   private var checked = 0
@@ -34,6 +39,7 @@ final class FuzzHarness {
     do {
       requests = target == .requests ? try RequestFuzzOracle() : nil
       stdin = target == .stdin ? FuzzOracle() : nil
+      signed = target == .signed ? try SignedPayloadOracle() : nil
       let configs = RequestFuzzOracle.configs()
       mutator = RequestMutator(handler: TestConfig.handler(try TestConfig.context(), backOffice: true), configs: configs)
     } catch {
@@ -46,6 +52,8 @@ final class FuzzHarness {
     switch target {
     case .stdin:
       return stdin!.check(bytes)
+    case .signed:
+      return signed!.check(bytes)
     case .requests:
       checked += 1
       if checked > Self.inputsPerStore {

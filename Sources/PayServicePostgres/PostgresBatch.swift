@@ -1028,6 +1028,7 @@ struct OptimisticTransaction: StoreTransaction {
   func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int { throw NeedsLocks() }
   func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool { throw NeedsLocks() }
   func refund(_ refundId: String) throws -> RefundRow? { throw NeedsLocks() }
+  func eraseStaffReasons(orderId: String, marker: String) throws -> [OrderEventRow] { throw NeedsLocks() }
   func updateRefund(_ refundId: String, document: String) throws { throw NeedsLocks() }
   func orderDocument(_ orderId: String) throws -> String? { throw NeedsLocks() }
   func orderId(gatewayPaymentId: String) throws -> String? { throw NeedsLocks() }
@@ -1048,6 +1049,7 @@ struct OptimisticTransaction: StoreTransaction {
   }
   func appStoreConsumed(account: String) throws -> [String: Int64] { throw NeedsLocks() }
   func insert(_ consumption: AppStoreConsumptionRow) throws { throw NeedsLocks() }
+  func moveConsumptions(account: String, to newAccount: String) throws { throw NeedsLocks() }
   func lockAgreement(_ agreementId: String) throws -> AgreementRow? { throw NeedsLocks() }
   func insert(_ agreement: AgreementRow) throws { throw NeedsLocks() }
   func update(_ agreement: AgreementRow) throws { throw NeedsLocks() }

@@ -198,6 +198,15 @@ extension PostgresTransaction {
     return consumed
   }
 
+  func moveConsumptions(account: String, to newAccount: String) throws {
+    try session.run(
+      "UPDATE appStoreConsumption SET account = $1 WHERE account = $2",
+      binds {
+        $0.append(newAccount)
+        $0.append(account)
+      })
+  }
+
   func insert(_ consumption: AppStoreConsumptionRow) throws {
     try session.run(
       "INSERT INTO appStoreConsumption (consumptionId, account, entitlement, units, consumedAt) VALUES ($1, $2, $3, $4, $5)",

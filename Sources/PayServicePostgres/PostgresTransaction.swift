@@ -591,6 +591,32 @@ struct PostgresTransaction: StoreTransaction {
       request: request, result: result, created: created, settled: settled)
   }
 
+  func eraseStaffReasons(orderId: String, marker: String) throws -> [OrderEventRow] {
+    let filter = "orderId = $1 AND kind IN ('refunded', 'canceled') AND reason IS NOT NULL AND reason <> $2"
+    var erased: [OrderEventRow] = []
+    for row in try session.run(
+      "SELECT position, kind, at, amountMinor, reference, reason FROM orderEvent WHERE \(filter)",
+      binds {
+        $0.append(orderId)
+        $0.append(marker)
+      }
+    ).rows {
+      let (position, kind, at, amount, reference, reason) = try row.columns((Int, String, String, Int64, String, String).self)
+      erased.append(
+        OrderEventRow(
+          orderId: orderId, position: position, kind: OrderEventRow.Kind(rawValue: kind) ?? .refunded, at: at,
+          amountMinor: amount, reference: reference, reason: reason))
+    }
+    try session.run(
+      "UPDATE orderEvent SET reason = $3 WHERE \(filter)",
+      binds {
+        $0.append(orderId)
+        $0.append(marker)
+        $0.append(marker)
+      })
+    return erased
+  }
+
   func refund(_ refundId: String) throws -> RefundRow? {
     try session.run(
       "SELECT \(Self.refundColumns) FROM refund WHERE refundId = $1", binds { $0.append(refundId) }

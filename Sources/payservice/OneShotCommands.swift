@@ -36,7 +36,7 @@ struct OneShotSession {
     handler = RequestHandler(
       context: ServiceContext(
         config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions,
-        appStoreServer: appStore),
+        appStoreServer: appStore, backOffice: backOffice),
       methods: .payservice(backOffice: backOffice), log: log)
   }
 

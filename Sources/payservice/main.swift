@@ -310,7 +310,7 @@ struct ServeSettings: Equatable {
     }
     let context = ServiceContext(
       config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
-      appStoreServer: appStore, reloader: reloader)
+      appStoreServer: appStore, reloader: reloader, backOffice: backOffice)
     if gateway != nil {
       // Work a previous process left pending (its gateway's answer lost to a crash or a timeout)
       // is resolved before the first request: sent again under the same keys.

@@ -42,7 +42,7 @@ public final class FuzzOracle {
     do {
       let store = try SQLiteStore(path: ":memory:")
       try store.seedStock(config.catalog)
-      context = ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now))
+      context = ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), backOffice: true)
     } catch {
       return "cannot open the store: \(error)"
     }
@@ -136,7 +136,7 @@ public final class RequestFuzzOracle {
 
   public init(configs: [Config] = configs()) throws {
     handlers = try configs.map { config in
-      TestConfig.handler(try TestConfig.context(config: config), backOffice: true)
+      TestConfig.handler(try TestConfig.context(config: config, backOffice: true), backOffice: true)
     }
   }
 

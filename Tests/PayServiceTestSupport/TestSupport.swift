@@ -70,19 +70,19 @@ public enum TestConfig {
 
   public static func context(
     config: Config = load(), storePath: String = ":memory:", now: Int64 = now,
-    busyTimeout: TimeInterval = SQLiteStore.busyTimeout
+    busyTimeout: TimeInterval = SQLiteStore.busyTimeout, backOffice: Bool = false
   ) throws -> ServiceContext {
     let store = try SQLiteStore(path: storePath, busyTimeout: busyTimeout, newIdentifierKey: identifierKey)
     try store.seedStock(config.catalog)
-    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
+    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), backOffice: backOffice)
   }
 
   /// A context on a fresh store of `backend`, seeded with the config's catalog.
-  public static func context(config: Config = load(), backend: StoreBackend, now: Int64 = now) throws
-    -> ServiceContext
+  public static func context(config: Config = load(), backend: StoreBackend, now: Int64 = now, backOffice: Bool = false)
+    throws -> ServiceContext
   {
     let (store, _) = try backend.freshStore(config: config)
-    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now))
+    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), backOffice: backOffice)
   }
 
   /// A handler answering payservice's methods; `backOffice` adds the back-office ones (`--back-office`).

@@ -14,6 +14,10 @@ public enum AppStoreFailureCode: String, Sendable, WireEnum {
   case unknownProduct = "unknown_product"
   /// The purchase belongs to another account than the one named.
   case wrongAccount = "wrong_account"
+  /// The back office would move a purchase away from an account that has spent its units.
+  case unitsSpent = "units_spent"
+  /// Too many lookups of unverified receipts in this process lately: try again after the time said.
+  case rateLimited = "rate_limited"
   /// An app receipt that cannot be read, or that names no in-app purchase.
   case invalidReceipt = "invalid_receipt"
   /// The App Store Server API refused the bearer token (401): the key, key id, issuer or bundle id.
@@ -42,6 +46,7 @@ public enum AppStoreFailureCode: String, Sendable, WireEnum {
     switch code {
     case .unknownProduct: self = .unknownProduct
     case .wrongAccount: self = .wrongAccount
+    case .unitsSpent: self = .unitsSpent
     }
   }
 }

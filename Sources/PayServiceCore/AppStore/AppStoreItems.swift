@@ -135,7 +135,7 @@ struct AppStoreNotificationPayload: Equatable {
     notificationType = try read.text("notificationType", maxBytes: 64)
     subtype = try read.optionalText("subtype", maxBytes: 64)
     signedDate = try read.date("signedDate")
-    guard let environment = AppStoreSignedDataVerifier.environment(of: payload) else {
+    guard let environment = try? AppStoreSignedDataVerifier.environment(of: payload, .notification) else {
       throw AppStorePayloadProblem(message: "signedPayload: data.environment is missing")
     }
     self.environment = environment

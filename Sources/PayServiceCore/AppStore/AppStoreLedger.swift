@@ -50,6 +50,8 @@ public enum AppStoreLedger {
     public enum Code: String, Sendable, WireEnum {
       case unknownProduct = "unknown_product"
       case wrongAccount = "wrong_account"
+      /// The back office would move a purchase whose units the old account has spent.
+      case unitsSpent = "units_spent"
     }
     public var code: Code
     public var message: String
@@ -67,11 +69,14 @@ public enum AppStoreLedger {
   }
 
   /// Records a verified transaction and/or renewal info of one chain, in `transaction`: the chain
-  /// locked first, created with the account `accountHint` names (else the transaction's
-  /// `appAccountToken`, else its `originalTransactionId`). A chain first heard without an account
-  /// takes the one the app names later, once.
+  /// locked first. Its account is what Apple signed (the transaction's `appAccountToken`), else
+  /// what the back office `assigns`, else the chain's own `originalTransactionId`; nothing a caller
+  /// merely claims sets it. A chain under its own id moves to the account Apple's signed data or
+  /// the back office names later, and what was spent from it moves along; a chain under an
+  /// account stays there unless the back office moves it, and not when the account it leaves has
+  /// spent more units than it would have left (`units_spent`).
   static func record(
-    transaction item: AppStoreTransaction?, renewal: AppStoreRenewal?, accountHint: String?,
+    transaction item: AppStoreTransaction?, renewal: AppStoreRenewal?, assign: String?,
     settings: AppStoreSettings, _ transaction: any StoreTransaction, now: Int64
   ) throws -> Applied {
     guard let originalId = item?.originalTransactionId ?? renewal?.originalTransactionId else {
@@ -100,20 +105,44 @@ public enum AppStoreLedger {
       }
       isNew = true
       chain = AppStoreChainRow(
-        originalTransactionId: originalId, account: item.appAccountToken ?? accountHint ?? originalId,
+        originalTransactionId: originalId, account: originalId,
         productId: item.productId, kind: product.kind, entitlement: product.entitlement, environment: item.environment,
         renewalSignedDate: nil, renewal: nil, createdAt: stamp, updatedAt: stamp)
     }
     var chainChanged = isNew
-    let named = item?.appAccountToken ?? accountHint
-    if let named, named != chain.account {
-      guard chain.account == originalId, item?.appAccountToken == nil || item?.appAccountToken == named else {
-        throw Refusal(
-          code: .wrongAccount,
-          message: "purchase \(originalId) belongs to another account than \(named): nothing was recorded")
+    if let signed = item?.appAccountToken, let assign, signed != assign {
+      throw Refusal(
+        code: .wrongAccount,
+        message: "purchase \(originalId) is signed for another account than \(assign): nothing was recorded")
+    }
+    if let named = item?.appAccountToken ?? assign, named != chain.account {
+      let left = chain.account
+      if left == originalId {
+        // An account named by the chain's own id holds this chain alone: its spending goes with it.
+        if !isNew { try transaction.moveConsumptions(account: left, to: named) }
+      } else {
+        guard assign != nil, item?.appAccountToken == nil else {
+          throw Refusal(
+            code: .wrongAccount,
+            message: "purchase \(originalId) belongs to another account than \(named): nothing was recorded")
+        }
       }
       chain.account = named
       chainChanged = true
+      if left != originalId {
+        // The back office moves a chain between accounts: the account it leaves must still have bought
+        // at least what it spent.
+        try transaction.save(chain, isNew: false)
+        chainChanged = false
+        let credits = try transaction.appStoreCredits(account: left)
+        for (entitlement, spent) in try transaction.appStoreConsumed(account: left)
+        where spent > (credits[entitlement]?.purchased ?? 0) {
+          throw Refusal(
+            code: .unitsSpent,
+            message:
+              "purchase \(originalId) cannot move: the account it belongs to has spent \(spent) \(entitlement), more than it would have left: nothing was recorded")
+        }
+      }
     }
     let before = isNew ? nil : try state(of: chain, transaction, settings: settings, now: now)
     var stale = false

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How payservice reaches the App Store Server API (`appStore.api` in config): the in-app purchase
 /// key that signs each request's bearer token, and where the two environments are served. The key
@@ -107,6 +108,8 @@ public protocol AppStoreServerAPI: Sendable {
 public final class AppStoreServerCalls: Sendable {
   let api: any AppStoreServerAPI
   private let executor = TaskThread(name: "payservice-app-store")
+  /// The unverified receipts this process may still look up (shopper-facing processes only).
+  let receiptLookups = ReceiptLookupLimit()
 
   public init(api: any AppStoreServerAPI) {
     self.api = api
@@ -140,5 +143,31 @@ public final class AppStoreServerCalls: Sendable {
   /// Closes the client's connections.
   public func shutdown() {
     api.shutdown()
+  }
+}
+
+/// How many unverified receipts a shopper-facing process looks up at Apple: a bucket of
+/// `perMinute` lookups, one coming back every 60/`perMinute` seconds of the service clock. Each
+/// lookup makes authenticated calls that spend the merchant's quota, and anyone may send a receipt.
+final class ReceiptLookupLimit: Sendable {
+  static let perMinute: Int64 = 20
+  /// The bucket as of a time (seconds): lookups left, and when it was last counted.
+  private let bucket = Mutex<(left: Int64, at: Int64?)>((perMinute, nil))
+
+  /// Takes one lookup: nil when allowed, else the whole seconds until the next one is.
+  func take(now: Int64) -> Int64? {
+    bucket.withLock { bucket in
+      let interval = 60 / Self.perMinute
+      if let at = bucket.at, now > at {
+        let refilled = (now - at) / interval
+        bucket.left = min(Self.perMinute, bucket.left + refilled)
+        bucket.at = bucket.left == Self.perMinute ? now : at + refilled * interval
+      } else if bucket.at == nil {
+        bucket.at = now
+      }
+      guard bucket.left > 0 else { return max(1, (bucket.at ?? now) + interval - now) }
+      bucket.left -= 1
+      return nil
+    }
   }
 }

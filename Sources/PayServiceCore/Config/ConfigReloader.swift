@@ -86,7 +86,8 @@ public final class ConfigReloader: Sendable {
     }
     let next = ServiceContext(
       config: config, storeSource: current.storeSource, clock: current.clock, gateway: current.gatewayCalls,
-      merchantSessions: current.merchantSessions, appStoreServer: current.appStoreServer, reloader: self)
+      merchantSessions: current.merchantSessions, appStoreServer: current.appStoreServer, reloader: self,
+      backOffice: current.backOffice)
     pending.withLock { $0 = next }
     return .success(config)
   }

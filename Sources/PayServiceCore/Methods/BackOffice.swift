@@ -239,6 +239,14 @@ public enum BackOffice {
     return writer.string
   }
 
+  /// Whether `stored`, a back-office call's recorded fingerprint, is this call's: the same text, or
+  /// the same once its `reason` was erased with the order's personal data.
+  static func matches(_ stored: String, _ fingerprint: String, reason: String?) -> Bool {
+    guard stored != fingerprint else { return true }
+    guard let reason, stored.contains(ErasePersonalData.Erasure.marker) else { return false }
+    return stored == ErasePersonalData.Erasure.erasing(reason, in: fingerprint)
+  }
+
   /// Why an order in `status` cannot be captured or canceled.
   static func notAuthorizedMessage(_ status: OrderStatus, action: String) -> String {
     switch status {

@@ -83,6 +83,10 @@ public enum CancelOrder: RPCMethod {
     public let fingerprint: String
     public var key: String { params.cancelId }
     public var subject: String? { params.orderId }
+
+    public func matches(_ stored: String, _ subject: OrderState, context: ServiceContext) throws -> Bool {
+      BackOffice.matches(stored, fingerprint, reason: params.reason)
+    }
     public var conflict: ServiceError { .idempotencyKeyConflict("cancelId") }
 
     /// Optimistic for an order the sandbox charged, as a refund is (`RefundOrder.Refund`): the

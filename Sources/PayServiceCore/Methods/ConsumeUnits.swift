@@ -6,8 +6,9 @@ public enum ConsumeUnits: RPCMethod {
     summary: "Spend units of an account's consumable balance once (never below zero).",
     description: """
       Spends units of the entitlement a consumable product credits (coins) from the account's balance. \
-      account is the appAccountToken, or the originalTransactionId getEntitlements answers as the account of \
-      purchases made without one. consumptionId is your idempotency key: the same consumptionId with the \
+      account is the appAccountToken or, in the back office (--back-office) only, the originalTransactionId \
+      getEntitlements answers as the account of purchases made without one (a shopper-facing process answers \
+      -32602 for an account that is not a UUID). consumptionId is your idempotency key: the same consumptionId with the \
       same params answers the stored result and spends nothing more; with others it is error -32004. A \
       balance short of units fails with insufficient_units and spends nothing (the consumptionId stays \
       unused, to be sent again once units are bought); an entitlement no consumable product credits fails \
@@ -92,7 +93,8 @@ public enum ConsumeUnits: RPCMethod {
   public typealias Result = Outcome<Consumed, Failed>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(
+    if !AppStoreAccount.isUUID(params.account) { try GetEntitlements.backOfficeOnly("account", context) }
+    return try OperationRunner.run(
       Consumption(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
   }
 

@@ -13,7 +13,10 @@ public enum ErasePersonalData: RPCMethod {
       billing contacts keep only country, countryCode, administrativeArea and the postal code's prefix (the \
       UK's outward code, Canada's and Japan's first three characters, elsewhere the first three); names, \
       address lines, localities, email addresses and phone numbers are removed from the order, its payment and \
-      its stored answers. Amounts, lines, tax, status, refunds and events stay: refunds and captures work as \
+      its stored answers. The reasons staff wrote on its refunds and cancel (free text that often names the \
+      buyer) are replaced by "[erased]" wherever kept: the order's events and refunds and the stored answers \
+      of refundOrder and cancelOrder, so a repeated call answers with the marker and is still taken as the same. \
+      Amounts, lines, tax, status, refunds and events stay: refunds and captures work as \
       before, and getOrder shows personalDataErasedAt. A processOrder sent again for an erased order is \
       compared with its contacts erased and answered with the erased order. An order still pending at its \
       gateway is left for a later run. At most limit payments (default 500) are erased per call; more true \
@@ -134,6 +137,7 @@ public enum ErasePersonalData: RPCMethod {
       for token in tokens.prefix(params.limit) {
         guard let row = try transaction.personalData(token: token) else { continue }
         try transaction.erasePersonalData(try Self.erased(row, at: at), at: at)
+        if let orderId = row.orderId { try Self.eraseStaffReasons(orderId: orderId, transaction) }
         if let entry = try transaction.operation(kind: ProcessOrder.Placement.kind, key: token), entry.state == .settled {
           let fingerprint = try StoredJSON.read(entry.fingerprint, as: ProcessOrder.Fingerprint.self, "request fingerprint")
           let result = try entry.result.map { text throws(StoreError) in
@@ -151,6 +155,47 @@ public enum ErasePersonalData: RPCMethod {
         }
       }
       return .done(.succeeded(done), final: true)
+    }
+
+    /// What replaces free text staff wrote about an order.
+    public static let marker = "[erased]"
+
+    /// The reasons staff gave for an order's refunds and cancel, replaced by `marker` in its events,
+    /// its refunds' documents and the journal entries (params and stored answer) of those calls.
+    static func eraseStaffReasons(orderId: String, _ transaction: any StoreTransaction) throws {
+      for event in try transaction.eraseStaffReasons(orderId: orderId, marker: marker) {
+        guard let reason = event.reason else { continue }
+        let kind = event.kind == .canceled ? CancelOrder.Cancellation.kind : RefundOrder.Refund.kind
+        if event.kind == .refunded, let refund = try transaction.refund(event.reference) {
+          try transaction.updateRefund(refund.refundId, document: erasing(reason, in: refund.document))
+        }
+        if let entry = try transaction.operation(kind: kind, key: event.reference), entry.state == .settled {
+          try transaction.rewriteOperation(
+            kind: kind, key: event.reference, fingerprint: erasing(reason, in: entry.fingerprint),
+            result: entry.result.map { erasing(reason, in: $0) })
+        }
+      }
+    }
+
+    /// `text` (JSON) with every member `reason` whose value is `reason` replaced by the marker.
+    static func erasing(_ reason: String, in text: String) -> String {
+      guard let value = try? JSONParser.parse(text) else { return text }
+      func walk(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(var object):
+          for index in object.members.indices {
+            if object.members[index].key == "reason", object.members[index].value == .string(reason) {
+              object.members[index].value = .string(marker)
+            } else {
+              object.members[index].value = walk(object.members[index].value)
+            }
+          }
+          return .object(object)
+        case .array(let items): return .array(items.map(walk))
+        default: return value
+        }
+      }
+      return JSONWriter.string(walk(value))
     }
 
     /// A token's and order's rows with their contacts erased.

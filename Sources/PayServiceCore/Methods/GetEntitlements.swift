@@ -5,8 +5,10 @@ public enum GetEntitlements: RPCMethod {
   public static let documentation = MethodDocumentation(
     summary: "An account's App Store entitlements and consumable balances now.",
     description: """
-      Name the account by appAccountToken (the UUID the app set on its purchases) or by the \
-      originalTransactionId of one of its purchases (the account that purchase belongs to). Answers, at the \
+      Name the account by appAccountToken (the UUID the app set on its purchases) or, in the back office \
+      (--back-office) only, by the originalTransactionId of one of its purchases (the account that purchase \
+      belongs to): transaction ids are numbers anyone may come to know, so a shopper-facing process answers \
+      -32602 for them. Answers, at the \
       service clock (--now pins it), each entitlement a non-consumable or subscription grants with its \
       source purchase, status (active, grace_period, billing_retry, expired, revoked), whether it is in force \
       (active), its expiry, grace period end and renewal status; and each consumable's balance: units \
@@ -30,7 +32,8 @@ public enum GetEntitlements: RPCMethod {
         read: VerifyAppStoreTransaction.readUUID),
       .member(
         "originalTransactionId", \.originalTransactionId, .optional,
-        .string("A purchase of the account (its originalTransactionId).", pattern: "^[\\x21-\\x7E]{1,64}$"),
+        .string(
+          "Back office only: a purchase of the account (its originalTransactionId).", pattern: "^[\\x21-\\x7E]{1,64}$"),
         read: readTransactionId),
     ])
 
@@ -51,6 +54,7 @@ public enum GetEntitlements: RPCMethod {
         FieldError(path: "", message: "name the account by exactly one of appAccountToken or originalTransactionId")
       ])
     }
+    if params.originalTransactionId != nil { try backOfficeOnly("originalTransactionId", context) }
     guard let settings = context.config.appStore else {
       throw ServiceError.invalidParams([
         FieldError(path: "", message: "this payservice's config has no appStore section: it keeps no entitlements")
@@ -64,6 +68,18 @@ public enum GetEntitlements: RPCMethod {
       }
       return try AccountEntitlements.read(account: account, settings: settings, transaction, now: now)
     }
+  }
+
+  /// -32602 at `path` unless this process is the back office: outside it, an account is named only by
+  /// its appAccountToken (a UUID nobody can guess), never by a transaction id.
+  static func backOfficeOnly(_ path: String, _ context: ServiceContext) throws {
+    guard !context.backOffice else { return }
+    throw ServiceError.invalidParams([
+      FieldError(
+        path: path,
+        message:
+          "names an account by a transaction id, which only the back office (--back-office) may do; name it by its appAccountToken (a UUID)")
+    ])
   }
 }
 

@@ -104,15 +104,26 @@ public enum ProcessAppStoreNotification: RPCMethod {
     let verifier = settings.verifier
     var what = "signedPayload"
     do {
-      let payload = try AppStoreNotificationPayload(payload: try verifier.verify(signedPayload, now: now))
+      let payload = try AppStoreNotificationPayload(payload: try verifier.verify(signedPayload, as: .notification, now: now))
       var verified = Verified(payload: payload)
       if let signed = payload.signedTransactionInfo {
         what = "signedPayload.data.signedTransactionInfo"
-        verified.transaction = try AppStoreTransaction(payload: try verifier.verify(signed, now: now))
+        verified.transaction = try AppStoreTransaction(payload: try verifier.verify(signed, as: .transaction, now: now))
       }
       if let signed = payload.signedRenewalInfo {
         what = "signedPayload.data.signedRenewalInfo"
-        verified.renewal = try AppStoreRenewal(payload: try verifier.verify(signed, now: now))
+        verified.renewal = try AppStoreRenewal(payload: try verifier.verify(signed, as: .renewalInfo, now: now))
+      }
+      // Every level names the same environment: a Sandbox item inside a Production notification is not Apple's.
+      for (path, nested) in [
+        ("signedTransactionInfo", verified.transaction?.environment), ("signedRenewalInfo", verified.renewal?.environment),
+      ] {
+        if let nested, nested != payload.environment {
+          return .failure(
+            AppStoreRefused(
+              .wrongEnvironment,
+              "signedPayload.data.\(path): signed in the \(nested) environment, inside a \(payload.environment) notification"))
+        }
       }
       if let transaction = verified.transaction, let renewal = verified.renewal,
         transaction.originalTransactionId != renewal.originalTransactionId
@@ -194,7 +205,7 @@ public enum ProcessAppStoreNotification: RPCMethod {
       if notification.transaction != nil || notification.renewal != nil {
         // A refusal is thrown out of the transaction: nothing is kept, and Apple's next delivery is heard.
         applied = try AppStoreLedger.record(
-          transaction: notification.transaction, renewal: notification.renewal, accountHint: nil, settings: settings,
+          transaction: notification.transaction, renewal: notification.renewal, assign: nil, settings: settings,
           transaction, now: now)
       }
       let effect = applied?.effect ?? .none

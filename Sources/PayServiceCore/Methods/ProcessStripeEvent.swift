@@ -20,10 +20,15 @@ public enum ProcessStripeEvent: RPCMethod {
       payment_intent.* event about an order a lost answer left pending sends its pending charge again, as \
       recovery would (order_resumed); a refund event settles a refund payservice made (refund_succeeded, \
       refund_failed: its amount comes off the order) or puts one made outside payservice, in the \
-      Dashboard, on the order, amount only (refund_recorded); a charge.dispute.* event shows the dispute \
+      Dashboard, on the order, amount only (refund_recorded), attached only through the order's own \
+      PaymentIntent; a charge.dispute.* event shows the dispute \
       on the order, disputed while open or lost (dispute_opened, dispute_updated, dispute_won, \
       dispute_lost, dispute_closed). An event about a refund payservice is still recording is failed \
-      retry_later and not recorded: answer the webhook with a 503 and Stripe sends it again. Every other \
+      retry_later and not recorded: answer the webhook with a 503 and Stripe sends it again. A refund or \
+      dispute that does not fit its order (another currency, more than the order captured or has left to \
+      refund, an amount past 10^15 minor units) is recorded with effect refused and the reason in message, \
+      and changes nothing: a redelivery answers the same. An event whose livemode is not the configured \
+      key's mode (gateway.mode) is failed wrong_mode and not recorded. Every other \
       event is recorded and acknowledged (effect none).
       """,
     errors: [.storeUnavailable, .idempotencyKeyConflict], readOnly: false, idempotent: true)
@@ -82,6 +87,8 @@ public enum ProcessStripeEvent: RPCMethod {
     /// About a refund payservice is still recording: nothing recorded; Stripe's next delivery
     /// (answer 503) is taken in.
     case retryLater = "retry_later"
+    /// A live event at a test-mode payservice, or a test event at a live one.
+    case wrongMode = "wrong_mode"
   }
 
   public struct Rejected: Equatable, Sendable, WireObject, FailureReporting {
@@ -111,6 +118,8 @@ public enum ProcessStripeEvent: RPCMethod {
     public var effect = "none"
     /// When payservice first recorded it.
     public var recordedAt = ""
+    /// Why the event changed nothing, when its effect is refused.
+    public var message: String?
 
     public static let shape = ObjectShape<Recorded>(
       blank: { Recorded() },
@@ -134,6 +143,9 @@ public enum ProcessStripeEvent: RPCMethod {
             """,
             values: GatewayReport.Effect.allCases.map(\.rawValue))),
         .member("recordedAt", \.recordedAt, .required, Shapes.timestamp),
+        .member(
+          "message", \.message, .optional,
+          .string("With effect refused: what about the event does not fit its order."), read: ParamReader.anyString),
       ])
   }
 
@@ -203,6 +215,13 @@ public enum ProcessStripeEvent: RPCMethod {
     guard let event = StripeEvent(payload: params.payload) else {
       let message = "the payload is signed but is not a Stripe event (a JSON object with id evt_…, type and created)"
       return (.failed(Rejected(failureCode: .notAnEvent, message: message)), nil)
+    }
+    if let mode = context.config.gateway.stripe?.mode, event.livemode != (mode == .live) {
+      let message = """
+        the event is \(event.livemode ? "live" : "a test event") and this payservice's key is in \(mode.rawValue) mode \
+        (gateway.mode): nothing was recorded; point the webhook endpoint of the other mode elsewhere
+        """
+      return (.failed(Rejected(failureCode: .wrongMode, message: message)), nil)
     }
     do {
       return (try OperationRunner.run(Recording(event: event), context: context), event)
@@ -300,6 +319,7 @@ public enum ProcessStripeEvent: RPCMethod {
     {
       var effect = GatewayReport.Effect.none
       var orderId: String?
+      var refusals: [String] = []
       if let order = event.paymentIntentOrderId {
         if try !transaction.pendingOperations(subject: order).isEmpty {
           // Resumed once this transaction is over, as recovery would (`ProcessStripeEvent.record`).
@@ -322,13 +342,21 @@ public enum ProcessStripeEvent: RPCMethod {
           throw RetryLater(refundId: refundId)
         case .applied(let order, let made):
           if made != .none { (effect, orderId) = (made, order) } else if orderId == nil { orderId = order }
+        case .refused(let order, let reason):
+          refusals.append(reason)
+          if orderId == nil { orderId = order }
         }
+      }
+      if !refusals.isEmpty, effect == .none {
+        // Recorded as refused: Stripe's redelivery answers the same, and changes nothing either.
+        effect = .refused
       }
       return .done(
         .succeeded(
           Recorded(
             eventId: event.id, type: event.type, livemode: event.livemode, created: RFC3339.format(event.created),
-            orderId: orderId, effect: effect.rawValue, recordedAt: RFC3339.format(now))),
+            orderId: orderId, effect: effect.rawValue, recordedAt: RFC3339.format(now),
+            message: refusals.isEmpty ? nil : refusals.joined(separator: "; "))),
         final: true)
     }
 

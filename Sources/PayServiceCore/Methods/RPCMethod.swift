@@ -99,6 +99,10 @@ public final class ServiceContext: Sendable {
   public let appStoreServer: AppStoreServerCalls?
   /// What loads the config again (`reloadConfig`, SIGHUP); nil for a process that does not reload.
   public let reloader: ConfigReloader?
+  /// Whether this process serves the back office (`--back-office`): the merchant's staff, who may
+  /// name accounts by any purchase and move purchases between accounts. Otherwise the caller is
+  /// taken to be a shopper, or anyone.
+  public let backOffice: Bool
   /// The config compiled for the borrowed request path; nil when it prices nothing this way.
   let pricingTable: PricingTable?
   private let pricingTableStorage: PricingTable.Storage?
@@ -116,10 +120,11 @@ public final class ServiceContext: Sendable {
   public init(
     config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
-    reloader: ConfigReloader? = nil
+    reloader: ConfigReloader? = nil, backOffice: Bool = false
   ) {
     self.config = config
     self.reloader = reloader
+    self.backOffice = backOffice
     self.gatewayCalls = gateway
     self.merchantSessions = merchantSessions
     self.appStoreServer = appStoreServer
@@ -135,11 +140,11 @@ public final class ServiceContext: Sendable {
   public convenience init(
     config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
-    reloader: ConfigReloader? = nil
+    reloader: ConfigReloader? = nil, backOffice: Bool = false
   ) {
     self.init(
       config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions,
-      appStoreServer: appStoreServer, reloader: reloader)
+      appStoreServer: appStoreServer, reloader: reloader, backOffice: backOffice)
   }
 }
 

@@ -83,7 +83,7 @@ public enum ReconcileStripe: RPCMethod {
         .member(
           "effect", \.effect, .required,
           .string(
-            "As processStripeEvent's effect: order_resumed, refund_recorded, refund_succeeded, refund_failed, dispute_opened, dispute_updated, dispute_won, dispute_lost or dispute_closed.",
+            "As processStripeEvent's effect: order_resumed, refund_recorded, refund_succeeded, refund_failed, dispute_opened, dispute_updated, dispute_won, dispute_lost, dispute_closed, or refused (the object does not fit the order: nothing changed).",
             values: GatewayReport.Effect.allCases.filter { $0 != .none }.map(\.rawValue))),
       ])
   }
@@ -140,8 +140,13 @@ public enum ReconcileStripe: RPCMethod {
     }
     var changes: [String: [Change]] = [:]
     func note(_ applied: GatewayReport.Applied, _ object: String) {
-      if case .applied(let orderId?, let effect) = applied, effect != .none {
+      switch applied {
+      case .applied(let orderId?, let effect) where effect != .none:
         changes[orderId, default: []].append(Change(object: object, effect: effect))
+      case .refused(let orderId?, _):
+        // Listed, and not taken in: it does not fit the order (`GatewayReport.misfit`).
+        changes[orderId, default: []].append(Change(object: object, effect: .refused))
+      default: break
       }
     }
     // Stripe lists newest first; taken in oldest first, as they happened. Only a PaymentIntent of

@@ -155,6 +155,10 @@ public enum RefundOrder: RPCMethod {
     public let fingerprint: String
     public var key: String { params.refundId }
     public var subject: String? { params.orderId }
+
+    public func matches(_ stored: String, _ subject: OrderState, context: ServiceContext) throws -> Bool {
+      BackOffice.matches(stored, fingerprint, reason: params.reason)
+    }
     public var conflict: ServiceError { .idempotencyKeyConflict("refundId") }
 
     /// A refund of a sandbox order reads only what `OptimisticReads` checks: its order, its entry

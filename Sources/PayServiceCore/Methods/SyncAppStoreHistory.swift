@@ -7,13 +7,14 @@ public enum SyncAppStoreHistory: RPCMethod {
   public static let documentation = MethodDocumentation(
     summary: "Fetch a customer's App Store transaction history and apply what payservice missed.",
     description: """
-      Asks the App Store Server API (Get Transaction History v2, every page by revision, oldest first) for the \
+      Asks the App Store Server API (Get Transaction History v2, page by page by revision, oldest first) for the \
       history of the customer of transactionId, in Production and then, if Apple knows it not there, in \
       Sandbox (or in the environment given), each request signed with appStore.api's in-app purchase key. \
       Each signed transaction is verified and recorded as verifyAppStoreTransaction records it, so a \
       transaction known already changes nothing and an older version overwrites nothing. Pages are fetched \
       with no store transaction open. Answers each transaction's effect, those refused, and the account's \
-      entitlements. 429 and 5xx answers are retried after Retry-After (appStore.api.maxRetries); a failure \
+      entitlements. One call fetches at most 50 pages (1,000 transactions) or 60 s of them: when Apple has \
+      more, the answer says revision, and the same request with that revision goes on from there. 429 and 5xx answers are retried after Retry-After (appStore.api.maxRetries); a failure \
       (unauthorized, not_found, invalid_request, unavailable, invalid_response, not_configured) keeps what \
       earlier pages applied, and the same request again continues.
       """,
@@ -24,6 +25,7 @@ public enum SyncAppStoreHistory: RPCMethod {
   public struct Params: Sendable {
     public var transactionId = ""
     public var environment: String?
+    public var revision: String?
   }
 
   public static let params = ObjectShape<Params>(
@@ -44,6 +46,17 @@ public enum SyncAppStoreHistory: RPCMethod {
           }
           return text
         }),
+      .member(
+        "revision", \.revision, .optional,
+        .string("Where to go on: the revision an earlier answer stopped at.", minLength: 1, maxLength: 1024),
+        read: { value, path, reader in
+          guard let text = reader.string(value, path()) else { return nil }
+          guard text.utf8.count <= 1024 else {
+            reader.fail(path(), "must be at most 1024 bytes, got \(text.utf8.count)")
+            return nil
+          }
+          return text
+        }),
     ])
 
   /// One transaction fetched and what recording it did.
@@ -58,6 +71,8 @@ public enum SyncAppStoreHistory: RPCMethod {
   public struct Synced: Equatable, Sendable, WireObject {
     public var environment = ""
     public var pages = 0
+    /// Where the next call goes on, when this one stopped at its bound with more to fetch.
+    public var revision: String?
     public var applied: [Applied] = []
     public var refused: [AppStoreRefused] = []
     public var entitlements: AccountEntitlements?
@@ -66,6 +81,9 @@ public enum SyncAppStoreHistory: RPCMethod {
       blank: { Synced() },
       [
         .constant("status", "succeeded"), .member("environment", \.environment), .member("pages", \.pages),
+        .member(
+          "revision", \.revision, .optional,
+          .string("Present when Apple has more than this call fetched: send it as revision, with this environment, to go on.")),
         .member("applied", \.applied), .member("refused", \.refused),
         .member(
           "entitlements", \.entitlements, .optional,
@@ -76,11 +94,16 @@ public enum SyncAppStoreHistory: RPCMethod {
   public typealias Result = Outcome<Synced, AppStoreRefused>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+    if params.revision != nil, params.environment == nil {
+      throw ServiceError.invalidParams([
+        FieldError(path: "environment", message: "is required with revision: the environment the earlier answer named")
+      ])
+    }
     guard let settings = context.config.appStore else { return .failed(.notConfigured) }
     guard let calls = context.appStoreServer else { return .failed(.noAPI) }
     switch try AppStoreHistory.sync(
       transactionId: params.transactionId, environment: params.environment.flatMap(AppStoreAPIEnvironment.init),
-      calls: calls, settings: settings, accountHint: nil, context: context)
+      from: params.revision, bound: .backOffice, calls: calls, settings: settings, account: nil, context: context)
     {
     case .failure(let refused): return .failed(refused)
     case .success(let synced): return .succeeded(try answer(synced, context: context))
@@ -88,7 +111,7 @@ public enum SyncAppStoreHistory: RPCMethod {
   }
 
   static func answer(_ synced: AppStoreHistory.Synced, context: ServiceContext) throws -> Synced {
-    var answer = Synced(environment: synced.environment.rawValue, pages: synced.pages)
+    var answer = Synced(environment: synced.environment.rawValue, pages: synced.pages, revision: synced.resumeAt)
     for (transactionId, result) in synced.recorded {
       switch result {
       case .succeeded(let verified):

@@ -10,17 +10,24 @@ public enum VerifyAppStoreTransaction: RPCMethod {
       Give the signed transaction StoreKit 2 hands the app (Transaction.jwsRepresentation), or the app receipt \
       of an app on original StoreKit (appReceipt, base64): its first in-app purchase's transaction id is \
       looked up with the App Store Server API (appStore.api), whose signed history is recorded as \
-      syncAppStoreHistory records it; the receipt itself is not trusted. A transaction is verified as \
+      syncAppStoreHistory records it (at most 10 pages); the receipt itself is not trusted, so outside the \
+      back office a receipt needs appAccountToken and is answered only for a purchase Apple signed for that \
+      account, and a process looks up at most 20 receipts a minute (then rate_limited). A transaction is verified as \
       the App Store signs: a compact JWS with alg ES256 and an x5c chain of three certificates ending at a \
       configured root (Apple Root CA - G3 unless appStore.rootCertificates names others), Apple's marker \
       extensions on the intermediate and leaf, validity at the item's own signedDate, the signature, then \
-      bundleId, appAppleId and environment against appStore. A refused item is failed with the cause \
+      bundleId and environment against appStore. A refused item is failed with the cause \
       (invalid_format, invalid_certificate, invalid_signature, wrong_bundle, wrong_environment, unknown_product, \
-      wrong_account, not_configured) and grants nothing. A verified one is recorded by its transactionId, the \
+      wrong_account, units_spent, invalid_receipt, rate_limited, not_configured) and grants nothing. A verified one is recorded by its transactionId, the \
       latest signed version kept: a consumable credits its units once however often it is sent; a \
       non-consumable or subscription grants its entitlement (until expiresDate for a subscription); a \
-      transaction with revocationDate revokes. appAccountToken names the account of a purchase the app made \
-      without one; a transaction that carries its own keeps it. The answer is the transaction as recorded, \
+      transaction with revocationDate revokes. A purchase belongs to the account Apple signed in it \
+      (appAccountToken), else to the account named by its originalTransactionId. appAccountToken in the params \
+      never moves a purchase outside the back office: there it is the account the caller expects, and a \
+      purchase Apple's signed data puts elsewhere is failed wrong_account with nothing recorded. In the back \
+      office (--back-office) it assigns the account of a purchase Apple signed none for, moving it from \
+      another account (units_spent when that account spent more units than it would keep). A purchase under \
+      its own originalTransactionId that is later given an account takes what was spent from it along. The answer is the transaction as recorded, \
       what it changed (effect) and the account's entitlements and balances at the service clock. The same \
       signed transaction again answers the same and changes nothing (it is recorded in the journal by its id \
       and signedDate); with another appAccountToken it is error -32004.
@@ -60,7 +67,9 @@ public enum VerifyAppStoreTransaction: RPCMethod {
         }),
       .member(
         "appAccountToken", \.appAccountToken, .optional,
-        .string("The account (a UUID) of a purchase the app made without an appAccountToken.", pattern: uuidPattern),
+        .string(
+          "The account (a UUID) the purchase is expected under; in the back office, the account to assign a purchase Apple signed none for.",
+          pattern: uuidPattern),
         read: readUUID),
     ])
 
@@ -114,23 +123,32 @@ public enum VerifyAppStoreTransaction: RPCMethod {
     }
     guard let settings = context.config.appStore else { return .failed(.notConfigured) }
     guard let signed = params.signedTransaction else {
-      return try receipt(params.appReceipt ?? "", accountHint: params.appAccountToken, settings: settings, context: context)
+      guard params.appAccountToken != nil || context.backOffice else {
+        throw ServiceError.invalidParams([
+          FieldError(
+            path: "appAccountToken",
+            message:
+              "is required with appReceipt outside the back office: a receipt is not signed data, so it is answered only for a purchase Apple signed for the account named")
+        ])
+      }
+      return try receipt(params.appReceipt ?? "", account: params.appAccountToken, settings: settings, context: context)
     }
     let item: AppStoreTransaction
     do {
-      item = try AppStoreTransaction(payload: try settings.verifier.verify(signed, now: context.clock.now()))
+      item = try AppStoreTransaction(payload: try settings.verifier.verify(signed, as: .transaction, now: context.clock.now()))
     } catch let failure as AppStoreVerificationFailure {
       return .failed(.verification(failure, "signedTransaction"))
     } catch let problem as AppStorePayloadProblem {
       return .failed(AppStoreRefused(.invalidFormat, problem.message))
     }
-    return try record(item, accountHint: params.appAccountToken, context: context)
+    return try record(item, account: params.appAccountToken, context: context)
   }
 
   /// An app receipt: its first in-app purchase's transaction id is looked up in the App Store
   /// Server API (the receipt itself is not trusted, only the signed history Apple answers), the
-  /// customer's history recorded, and that transaction answered.
-  static func receipt(_ receipt: String, accountHint: String?, settings: AppStoreSettings, context: ServiceContext)
+  /// customer's history recorded, and that transaction answered. Outside the back office, lookups
+  /// are rate-limited per process (each costs the merchant's quota at Apple).
+  static func receipt(_ receipt: String, account: String?, settings: AppStoreSettings, context: ServiceContext)
     throws -> Result
   {
     let transactionId: String
@@ -148,16 +166,23 @@ public enum VerifyAppStoreTransaction: RPCMethod {
       }
     }
     guard let calls = context.appStoreServer else { return .failed(.noAPI) }
+    if !context.backOffice, let wait = calls.receiptLookups.take(now: context.clock.now()) {
+      return .failed(
+        AppStoreRefused(
+          .rateLimited,
+          "appReceipt: this process looked up \(ReceiptLookupLimit.perMinute) receipts in the last minute, its limit; try again in \(wait) s"))
+    }
     switch try AppStoreHistory.sync(
-      transactionId: transactionId, environment: nil, calls: calls, settings: settings, accountHint: accountHint,
-      context: context)
+      transactionId: transactionId, environment: nil, bound: context.backOffice ? .backOffice : .receipt, calls: calls,
+      settings: settings, account: account, context: context)
     {
     case .failure(let refused):
       return .failed(refused)
     case .success(let synced):
       guard let named = synced.recorded.last(where: { $0.transactionId == transactionId }) else {
+        let bounded = synced.resumeAt == nil ? "" : " (its first \(synced.pages) pages, the most one lookup fetches)"
         return .failed(
-          AppStoreRefused(.notFound, "appReceipt: transaction \(transactionId) is not in the history Apple answered"))
+          AppStoreRefused(.notFound, "appReceipt: transaction \(transactionId) is not in the history Apple answered\(bounded)"))
       }
       guard case .succeeded(var verified) = named.result else { return named.result }
       // The account as the whole history left it.
@@ -169,10 +194,11 @@ public enum VerifyAppStoreTransaction: RPCMethod {
     }
   }
 
-  /// Records a verified transaction through the journal (also for history fetched from Apple).
-  static func record(_ item: AppStoreTransaction, accountHint: String?, context: ServiceContext) throws -> Result {
+  /// Records a verified transaction through the journal (also for history fetched from Apple):
+  /// `account` is assigned in the back office, and only expected elsewhere.
+  static func record(_ item: AppStoreTransaction, account: String?, context: ServiceContext) throws -> Result {
     do {
-      return try OperationRunner.run(Recording(item: item, accountHint: accountHint), context: context)
+      return try OperationRunner.run(Recording(item: item, account: account), context: context)
     } catch let refusal as AppStoreLedger.Refusal {
       return .failed(AppStoreRefused(AppStoreFailureCode(refusal.code), refusal.message))
     }
@@ -183,10 +209,11 @@ public enum VerifyAppStoreTransaction: RPCMethod {
   public struct Recording: LocalOperation {
     public static let kind = "appStoreTransaction"
     let item: AppStoreTransaction
-    let accountHint: String?
+    /// The account the params name: assigned in the back office, expected elsewhere.
+    let account: String?
     public var key: String { "\(item.transactionId)@\(item.signedDate)" }
     public var subject: String? { nil }
-    public var fingerprint: String { accountHint ?? "" }
+    public var fingerprint: String { account ?? "" }
     public var conflict: ServiceError { .idempotencyKeyConflict("appAccountToken") }
 
     /// The same key from two processes at once: the second waits for the first's entry.
@@ -202,7 +229,15 @@ public enum VerifyAppStoreTransaction: RPCMethod {
       guard let settings = context.config.appStore else { return .done(.failed(.notConfigured), final: false) }
       // A refusal is thrown out of the transaction: nothing of it is kept, and the key stays unused.
       let applied = try AppStoreLedger.record(
-        transaction: item, renewal: nil, accountHint: accountHint, settings: settings, transaction, now: now)
+        transaction: item, renewal: nil, assign: context.backOffice ? account : nil, settings: settings, transaction,
+        now: now)
+      if let account, applied.account != account {
+        // Which account it is under is not said: the caller named another.
+        throw AppStoreLedger.Refusal(
+          code: .wrongAccount,
+          message:
+            "purchase \(applied.originalTransactionId) is not signed for account \(account), and only the back office assigns accounts: nothing was recorded")
+      }
       let kept = applied.transaction ?? item
       guard let product = settings.products[kept.productId] ?? settings.products[item.productId] else {
         throw AppStoreLedger.Refusal(code: .unknownProduct, message: "product \(kept.productId) is not in appStore.products")

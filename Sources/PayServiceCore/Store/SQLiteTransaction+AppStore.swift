@@ -156,6 +156,12 @@ extension SQLiteTransaction {
     return consumed
   }
 
+  func moveConsumptions(account: String, to newAccount: String) throws {
+    try db.cachedStatement(sql: "UPDATE appStoreConsumption SET account = ? WHERE account = ?").execute(arguments: [
+      newAccount, account,
+    ])
+  }
+
   func insert(_ consumption: AppStoreConsumptionRow) throws {
     try db.cachedStatement(
       sql: "INSERT INTO appStoreConsumption (consumptionId, account, entitlement, units, consumedAt) VALUES (?, ?, ?, ?, ?)"

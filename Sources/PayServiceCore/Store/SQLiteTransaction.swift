@@ -259,6 +259,22 @@ struct SQLiteTransaction: StoreTransaction {
       gatewayRefundId: row[6])
   }
 
+  func eraseStaffReasons(orderId: String, marker: String) throws -> [OrderEventRow] {
+    let filter = "orderId = ? AND kind IN ('refunded', 'canceled') AND reason IS NOT NULL AND reason <> ?"
+    let erased = try Row.fetchAll(
+      db.cachedStatement(sql: "SELECT position, kind, at, amountMinor, reference, reason FROM orderEvent WHERE \(filter)"),
+      arguments: [orderId, marker]
+    ).map { row in
+      OrderEventRow(
+        orderId: orderId, position: row[0], kind: OrderEventRow.Kind(rawValue: row[1]) ?? .refunded, at: row[2],
+        amountMinor: row[3], reference: row[4], reason: row[5])
+    }
+    try db.cachedStatement(sql: "UPDATE orderEvent SET reason = ? WHERE \(filter)").execute(arguments: [
+      marker, orderId, marker,
+    ])
+    return erased
+  }
+
   func refund(_ refundId: String) throws -> RefundRow? {
     let statement = try db.cachedStatement(sql: "SELECT \(Self.refundColumns) FROM refund WHERE refundId = ?")
     return try Row.fetchOne(statement, arguments: [refundId]).map(Self.refund)

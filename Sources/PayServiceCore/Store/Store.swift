@@ -237,6 +237,10 @@ public protocol StoreTransaction {
   func refund(_ refundId: String) throws -> RefundRow?
   /// Replaces a recorded refund's document (where the gateway's settling of it is written).
   func updateRefund(_ refundId: String, document: String) throws
+  /// Replaces the reasons staff wrote on an order's refunds and cancel (`refunded` and `canceled`
+  /// events) with `marker`, and answers each reason replaced with its event's kind and reference
+  /// (the refundId or cancelId), so that the caller erases it where else it is kept.
+  func eraseStaffReasons(orderId: String, marker: String) throws -> [OrderEventRow]
   /// A recorded order's document (the order as placed), read in this transaction; nil when unknown.
   func orderDocument(_ orderId: String) throws -> String?
 
@@ -280,6 +284,9 @@ public protocol StoreTransaction {
   /// The units the account has spent, by entitlement.
   func appStoreConsumed(account: String) throws -> [String: Int64]
   func insert(_ consumption: AppStoreConsumptionRow) throws
+  /// Puts what `account` spent on `newAccount` (a purchase chain moving from the account named by
+  /// its own originalTransactionId takes its spending along).
+  func moveConsumptions(account: String, to newAccount: String) throws
 
   func lockAgreement(_ agreementId: String) throws -> AgreementRow?
   func insert(_ agreement: AgreementRow) throws

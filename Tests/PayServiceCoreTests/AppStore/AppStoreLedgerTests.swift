@@ -25,7 +25,8 @@ struct AppStoreLedgerTests {
 
   static func at(_ context: ServiceContext, _ time: String) -> ServiceContext {
     ServiceContext(
-      config: context.config, storeSource: context.storeSource, clock: ServiceClock(pinned: RFC3339.parse(time)!))
+      config: context.config, storeSource: context.storeSource, clock: ServiceClock(pinned: RFC3339.parse(time)!),
+      backOffice: context.backOffice)
   }
 
   @Test("a consumable credits its units once however often it is sent, is spent once, and a refund takes its units back", arguments: StoreBackend.available)

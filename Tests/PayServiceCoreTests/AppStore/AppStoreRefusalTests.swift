@@ -85,7 +85,7 @@ struct AppStoreRefusalTests {
   func nested() throws {
     let shop = try AppStoreShop()
     let stranger = try AppStoreShop()
-    let context = try TestConfig.context(config: shop.config())
+    let context = try TestConfig.context(config: shop.config(), backOffice: true)
     let transaction = try stranger.transaction(
       id: "4000000000000002", product: "com.example.beans.darkmode", purchase: AppStoreShop.ms("2026-11-20T10:00:00Z"),
       signed: AppStoreShop.ms("2026-11-20T10:00:01Z"))

@@ -33,12 +33,12 @@ struct AppStoreSignedDataTests {
   @Test("a transaction, a renewal info and a notification signed by the test chain verify at their signedDate")
   func accepted() throws {
     let verifier = try Self.verifier()
-    let transaction = try verifier.verify(try Self.vector("transactionInfo"), now: TestConfig.now)
+    let transaction = try verifier.verify(try Self.vector("transactionInfo"), as: .transaction, now: TestConfig.now)
     #expect(transaction["bundleId"] == .string("com.example"))
     #expect(transaction["signedDate"] == .number("1672956154000"))
-    let renewal = try verifier.verify(try Self.vector("renewalInfo"), now: TestConfig.now)
+    let renewal = try verifier.verify(try Self.vector("renewalInfo"), as: .renewalInfo, now: TestConfig.now)
     #expect(renewal["environment"] == .string("Sandbox"))
-    let notification = try verifier.verify(try Self.vector("testNotification"), now: TestConfig.now)
+    let notification = try verifier.verify(try Self.vector("testNotification"), as: .notification, now: TestConfig.now)
     #expect(notification["notificationType"] == .string("TEST"))
     #expect(notification["notificationUUID"] == .string("9ad56bd2-0bc6-42e0-af24-fd996d87a1e6"))
   }
@@ -46,26 +46,26 @@ struct AppStoreSignedDataTests {
   @Test("refused with the cause named: another bundle, no x5c, a byte of payload or signature changed, another root, another environment")
   func refused() throws {
     let verifier = try Self.verifier()
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(try! Self.vector("wrongBundleId"), now: TestConfig.now) } == .wrongBundle)
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(try! Self.vector("missingX5CHeaderClaim"), now: TestConfig.now) } == .invalidFormat)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(try! Self.vector("wrongBundleId"), as: .notification, now: TestConfig.now) } == .wrongBundle)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(try! Self.vector("missingX5CHeaderClaim"), as: .notification, now: TestConfig.now) } == .invalidFormat)
     let jws = try Self.vector("transactionInfo")
     var parts = jws.split(separator: ".").map(String.init)
     // One byte of the payload: its base64url text decodes to other bytes.
     var payload = Array(parts[1].utf8)
     payload[10] = payload[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
     let tamperedPayload = [parts[0], String(decoding: payload, as: UTF8.self), parts[2]].joined(separator: ".")
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(tamperedPayload, now: TestConfig.now) } == .invalidSignature)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(tamperedPayload, as: .transaction, now: TestConfig.now) } == .invalidSignature)
     var signature = Array(parts[2].utf8)
     signature[5] = signature[5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
     parts[2] = String(decoding: signature, as: UTF8.self)
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(parts.joined(separator: "."), now: TestConfig.now) } == .invalidSignature)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify(parts.joined(separator: "."), as: .transaction, now: TestConfig.now) } == .invalidSignature)
     let appleRoot = AppStoreSignedDataVerifier(
       roots: [AppStoreSignedDataVerifier.appleRoot], bundleId: "com.example", appAppleId: nil,
       environments: ["Sandbox"])
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try appleRoot.verify(jws, now: TestConfig.now) } == .invalidCertificate)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try appleRoot.verify(jws, as: .transaction, now: TestConfig.now) } == .invalidCertificate)
     let production = try Self.verifier(environments: ["Production"])
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try production.verify(jws, now: TestConfig.now) } == .wrongEnvironment)
-    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify("a.b", now: TestConfig.now) } == .invalidFormat)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try production.verify(jws, as: .transaction, now: TestConfig.now) } == .wrongEnvironment)
+    #expect(Self.cause { () throws(AppStoreVerificationFailure) in try verifier.verify("a.b", as: .transaction, now: TestConfig.now) } == .invalidFormat)
   }
 }
 
@@ -80,7 +80,7 @@ struct AppStoreTestAuthorityTests {
 
   func cause(_ verifier: AppStoreSignedDataVerifier, _ jws: String) -> AppStoreVerificationFailure.Cause? {
     do {
-      _ = try verifier.verify(jws, now: TestConfig.now)
+      _ = try verifier.verify(jws, as: .transaction, now: TestConfig.now)
       return nil
     } catch {
       return error.cause
@@ -91,7 +91,7 @@ struct AppStoreTestAuthorityTests {
   func faults() throws {
     let authority = try AppStoreTestAuthority()
     #expect(cause(verifier(authority), try authority.sign(Self.payload)) == nil)
-    #expect(try verifier(authority).verify(try authority.sign(Self.payload), now: TestConfig.now)["transactionId"] == .string("1"))
+    #expect(try verifier(authority).verify(try authority.sign(Self.payload), as: .transaction, now: TestConfig.now)["transactionId"] == .string("1"))
     let noLeafMarker = try AppStoreTestAuthority(leafMarker: false)
     #expect(cause(verifier(noLeafMarker), try noLeafMarker.sign(Self.payload)) == .invalidCertificate)
     let noIntermediateMarker = try AppStoreTestAuthority(intermediateMarker: false)

@@ -89,7 +89,7 @@ struct AppStoreSubscriptionTests {
       "2027-01-01T00:01:00Z", "2027-02-01T00:01:00Z", "2027-03-01T00:01:00Z", "2027-03-03T00:01:00Z",
       "2027-03-10T00:01:00Z", "2027-03-15T00:01:00Z", "2027-03-20T00:01:00Z",
     ]
-    let context = try TestConfig.context(config: shop.config(), backend: backend)
+    let context = try TestConfig.context(config: shop.config(), backend: backend, backOffice: true)
     var effects: [String] = []
     var states: [String] = []
     for (notification, time) in zip(notifications, times) {
@@ -115,7 +115,7 @@ struct AppStoreSubscriptionTests {
   func shuffled(_ backend: StoreBackend) throws {
     let shop = try AppStoreShop()
     let notifications = try Self.story(shop)
-    let reference = try TestConfig.context(config: shop.config(), backend: backend)
+    let reference = try TestConfig.context(config: shop.config(), backend: backend, backOffice: true)
     _ = try Self.process(notifications, reference)
     let expected = try Self.checkpoints.map { try Self.entitlements(reference, at: $0) }
     var random = SplitMix64(seed: 37)
@@ -124,7 +124,7 @@ struct AppStoreSubscriptionTests {
     for _ in 0..<runs {
       var delivery = notifications + (0..<3).map { _ in notifications[Int(random.next() % UInt64(notifications.count))] }
       delivery.shuffle(using: &random)
-      let context = try TestConfig.context(config: shop.config(), backend: backend)
+      let context = try TestConfig.context(config: shop.config(), backend: backend, backOffice: true)
       let answers = try Self.process(delivery, context)
       staleSeen += answers.filter { $0.contains(#""effect":"stale""#) }.count
       #expect(try Self.checkpoints.map { try Self.entitlements(context, at: $0) } == expected)

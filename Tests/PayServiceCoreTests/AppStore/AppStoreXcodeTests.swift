@@ -23,22 +23,25 @@ struct AppStoreXcodeTests {
   func xcode() throws {
     let listed = AppStoreSignedDataVerifier(
       roots: [AppStoreSignedDataVerifier.appleRoot], bundleId: Self.bundleId, appAppleId: nil, environments: ["Xcode"])
-    let transaction = try listed.verify(try AppStoreSignedDataTests.vector("xcode-signed-transaction"), now: TestConfig.now)
+    let transaction = try listed.verify(try AppStoreSignedDataTests.vector("xcode-signed-transaction"), as: .transaction, now: TestConfig.now)
     #expect(transaction["transactionId"] == .string("0"))
     #expect(transaction["productId"] == .string("pass.premium"))
     // Xcode writes fractions of a millisecond.
     #expect(transaction["expiresDate"] == .number("1700358336049.7297"))
-    let renewal = try listed.verify(try AppStoreSignedDataTests.vector("xcode-signed-renewal-info"), now: TestConfig.now)
+    let renewal = try listed.verify(try AppStoreSignedDataTests.vector("xcode-signed-renewal-info"), as: .renewalInfo, now: TestConfig.now)
     #expect(renewal["environment"] == .string("Xcode"))
-    let app = try listed.verify(try AppStoreSignedDataTests.vector("xcode-signed-app-transaction"), now: TestConfig.now)
+    let app = try listed.verify(try AppStoreSignedDataTests.vector("xcode-signed-app-transaction"), as: .appTransaction, now: TestConfig.now)
     #expect(app["bundleId"] == .string(Self.bundleId))
     let unlisted = AppStoreSignedDataVerifier(
       roots: [AppStoreSignedDataVerifier.appleRoot], bundleId: Self.bundleId, appAppleId: nil,
       environments: ["Production", "Sandbox"])
-    for name in ["xcode-signed-transaction", "xcode-signed-renewal-info", "xcode-signed-app-transaction"] {
+    for (name, kind) in [
+      ("xcode-signed-transaction", AppStoreSignedKind.transaction), ("xcode-signed-renewal-info", .renewalInfo),
+      ("xcode-signed-app-transaction", .appTransaction),
+    ] {
       #expect(
         AppStoreSignedDataTests.cause { () throws(AppStoreVerificationFailure) in
-          try unlisted.verify(try! AppStoreSignedDataTests.vector(name), now: TestConfig.now)
+          try unlisted.verify(try! AppStoreSignedDataTests.vector(name), as: kind, now: TestConfig.now)
         } == .wrongEnvironment, "\(name)")
     }
     // Through verifyAppStoreTransaction: recorded with Xcode listed; its subscription expired in 2023.

@@ -28,6 +28,15 @@ struct HostileInputTests {
     #expect(try RequestFuzzOracle().check(bytes) == nil)
   }
 
+  @Test("the signed corpus holds its 6 seeds, and each is answered by the signed target's oracle", arguments: fuzzFiles("corpus-signed"))
+  func replaySigned(file: String) throws {
+    #expect(Self.fuzzFiles("corpus-signed").count == 6)
+    let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent(file)))
+    let oracle = try SignedPayloadOracle()
+    #expect(oracle.request(bytes) != nil)
+    #expect(oracle.check(bytes) == nil)
+  }
+
   @Test("the oracle rejects broken answers (it can fail)")
   func oracleCanFail() {
     let line = Array(#"{"jsonrpc":"2.0","id":1,"method":"listProducts"}"#.utf8) + [0x0A]
@@ -51,7 +60,7 @@ struct HostileInputTests {
   }
 
   func answer(_ line: [UInt8]) -> String {
-    let handler = TestConfig.handler(try! TestConfig.context(), backOffice: true)
+    let handler = TestConfig.handler(try! TestConfig.context(backOffice: true), backOffice: true)
     return handler.handle(line: line).map { String(decoding: $0, as: UTF8.self) } ?? "<none>"
   }
 
@@ -199,7 +208,7 @@ struct HostileInputTests {
   @Test("App Store items, accounts, units and times at their extremes: within them a result that says why not, past them -32602")
   func appStoreExtremes() throws {
     let shop = try AppStoreShop()
-    let handler = TestConfig.handler(try TestConfig.context(config: shop.config()), backOffice: true)
+    let handler = TestConfig.handler(try TestConfig.context(config: shop.config(), backOffice: true), backOffice: true)
     func ask(_ id: Int, _ method: String, _ params: String) -> String {
       handler.handle(line: Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8))
         .map { String(decoding: $0, as: UTF8.self) } ?? "<none>"

@@ -62,7 +62,7 @@ public struct AppStoreShop: Sendable {
     var text: String
   }
 
-  /// A signed transaction.
+  /// A signed transaction, in Apple's shape (`JWSTransactionDecodedPayload`: no appAppleId).
   public func transaction(
     id: String, original: String? = nil, product: String, purchase: Int, expires: Int? = nil, signed: Int,
     quantity: Int = 1, revocation: Int? = nil, revocationReason: Int? = nil, appAccountToken: String? = nil,
@@ -84,7 +84,6 @@ public struct AppStoreShop: Sendable {
         ("inAppOwnershipType", "PURCHASED"), ("signedDate", signed), ("revocationDate", revocation),
         ("revocationReason", revocationReason), ("isUpgraded", upgraded ? true : nil),
         ("environment", environment), ("transactionReason", expires == nil ? "PURCHASE" : "RENEWAL"),
-        ("appAppleId", environment == "Production" ? Int(Self.appAppleId) : nil),
       ]))
   }
 

@@ -13,6 +13,8 @@ public enum GatewayReport {
     /// Stripe's id (`re_…`).
     public var id: String
     public var amountMinor: Int64
+    /// Its currency as Stripe writes it (`usd`); nil when the object names none.
+    public var currency: String?
     public var status: String
     public var paymentIntent: String?
     /// When Stripe made it (its `created`).
@@ -25,11 +27,12 @@ public enum GatewayReport {
     public init?(_ value: JSONValue) {
       guard case .object(let object) = value, case .string("refund")? = object["object"],
         case .string(let id)? = object["id"], !id.isEmpty, let amount = GatewayReport.integer(object["amount"]),
-        amount >= 0, let created = GatewayReport.integer(object["created"])
+        amount >= 0, let created = GatewayReport.time(object["created"])
       else { return nil }
       self.id = id
       amountMinor = amount
       self.created = created
+      if case .string(let currency)? = object["currency"] { self.currency = currency }
       // A refund Stripe has not given a status yet is pending (`GatewayRefund.Status`).
       if case .string(let status)? = object["status"] { self.status = status } else { status = "pending" }
       paymentIntent = GatewayReport.id(object["payment_intent"])
@@ -54,6 +57,7 @@ public enum GatewayReport {
     /// Stripe's id (`dp_…`).
     public var id: String
     public var amountMinor: Int64
+    public var currency: String?
     public var reason: String
     public var status: String
     public var paymentIntent: String?
@@ -65,15 +69,16 @@ public enum GatewayReport {
     public init?(_ value: JSONValue) {
       guard case .object(let object) = value, case .string("dispute")? = object["object"],
         case .string(let id)? = object["id"], !id.isEmpty, let amount = GatewayReport.integer(object["amount"]),
-        amount >= 0, let created = GatewayReport.integer(object["created"]), case .string(let status)? = object["status"]
+        amount >= 0, let created = GatewayReport.time(object["created"]), case .string(let status)? = object["status"]
       else { return nil }
       self.id = id
       amountMinor = amount
       self.created = created
       self.status = status
+      if case .string(let currency)? = object["currency"] { self.currency = currency }
       if case .string(let reason)? = object["reason"] { self.reason = reason } else { reason = "general" }
       paymentIntent = GatewayReport.id(object["payment_intent"])
-      if case .object(let details)? = object["evidence_details"] { dueBy = GatewayReport.integer(details["due_by"]) }
+      if case .object(let details)? = object["evidence_details"] { dueBy = GatewayReport.time(details["due_by"]) }
     }
   }
 
@@ -97,6 +102,9 @@ public enum GatewayReport {
     case disputeClosed = "dispute_closed"
     /// A payservice order's pending charge was sent again (`processStripeEvent`, `reconcileStripe`).
     case orderResumed = "order_resumed"
+    /// The report does not fit the order (another currency, more than it captured or refunded, an
+    /// amount past 10^15 minor units): recorded, and nothing changed.
+    case refused
   }
 
   /// What a report did to which order; `retryLater` when it is about a refund payservice is still
@@ -104,6 +112,23 @@ public enum GatewayReport {
   public enum Applied: Sendable, Equatable {
     case applied(orderId: String?, Effect)
     case retryLater(refundId: String)
+    /// The report does not fit the order it is about (`Effect.refused`): nothing changed.
+    case refused(orderId: String?, reason: String)
+  }
+
+  /// Why a report of `amountMinor` in `currency` cannot be taken in for `order`, at most `limit`
+  /// (what the order has left to refund or dispute); nil when it can.
+  static func misfit(_ what: String, amountMinor: Int64, currency: String?, order: OrderState, limit: Int64) -> String? {
+    guard amountMinor <= MoneyText.maxMinorUnits else {
+      return "the \(what)'s amount \(amountMinor) is past the 10^15 minor units any amount may have"
+    }
+    guard let currency, currency.lowercased() == order.currencyCode.lowercased() else {
+      return "the \(what) is in \(currency ?? "no currency"), the order in \(order.currencyCode)"
+    }
+    guard amountMinor <= limit else {
+      return "the \(what)'s amount \(amountMinor) is more than the \(max(0, limit)) minor units the order has left for it"
+    }
+    return nil
   }
 
   /// Takes in a refund report: settles a refund payservice made (found by `metadata[refund_id]`,
@@ -113,9 +138,19 @@ public enum GatewayReport {
     throws -> Applied
   {
     let at = RFC3339.format(now)
+    /// A refund payservice knows: settled or moved forward once its amount and currency are the recorded ones.
+    func known(_ row: RefundRow, _ apply: () throws -> Effect) throws -> Applied {
+      guard let order = try transaction.lockOrder(row.orderId) else { return .applied(orderId: nil, .none) }
+      if let reason = misfit("refund", amountMinor: report.amountMinor, currency: report.currency, order: order, limit: row.amountMinor)
+        ?? (report.amountMinor == row.amountMinor ? nil : "the refund's amount \(report.amountMinor) is not the \(row.amountMinor) recorded")
+      {
+        return .refused(orderId: row.orderId, reason: reason)
+      }
+      return .applied(orderId: row.orderId, try apply())
+    }
     if let key = report.refundId {
       if let row = try transaction.refund(key), row.gatewayRefundId == report.id {
-        return .applied(orderId: row.orderId, try settleOwn(row, report, transaction, at: at))
+        return try known(row) { try settleOwn(row, report, transaction, at: at) }
       }
       if let entry = try transaction.operation(kind: RefundOrder.Refund.kind, key: key), entry.state == .pending {
         return .retryLater(refundId: key)
@@ -124,13 +159,20 @@ public enum GatewayReport {
     if let row = try transaction.refund(gatewayRefundId: report.id) {
       let refund = try StoredJSON.read(row.document, as: RefundRecord.self, "refund")
       guard refund.origin == RefundRecord.gatewayOrigin else {
-        return .applied(orderId: row.orderId, try settleOwn(row, report, transaction, at: at))
+        return try known(row) { try settleOwn(row, report, transaction, at: at) }
       }
-      return .applied(orderId: row.orderId, try moveOutside(row, refund, report, transaction, at: at))
+      return try known(row) { try moveOutside(row, refund, report, transaction, at: at) }
     }
-    guard let orderId = try order(of: report.paymentIntent, or: report.orderId, transaction),
+    // Only through the order's own payment: metadata anyone's PaymentIntent may carry names no order.
+    guard let paymentIntent = report.paymentIntent, let orderId = try transaction.orderId(gatewayPaymentId: paymentIntent),
       let order = try transaction.lockOrder(orderId), let captured = order.capturedMinor
     else { return .applied(orderId: nil, .none) }
+    if let reason = misfit(
+      "refund", amountMinor: report.amountMinor, currency: report.currency, order: order,
+      limit: captured - order.refundedMinor)
+    {
+      return .refused(orderId: orderId, reason: reason)
+    }
     // Made outside payservice (or by a payservice whose store lost it): its money, once.
     let stripeStatus = GatewayReport.Refund.rank(report.status) == 1 ? nil : report.status
     var record = RefundRecord(
@@ -200,9 +242,15 @@ public enum GatewayReport {
     now: Int64
   ) throws -> Applied {
     let known = try transaction.dispute(report.id)
-    guard let orderId = try known?.orderId ?? order(of: report.paymentIntent, or: nil, transaction),
+    guard let orderId = try known?.orderId ?? order(of: report.paymentIntent, transaction),
       let order = try transaction.lockOrder(orderId)
     else { return .applied(orderId: nil, .none) }
+    if let reason = misfit(
+      "dispute", amountMinor: report.amountMinor, currency: report.currency, order: order,
+      limit: order.capturedMinor ?? order.amountMinor)
+    {
+      return .refused(orderId: orderId, reason: reason)
+    }
     let funds = DisputeRow.funds(status: report.status, amountMinor: report.amountMinor)
     var row = DisputeRow(
       disputeId: report.id, orderId: orderId, createdAt: RFC3339.format(report.created),
@@ -247,19 +295,22 @@ public enum GatewayReport {
     }
   }
 
-  /// The order a gateway payment paid for, else the one its metadata names (when recorded).
-  static func order(of paymentIntent: String?, or orderId: String?, _ transaction: any StoreTransaction) throws
-    -> String?
-  {
-    if let paymentIntent, let found = try transaction.orderId(gatewayPaymentId: paymentIntent) { return found }
-    if let orderId, try transaction.orderDocument(orderId) != nil { return orderId }
-    return nil
+  /// The order a gateway payment paid for: only its own payment names an order.
+  static func order(of paymentIntent: String?, _ transaction: any StoreTransaction) throws -> String? {
+    guard let paymentIntent else { return nil }
+    return try transaction.orderId(gatewayPaymentId: paymentIntent)
   }
 
   /// An integer member (Stripe's amounts and times).
   static func integer(_ value: JSONValue?) -> Int64? {
     guard case .number(let text)? = value, text.utf8.count <= 18 else { return nil }
     return Int64(text)
+  }
+
+  /// A time member: seconds since 1970, up to the end of 9999 (what RFC 3339 writes).
+  static func time(_ value: JSONValue?) -> Int64? {
+    guard let seconds = integer(value), (0...253_402_300_799).contains(seconds) else { return nil }
+    return seconds
   }
 
   /// An object's id, whether Stripe sent it as an id or expanded.
