@@ -141,10 +141,12 @@ extension SecurityRegressionTests {
     #expect(answers[2].hasPrefix(#"{"jsonrpc":"2.0","id":3,"result":{"account":"\#(Self.account)""#), "\(answers[2])")
   }
 
-  @Test("a caller's appAccountToken never moves a purchase outside the back office; a purchase that moves takes what was spent along")
-  func ownership() throws {
+  @Test(
+    "a caller's appAccountToken never moves a purchase outside the back office; a purchase that moves takes what was spent along",
+    arguments: StoreBackend.available)
+  func ownership(backend: StoreBackend) throws {
     let setup = try SignedShop()
-    let database = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
+    let database = try backend.freshDatabase()
     // Coins bought without an account: under the purchase's own id.
     let anonymous = try setup.shop.transaction(
       id: "5000000000000006", product: "com.example.beans.coins100", purchase: Self.purchased, signed: Self.purchased)
@@ -186,7 +188,7 @@ extension SecurityRegressionTests {
 /// The Stripe findings of the same review, through the binary and the Stripe test server: signed
 /// events whose amounts, currency, PaymentIntent or mode do not fit the order.
 @Suite("Security regressions: Stripe events", .serialized)
-struct StripeEventSecurityTests {
+struct StripeSecurityRegressionTests {
   @Test("unbounded, foreign-currency and over-refunding amounts are recorded as refused; another's PaymentIntent names no order; another mode is wrong_mode")
   func misfits() throws {
     var shop = try StripeCrashTests.Shop(backend: .sqlite)
@@ -242,9 +244,11 @@ struct StripeEventSecurityTests {
 }
 
 extension SecurityRegressionTests {
-  @Test("erasure replaces the refund and cancel reasons staff wrote, in getOrder, the replay and the store file")
-  func erasureCoversReasons() throws {
-    let database = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
+  @Test(
+    "erasure replaces the refund and cancel reasons staff wrote, in getOrder, the replay and the store file",
+    arguments: StoreBackend.available)
+  func erasureCoversReasons(backend: StoreBackend) throws {
+    let database = try backend.freshDatabase()
     let shop = try RunningPayservice(
       ["--config", Self.config, "--database", database, "--now", Self.now, "--quiet", "--back-office"])
     defer { shop.finish() }
@@ -262,6 +266,7 @@ extension SecurityRegressionTests {
     let replay = try shop.ask(refund)
     #expect(replay == refunded.replacingOccurrences(of: reason, with: "[erased]"), "\(replay)")
     shop.finish()
+    guard backend == .sqlite else { return }
     var bytes = try Data(contentsOf: URL(fileURLWithPath: database))
     for suffix in ["-wal", "-shm"] {
       bytes += (try? Data(contentsOf: URL(fileURLWithPath: database + suffix))) ?? Data()
