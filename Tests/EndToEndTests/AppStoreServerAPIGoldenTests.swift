@@ -28,13 +28,15 @@ struct AppStoreServerAPIGoldenTests {
     return try #require(payload["data"]?["signedTransactionInfo"]?.stringValue)
   }
 
-  /// The appstore case's config with an `api` section reaching `server`.
-  static func config(_ server: AppStoreServerTestServer, in directory: URL) throws -> String {
+  /// The appstore case's config (or `base`, a config's text ending in its `appStore` section) with an
+  /// `api` section reaching `server`.
+  static func config(_ server: AppStoreServerTestServer, in directory: URL, base: String? = nil) throws -> String {
     let trust = directory.appendingPathComponent("test-server-ca.pem")
     try server.caPEM.write(to: trust, atomically: true, encoding: .utf8)
-    let base = try String(contentsOfFile: AppStoreGoldenTests.config, encoding: .utf8).replacingOccurrences(
-      of: "rootCertificates: [test-root.der]",
-      with: "rootCertificates: [\(AppStoreGoldenTests.folder.appendingPathComponent("test-root.der").path)]")
+    let base = try base
+      ?? String(contentsOfFile: AppStoreGoldenTests.config, encoding: .utf8).replacingOccurrences(
+        of: "rootCertificates: [test-root.der]",
+        with: "rootCertificates: [\(AppStoreGoldenTests.folder.appendingPathComponent("test-root.der").path)]")
     let config = base + """
         api:
           keyFile: \(keyFile)
@@ -52,14 +54,18 @@ struct AppStoreServerAPIGoldenTests {
     return file.path
   }
 
+  /// The App Store Server API test server, taking bearer tokens signed with Apple's test key.
+  static func server(historyPageSize: Int) throws -> AppStoreServerTestServer {
+    try AppStoreServerTestServer(
+      publicKey: try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8))
+        .publicKey, keyId: keyId, issuerId: issuerId, bundleId: AppStoreShop.bundleId, historyPageSize: historyPageSize)
+  }
+
   @Test("history synced page by page, notifications recovered once, a receipt looked up, the API's refusals", arguments: StoreBackend.available)
   func api(backend: StoreBackend) throws {
     let items = try AppStoreGoldenTests.items()
     func item(_ name: String) throws -> String { try #require(items[name], "\(name)") }
-    let server = try AppStoreServerTestServer(
-      publicKey: try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: Self.keyFile, encoding: .utf8))
-        .publicKey, keyId: Self.keyId,
-      issuerId: Self.issuerId, bundleId: AppStoreShop.bundleId, historyPageSize: 2)
+    let server = try Self.server(historyPageSize: 2)
     defer { server.shutdown() }
     let subscription = AppStoreGoldenTests.subscription
     server.addTransactions(

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PayServiceCore
 import PayServiceTestSupport
@@ -276,24 +275,8 @@ extension SecurityRegressionTests {
 
   /// A config trusting `setup`'s authority with an `api` section reaching `server`.
   static func apiConfig(_ setup: SignedShop, _ server: AppStoreServerTestServer) throws -> String {
-    let directory = TestPaths.temporaryDirectory()
-    let trust = directory.appendingPathComponent("test-server-ca.pem")
-    try server.caPEM.write(to: trust, atomically: true, encoding: .utf8)
-    let config = try String(contentsOfFile: setup.config, encoding: .utf8) + """
-        api:
-          keyFile: \(AppStoreServerAPIGoldenTests.keyFile)
-          keyId: \(AppStoreServerAPIGoldenTests.keyId)
-          issuerId: \(AppStoreServerAPIGoldenTests.issuerId)
-          productionURL: \(server.productionURL)
-          sandboxURL: \(server.sandboxURL)
-          trustRoots: \(trust.path)
-          requestTimeoutSeconds: 5
-          maxRetries: 1
-
-      """
-    let file = directory.appendingPathComponent("config.yaml")
-    try config.write(to: file, atomically: true, encoding: .utf8)
-    return file.path
+    try AppStoreServerAPIGoldenTests.config(
+      server, in: TestPaths.temporaryDirectory(), base: try String(contentsOfFile: setup.config, encoding: .utf8))
   }
 
   static func receipt(_ transactionId: String, original: String) -> String {
@@ -309,11 +292,7 @@ extension SecurityRegressionTests {
   @Test("a receipt naming a victim's transaction takes nothing; lookups are bounded in pages and rate-limited per process")
   func receipts() throws {
     let setup = try SignedShop()
-    let server = try AppStoreServerTestServer(
-      publicKey: try P256.Signing.PrivateKey(
-        pemRepresentation: try String(contentsOfFile: AppStoreServerAPIGoldenTests.keyFile, encoding: .utf8)
-      ).publicKey, keyId: AppStoreServerAPIGoldenTests.keyId, issuerId: AppStoreServerAPIGoldenTests.issuerId,
-      bundleId: AppStoreShop.bundleId, historyPageSize: 1)
+    let server = try AppStoreServerAPIGoldenTests.server(historyPageSize: 1)
     defer { server.shutdown() }
     // The victim bought coins under their account; another customer has a long history.
     let victim = try setup.shop.transaction(
@@ -373,11 +352,7 @@ extension SecurityRegressionTests {
   @Test("the back office's history sync stops at 50 pages and answers where to go on")
   func syncBound() throws {
     let setup = try SignedShop()
-    let server = try AppStoreServerTestServer(
-      publicKey: try P256.Signing.PrivateKey(
-        pemRepresentation: try String(contentsOfFile: AppStoreServerAPIGoldenTests.keyFile, encoding: .utf8)
-      ).publicKey, keyId: AppStoreServerAPIGoldenTests.keyId, issuerId: AppStoreServerAPIGoldenTests.issuerId,
-      bundleId: AppStoreShop.bundleId, historyPageSize: 1)
+    let server = try AppStoreServerAPIGoldenTests.server(historyPageSize: 1)
     defer { server.shutdown() }
     var history: [(String, String, String)] = []
     for index in 0..<55 {
