@@ -279,6 +279,22 @@ extension SecurityRegressionTests {
       server, in: TestPaths.temporaryDirectory(), base: try String(contentsOfFile: setup.config, encoding: .utf8))
   }
 
+  /// `count` purchases of coins in one history (one originalTransactionId, `original`, and its next
+  /// numbers), a history page each when the server's pages hold one.
+  static func chain(_ setup: SignedShop, _ original: String, count: Int, account: String) throws
+    -> [(String, String, String)]
+  {
+    try (0..<count).map { index in
+      let id = String(Int64(original)! + Int64(index))
+      return (
+        id, original,
+        try setup.shop.transaction(
+          id: id, original: original, product: "com.example.beans.coins100", purchase: Self.purchased + index,
+          signed: Self.purchased + index, appAccountToken: account)
+      )
+    }
+  }
+
   static func receipt(_ transactionId: String, original: String) -> String {
     AppReceiptBuilder.receipt(
       bundleId: AppStoreShop.bundleId,
@@ -299,15 +315,7 @@ extension SecurityRegressionTests {
       id: "6000000000000001", product: "com.example.beans.coins100", purchase: Self.purchased, signed: Self.purchased,
       appAccountToken: Self.account)
     server.addTransactions([("6000000000000001", "6000000000000001", victim)], environment: .sandbox)
-    var long: [(String, String, String)] = []
-    for index in 0..<12 {
-      let id = "700000000000\(String(format: "%04d", index))"
-      long.append(
-        (id, "7000000000000000", try setup.shop.transaction(
-          id: id, original: "7000000000000000", product: "com.example.beans.coins100", purchase: Self.purchased + index,
-          signed: Self.purchased + index, appAccountToken: Self.other)))
-    }
-    server.addTransactions(long, environment: .sandbox)
+    server.addTransactions(try Self.chain(setup, "7000000000000000", count: 12, account: Self.other), environment: .sandbox)
     let config = try Self.apiConfig(setup, server)
     func lookup(_ id: Int, _ transactionId: String, _ account: String?) -> String {
       let named = account.map { #","appAccountToken":"\#($0)""# } ?? ""
@@ -354,15 +362,7 @@ extension SecurityRegressionTests {
     let setup = try SignedShop()
     let server = try AppStoreServerAPIGoldenTests.server(historyPageSize: 1)
     defer { server.shutdown() }
-    var history: [(String, String, String)] = []
-    for index in 0..<55 {
-      let id = "800000000000\(String(format: "%04d", index))"
-      history.append(
-        (id, "8000000000000000", try setup.shop.transaction(
-          id: id, original: "8000000000000000", product: "com.example.beans.coins100", purchase: Self.purchased + index,
-          signed: Self.purchased + index, appAccountToken: Self.account)))
-    }
-    server.addTransactions(history, environment: .production)
+    server.addTransactions(try Self.chain(setup, "8000000000000000", count: 55, account: Self.account), environment: .production)
     let config = try Self.apiConfig(setup, server)
     let first = try PayserviceProcess.run(
       ["--config", config, "--database", ":memory:", "--now", "2026-12-01T10:00:00Z", "--quiet", "--back-office"],

@@ -182,6 +182,42 @@ struct StripeGatewayReportTests {
     #expect(shop.server.refundCount == 1)
   }
 
+  @Test(
+    "reports that do not fit the order are recorded as refused: more than is left to refund, another amount than payservice's own refund, a dispute past what was captured",
+    arguments: StoreBackend.available)
+  func misfits(backend: StoreBackend) throws {
+    let shop = try Shop(backend: backend)
+    defer { shop.server.shutdown() }
+    let (orderId, paymentId) = try shop.place("tok_visa")
+    let refund = #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"10.00"}"#
+    #expect(shop.handler.call("refundOrder", refund)["result"]?["status"] == .string("succeeded"))
+    let before = try #require(shop.order(orderId))
+    // payservice's own refund, reported with another amount.
+    let own = Self.refund(
+      "re_test000001", amount: 999, status: "succeeded", paymentIntent: paymentId,
+      metadata: #"{"order_id":"\#(orderId)","refund_id":"rf-1"}"#)
+    let ownAnswer = try Self.deliver(shop, Event(id: "evt_m1", type: "refund.updated", object: own, created: Self.t0 + 1))
+    #expect(ownAnswer["effect"] == .string("refused"))
+    #expect(ownAnswer["orderId"] == .string(orderId))
+    #expect(ownAnswer["message"] == .string("the refund's amount 999 is not the 1000 recorded"))
+    // A Dashboard refund of more than the 7.66 left.
+    let more = Self.refund("re_dash9", amount: 767, status: "succeeded", paymentIntent: paymentId)
+    let moreAnswer = try Self.deliver(shop, Event(id: "evt_m2", type: "refund.created", object: more, created: Self.t0 + 2))
+    #expect(moreAnswer["message"] == .string("the refund's amount 767 is more than the 766 minor units the order has left for it"))
+    // A dispute of more than the 17.66 captured.
+    let dispute = Self.dispute("dp_m3", amount: 1767, status: "needs_response", paymentIntent: paymentId)
+    let disputeAnswer = try Self.deliver(
+      shop, Event(id: "evt_m3", type: "charge.dispute.created", object: dispute, created: Self.t0 + 3))
+    #expect(disputeAnswer["message"] == .string("the dispute's amount 1767 is more than the 1766 minor units the order has left for it"))
+    #expect(try #require(shop.order(orderId)) == before)
+    // Exactly what is left is taken in.
+    let left = Self.refund("re_dash10", amount: 766, status: "succeeded", paymentIntent: paymentId)
+    #expect(
+      Self.effect(try Self.deliver(shop, Event(id: "evt_m4", type: "refund.created", object: left, created: Self.t0 + 4)))
+        == "refund_recorded")
+    #expect(shop.order(orderId)?["status"] == .string("refunded"))
+  }
+
   /// The order and the books, with the history as a multiset: events heard in another order get
   /// other positions, not other contents.
   static func finalState(_ shop: Shop, _ orderId: String) throws -> String {

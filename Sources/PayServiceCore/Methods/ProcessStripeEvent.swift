@@ -255,7 +255,8 @@ public enum ProcessStripeEvent: RPCMethod {
         case .string(let id)? = object["id"], id.hasPrefix("evt_"), (5...255).contains(id.utf8.count),
         id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
         case .string(let type)? = object["type"], !type.isEmpty, type.utf8.count <= 255,
-        case .number(let text)? = object["created"], text.utf8.count <= 12, let created = Int64(text), created >= 0
+        case .number(let text)? = object["created"], text.utf8.count <= 12, let created = Int64(text),
+        (0...253_402_300_799).contains(created)
       else { return nil }
       self.id = id
       self.type = type
