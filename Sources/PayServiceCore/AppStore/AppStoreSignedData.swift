@@ -58,8 +58,9 @@ public enum AppStoreSignedKind: String, Sendable, CaseIterable {
 /// 4. the claims the item's kind carries (`AppStoreSignedKind`) against the config, every
 ///    environment the payload names agreeing.
 /// Items of `Xcode` and `LocalTesting`, which Apple does not sign, are read without steps 2 and 3
-/// when (and only when) the config lists their environment and every level of the item names it;
-/// a config that lists neither reads no claim before the signature.
+/// when (and only when) the config lists their environment and every level of the item names it.
+/// Before the signature, the environments an item names may only get it refused (levels that
+/// disagree, an unlisted Xcode item), never accepted.
 public struct AppStoreSignedDataVerifier: Sendable {
   /// Apple's marker extensions: the WWDR intermediate's and the App Store receipt signing leaf's.
   public static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]

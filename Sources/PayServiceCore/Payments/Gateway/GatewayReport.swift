@@ -19,9 +19,9 @@ public enum GatewayReport {
     public var paymentIntent: String?
     /// When Stripe made it (its `created`).
     public var created: Int64
-    /// `metadata[refund_id]` and `metadata[order_id]`: payservice's own refunds carry them.
+    /// `metadata[refund_id]`: payservice's own refunds carry it (and `metadata[order_id]`, which
+    /// names no order here: anyone's PaymentIntent may carry it).
     public var refundId: String?
-    public var orderId: String?
 
     /// Reads a `refund` object; nil when it is not one.
     public init?(_ value: JSONValue) {
@@ -38,7 +38,6 @@ public enum GatewayReport {
       paymentIntent = GatewayReport.id(object["payment_intent"])
       if case .object(let metadata)? = object["metadata"] {
         if case .string(let key)? = metadata["refund_id"] { refundId = key }
-        if case .string(let order)? = metadata["order_id"] { orderId = order }
       }
     }
 
@@ -118,7 +117,9 @@ public enum GatewayReport {
 
   /// Why a report of `amountMinor` in `currency` cannot be taken in for `order`, at most `limit`
   /// (what the order has left to refund or dispute); nil when it can.
-  static func misfit(_ what: String, amountMinor: Int64, currency: String?, order: OrderState, limit: Int64) -> String? {
+  static func misfit(_ what: String, amountMinor: Int64, currency: String?, order: OrderState, limit: Int64)
+    -> String?
+  {
     guard amountMinor <= MoneyText.maxMinorUnits else {
       return "the \(what)'s amount \(amountMinor) is past the 10^15 minor units any amount may have"
     }
@@ -138,11 +139,16 @@ public enum GatewayReport {
     throws -> Applied
   {
     let at = RFC3339.format(now)
-    /// A refund payservice knows: settled or moved forward once its amount and currency are the recorded ones.
+    // A refund payservice knows: settled or moved forward once its amount and currency are the
+    // recorded ones.
     func known(_ row: RefundRow, _ apply: () throws -> Effect) throws -> Applied {
       guard let order = try transaction.lockOrder(row.orderId) else { return .applied(orderId: nil, .none) }
-      if let reason = misfit("refund", amountMinor: report.amountMinor, currency: report.currency, order: order, limit: row.amountMinor)
-        ?? (report.amountMinor == row.amountMinor ? nil : "the refund's amount \(report.amountMinor) is not the \(row.amountMinor) recorded")
+      let differs =
+        report.amountMinor == row.amountMinor
+        ? nil : "the refund's amount \(report.amountMinor) is not the \(row.amountMinor) recorded"
+      if let reason = misfit(
+        "refund", amountMinor: report.amountMinor, currency: report.currency, order: order, limit: row.amountMinor)
+        ?? differs
       {
         return .refused(orderId: row.orderId, reason: reason)
       }
@@ -164,8 +170,8 @@ public enum GatewayReport {
       return try known(row) { try moveOutside(row, refund, report, transaction, at: at) }
     }
     // Only through the order's own payment: metadata anyone's PaymentIntent may carry names no order.
-    guard let paymentIntent = report.paymentIntent, let orderId = try transaction.orderId(gatewayPaymentId: paymentIntent),
-      let order = try transaction.lockOrder(orderId), let captured = order.capturedMinor
+    guard let orderId = try order(of: report.paymentIntent, transaction), let order = try transaction.lockOrder(orderId),
+      let captured = order.capturedMinor
     else { return .applied(orderId: nil, .none) }
     if let reason = misfit(
       "refund", amountMinor: report.amountMinor, currency: report.currency, order: order,
