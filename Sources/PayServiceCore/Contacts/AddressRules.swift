@@ -46,7 +46,6 @@ public final class AddressRules: Sendable {
   /// Every accepted spelling of each subdivision, as given (in `subdivisions` order).
   private let subdivisionSpellings: [[String]]
 
-  public var usesStreet: Bool { uses.contains("A") }
   public var requiresStreet: Bool { requires.contains("A") }
   public var requiresCity: Bool { requires.contains("C") }
   /// Whether the country's addresses have postal codes at all.

@@ -1,6 +1,6 @@
 /// Goods received, a count corrected: changes a sku's stock on hand by hand, exactly once per
 /// adjustmentId. Back office only (`--back-office`).
-public enum AdjustStock: RPCMethod {
+public enum AdjustStock: OperationMethod {
   public static let name = "adjustStock"
 
   public static let documentation = MethodDocumentation(
@@ -91,9 +91,8 @@ public enum AdjustStock: RPCMethod {
 
   public typealias Result = BackOffice.Result<Succeeded>
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(
-      Adjustment(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  public static func operation(_ params: Params, context: ServiceContext) -> Adjustment {
+    Adjustment(params: params, fingerprint: BackOffice.fingerprint(params, Self.params))
   }
 
   /// adjustStock as an operation of the journal (kind `stock`, keyed by the adjustmentId), done in
@@ -149,10 +148,6 @@ public enum AdjustStock: RPCMethod {
           Succeeded(
             adjustmentId: params.adjustmentId, sku: sku, delta: target - level.quantityOnHand,
             quantityBefore: level.quantityOnHand, quantityOnHand: target, at: at)), final: true)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(.insufficientStock, "This stock change was never recorded; send it again.")
     }
   }
 }

@@ -1,6 +1,6 @@
 /// Ends an agreement now or at its period's end: no later payment is charged. Back office only
 /// (`--back-office`).
-public enum CancelAgreement: RPCMethod {
+public enum CancelAgreement: OperationMethod {
   public static let name = "cancelAgreement"
 
   public static let documentation = MethodDocumentation(
@@ -71,9 +71,8 @@ public enum CancelAgreement: RPCMethod {
 
   public typealias Result = Outcome<Succeeded, Failed>
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(
-      Cancellation(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  public static func operation(_ params: Params, context: ServiceContext) -> Cancellation {
+    Cancellation(params: params, fingerprint: BackOffice.fingerprint(params, Self.params))
   }
 
   /// cancelAgreement as an operation of the journal (kind `agreement_cancel`, keyed by the cancelId).
@@ -132,10 +131,6 @@ public enum CancelAgreement: RPCMethod {
           Succeeded(
             cancelId: params.cancelId, agreement: try AgreementDocument(agreement, events: nil, config: context.config))),
         final: true)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(Failed(failureCode: .agreementEnded, message: "This cancel was never recorded; send it again."))
     }
   }
 }

@@ -1,6 +1,6 @@
 /// Voids an authorized order: its hold is released (no money moved) and every line restocked.
 /// Back office only (`--back-office`).
-public enum CancelOrder: RPCMethod {
+public enum CancelOrder: OperationMethod {
   public static let name = "cancelOrder"
 
   public static let documentation = MethodDocumentation(
@@ -68,9 +68,8 @@ public enum CancelOrder: RPCMethod {
 
   public typealias Result = BackOffice.Result<Succeeded>
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(
-      Cancellation(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  public static func operation(_ params: Params, context: ServiceContext) -> Cancellation {
+    Cancellation(params: params, fingerprint: BackOffice.fingerprint(params, Self.params))
   }
 
   /// cancelOrder as an operation of the journal (kind `cancel`, keyed by the cancelId).

@@ -1,6 +1,6 @@
 /// Takes the money of an authorized order (placed with `gateway.capture: manual`), in full or in
 /// part; the rest of the hold is released. Back office only (`--back-office`).
-public enum CaptureOrder: RPCMethod {
+public enum CaptureOrder: OperationMethod {
   public static let name = "captureOrder"
 
   public static let documentation = MethodDocumentation(
@@ -59,8 +59,8 @@ public enum CaptureOrder: RPCMethod {
 
   public typealias Result = BackOffice.Result<Succeeded>
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(Capture(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  public static func operation(_ params: Params, context: ServiceContext) -> Capture {
+    Capture(params: params, fingerprint: BackOffice.fingerprint(params, Self.params))
   }
 
   /// captureOrder as an operation of the journal (kind `capture`, keyed by the captureId).

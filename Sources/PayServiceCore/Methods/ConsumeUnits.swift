@@ -1,5 +1,5 @@
 /// Spends units of a consumable balance exactly once, never below zero.
-public enum ConsumeUnits: RPCMethod {
+public enum ConsumeUnits: OperationMethod {
   public static let name = "consumeUnits"
 
   public static let documentation = MethodDocumentation(
@@ -92,10 +92,9 @@ public enum ConsumeUnits: RPCMethod {
 
   public typealias Result = Outcome<Consumed, Failed>
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
+  public static func operation(_ params: Params, context: ServiceContext) throws -> Consumption {
     if !AppStoreAccount.isUUID(params.account) { try GetEntitlements.backOfficeOnly("account", context) }
-    return try OperationRunner.run(
-      Consumption(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+    return Consumption(params: params, fingerprint: BackOffice.fingerprint(params, Self.params))
   }
 
   /// consumeUnits as an operation of the journal (kind `appStoreConsumption`, keyed by the
@@ -155,10 +154,6 @@ public enum ConsumeUnits: RPCMethod {
             consumptionId: params.consumptionId, account: params.account, entitlement: params.entitlement,
             units: params.units, consumedAt: stamp, balance: balance)),
         final: true)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(Failed(failureCode: .notConfigured, message: "a spending is recorded in one transaction; nothing is sent"))
     }
   }
 }

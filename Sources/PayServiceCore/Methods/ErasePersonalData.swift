@@ -90,6 +90,8 @@ public enum ErasePersonalData: RPCMethod {
 
   public typealias Result = BackOffice.Result<Succeeded>
 
+  public static let operationKinds: [any Operation.Type] = [Erasure.self]
+
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let result = try OperationRunner.run(Erasure(params: params, context: context), context: context)
     // Best effort, after the erasure committed: a store busy with readers keeps its log until a
@@ -225,10 +227,6 @@ public enum ErasePersonalData: RPCMethod {
       guard case .succeeded(var succeeded) = result else { return result }
       succeeded.order = erased(succeeded.order, at: at)
       return .succeeded(succeeded)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(.orderNotRefundable, "This erasure was never recorded; send it again.")
     }
   }
 }

@@ -83,6 +83,8 @@ public enum ProcessAppStoreNotification: RPCMethod {
 
   public typealias Result = Outcome<Recorded, AppStoreRefused>
 
+  public static let operationKinds: [any Operation.Type] = [Recording.self]
+
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     guard let settings = context.config.appStore else { return .failed(.notConfigured) }
     switch verify(params.signedPayload, settings: settings, now: context.clock.now()) {
@@ -221,10 +223,6 @@ public enum ProcessAppStoreNotification: RPCMethod {
           originalTransactionId: recorded.originalTransactionId, transactionId: recorded.transactionId,
           effect: effect.rawValue, receivedAt: recorded.recordedAt))
       return .done(.succeeded(recorded), final: true)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(AppStoreRefused(.notConfigured, "a notification is recorded in one transaction; nothing is sent"))
     }
   }
 }

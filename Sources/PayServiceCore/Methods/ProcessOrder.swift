@@ -2,7 +2,7 @@
 /// operation (`Placement`): in one store transaction with the sandbox, in two around the gateway's
 /// call with a remote one; the answer is written only after the commit. A charge token is used at
 /// most once: the identical request again gets the stored answer, a different one gets -32002.
-public enum ProcessOrder: RPCMethod {
+public enum ProcessOrder: OperationMethod {
   public static let name = "processOrder"
 
   public static let documentation = MethodDocumentation(
@@ -194,30 +194,8 @@ public enum ProcessOrder: RPCMethod {
       ])
   }
 
-  /// The charge token (with its authorization) and the cart's stock, as the params name them.
-  public static func readAhead(_ params: JSONValue?) -> ReadAhead {
-    guard case .object(let object)? = params, case .string(let token)? = object["chargeToken"] else {
-      return ReadAhead()
-    }
-    var skus: [String] = []
-    // A cart of more items is refused when its params are read: nothing to read ahead for it.
-    if case .array(let items)? = object["items"], items.count <= CartItem.maxItems {
-      for case .object(let item) in items {
-        if case .string(let sku)? = item["sku"] { skus.append(sku) }
-      }
-    }
-    return ReadAhead(tokens: [token], skus: skus)
-  }
-
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(Placement(params, context: context), context: context)
-  }
-
-  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
-    -> Continuation?
-  {
-    let placement = try Placement(readParams(params, context: context), context: context)
-    return continuation(try OperationRunner.start(placement, context: context), into: &writer)
+  public static func operation(_ params: Params, context: ServiceContext) throws -> Placement {
+    try Placement(params, context: context)
   }
 
   /// processOrder as an operation of the journal (kind `order`, keyed by the charge token). With

@@ -151,31 +151,12 @@ public enum ProcessStripeEvent: RPCMethod {
 
   public typealias Result = Outcome<Recorded, Rejected>
 
+  public static let operationKinds: [any Operation.Type] = [Recording.self]
+
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let (result, resumed) = try record(params, context: context)
     try OperationRunner.complete(resumed)
     return result
-  }
-
-  /// Records the event, then resumes what it says the gateway decided (a pending order's charge)
-  /// with no transaction open: the answer is the recorded one, written once the resumed work is
-  /// settled.
-  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
-    -> Continuation?
-  {
-    let (result, resumed) = try record(try readParams(params, context: context), context: context)
-    guard !resumed.isEmpty else {
-      result.write(to: &writer)
-      return nil
-    }
-    return Continuation(
-      send: { for work in resumed { work.send() } },
-      wait: { for work in resumed { work.waitForReply() } },
-      finish: { writer in
-        for work in resumed { _ = try work.settleStillPending() }
-        result.write(to: &writer)
-        return result.failure
-      })
   }
 
   /// The answer, and the pending work about the event's order to send again: what recovery (the
@@ -359,10 +340,6 @@ public enum ProcessStripeEvent: RPCMethod {
             orderId: orderId, effect: effect.rawValue, recordedAt: RFC3339.format(now),
             message: refusals.isEmpty ? nil : refusals.joined(separator: "; "))),
         final: true)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(Rejected(failureCode: .notConfigured, message: "an event is recorded in one transaction; nothing is sent"))
     }
   }
 }

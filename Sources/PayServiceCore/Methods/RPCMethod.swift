@@ -15,34 +15,16 @@ public protocol RPCMethod: SendableMetatype {
   /// answered from config and the clock alone, so the server may run it in parallel with others;
   /// undeclared, a method is taken to use the store and runs in order on the store's thread.
   static var usesStore: Bool { get }
-  /// Whether pipelined requests of this method may share one store transaction (group commit):
-  /// each runs in its own savepoint and is answered only after the shared commit.
-  static var commitsInGroups: Bool { get }
-  /// What a request with `params` will read by key, so that a group commit on a store that pays
-  /// a round trip per statement fetches its members' rows at once (see `ReadAhead`). A hint read
-  /// from the params as sent, before they are checked: nothing by default.
-  static func readAhead(_ params: JSONValue?) -> ReadAhead
   static func run(_ params: Params, context: ServiceContext) throws -> Result
+  /// The kinds of operation the method records in the journal (`Operation`), so that the sweep at
+  /// start-up sends again what a previous process left pending: none by default, and an
+  /// `OperationMethod`'s own.
+  static var operationKinds: [any Operation.Type] { get }
   /// Reads the params, runs the method and writes its result (the default does exactly that). A
   /// requirement so that the registry, which holds methods as `any RPCMethod.Type`, reaches code
   /// specialized for each method rather than generic code that looks its types up on every call.
   static func call(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
     -> ResultFailure?
-  /// Like `call`, for a server that overlaps requests waiting on a remote gateway: does everything
-  /// up to the gateway's call and returns the rest to finish later, or nil when the answer is
-  /// written already. The default runs `call`.
-  static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
-    -> Continuation?
-}
-
-/// The rest of a request whose method waits on a remote gateway, in three steps: `send` starts the
-/// call (once what `start` wrote is durable: a group's commit may come later), `wait` blocks until
-/// its answer is in, and `finish` records it and writes the result (throwing a domain or wire error
-/// instead, with nothing written). `finish` alone does all three.
-public struct Continuation: Sendable {
-  let send: @Sendable () -> Void
-  let wait: @Sendable () -> Void
-  let finish: @Sendable (inout JSONWriter) throws -> ResultFailure?
 }
 
 extension RPCMethod {
@@ -63,17 +45,9 @@ extension RPCMethod {
     return params
   }
 
-  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
-    -> Continuation?
-  {
-    _ = try call(params, context: context, into: &writer)
-    return nil
-  }
-
   public static var runsAsNotification: Bool { true }
   public static var usesStore: Bool { true }
-  public static var commitsInGroups: Bool { false }
-  public static func readAhead(_ params: JSONValue?) -> ReadAhead { ReadAhead() }
+  public static var operationKinds: [any Operation.Type] { [] }
 
   /// Everything `rpc.discover` and MCP's `tools/list` say about the method.
   public static var description: MethodDescription {
@@ -217,10 +191,16 @@ public enum MethodRegistry {
   }
 
   static func entry(for method: any RPCMethod.Type) -> MethodTable.Entry {
-    MethodTable.Entry(
-      answerRequired: method.runsAsNotification ? nil : "a payment", usesStore: { [usesStore = method.usesStore] _ in usesStore },
-      commitsInGroups: method.commitsInGroups, readAhead: method.commitsInGroups ? method.readAhead : nil,
-      start: { params, context, writer in try method.start(params, context: context, into: &writer) }
+    var commitsInGroups = false
+    var request: (@Sendable (JSONValue?, ServiceContext) throws -> OperationRequest)?
+    if let operation = method as? any OperationMethod.Type {
+      commitsInGroups = operation.commitsInGroups
+      request = { params, context in try operation.request(params, context: context) }
+    }
+    let usesStore = method.usesStore
+    return MethodTable.Entry(
+      answerRequired: method.runsAsNotification ? nil : "a payment", usesStore: { _ in usesStore },
+      commitsInGroups: commitsInGroups, operation: request
     ) { params, context, _, writer in try method.call(params, context: context, into: &writer) }
   }
 }

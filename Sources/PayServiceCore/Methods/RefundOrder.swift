@@ -1,6 +1,6 @@
 /// Gives money back for a paid order: by line (each line's share of what the buyer paid, restocked
 /// or not), its shipping, or a goodwill amount. Back office only (`--back-office`).
-public enum RefundOrder: RPCMethod {
+public enum RefundOrder: OperationMethod {
   public static let name = "refundOrder"
 
   public static let documentation = MethodDocumentation(
@@ -139,8 +139,8 @@ public enum RefundOrder: RPCMethod {
 
   public typealias Result = BackOffice.Result<Succeeded>
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(Refund(params: params, fingerprint: BackOffice.fingerprint(params, Self.params)), context: context)
+  public static func operation(_ params: Params, context: ServiceContext) -> Refund {
+    Refund(params: params, fingerprint: BackOffice.fingerprint(params, Self.params))
   }
 
   /// refundOrder as an operation of the journal (kind `refund`, keyed by the refundId). While a

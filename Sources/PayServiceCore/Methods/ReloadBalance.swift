@@ -1,6 +1,6 @@
 /// Charges an automatic reload once per reloadId when the balance the merchant reports is below
 /// the agreement's threshold. Back office only (`--back-office`).
-public enum ReloadBalance: RPCMethod {
+public enum ReloadBalance: OperationMethod {
   public static let name = "reloadBalance"
 
   public static let documentation = MethodDocumentation(
@@ -38,19 +38,7 @@ public enum ReloadBalance: RPCMethod {
 
   public typealias Result = AgreementPayment.Result
 
-  public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    try OperationRunner.run(payment(params, context: context), context: context)
-  }
-
-  public static func start(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
-    -> Continuation?
-  {
-    continuation(
-      try OperationRunner.start(payment(readParams(params, context: context), context: context), context: context),
-      into: &writer)
-  }
-
-  static func payment(_ params: Params, context: ServiceContext) throws -> AgreementPayment {
+  public static func operation(_ params: Params, context: ServiceContext) throws -> AgreementPayment {
     AgreementPayment(
       agreementId: params.agreementId, trigger: .reload(reloadId: params.reloadId, balanceMinor: params.balance.minor),
       identifiers: try context.identifiers)

@@ -73,6 +73,8 @@ public enum RunBilling: RPCMethod {
   /// Agreements read per page, and payments sent to the gateway at once (at most its concurrency).
   static let pageSize = 100
 
+  public static let operationKinds: [any Operation.Type] = [AgreementPayment.self]
+
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let now = context.clock.now()
     let asked = params.until.flatMap(RFC3339.parse)

@@ -115,6 +115,8 @@ public enum VerifyAppStoreTransaction: RPCMethod {
 
   public typealias Result = Outcome<Verified, AppStoreRefused>
 
+  public static let operationKinds: [any Operation.Type] = [Recording.self]
+
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     guard (params.signedTransaction == nil) != (params.appReceipt == nil) else {
       throw ServiceError.invalidParams([
@@ -249,10 +251,6 @@ public enum VerifyAppStoreTransaction: RPCMethod {
             entitlements: try AccountEntitlements.read(
               account: applied.account, settings: settings, transaction, now: now))),
         final: true)
-    }
-
-    public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) -> Result {
-      .failed(AppStoreRefused(.notConfigured, "a transaction is recorded in one transaction; nothing is sent"))
     }
   }
 }

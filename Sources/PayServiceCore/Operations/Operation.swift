@@ -14,8 +14,8 @@
 ///    answer (or stays pending when no answer came, or goes when the call changed nothing).
 ///
 /// A pending entry is sent again, unchanged, by the same request or by the sweep at start-up
-/// (`OperationRunner.sweep`), so a call is never made under a second key. Each kind is listed in
-/// `OperationRunner.kinds`.
+/// (`OperationRunner.sweep`), so a call is never made under a second key. Each kind is declared by
+/// the methods that record it (`RPCMethod.operationKinds`; an `OperationMethod` declares its own).
 public protocol Operation: Sendable {
   /// The answer, stored under the key once final.
   associatedtype Result: WireValue & Sendable
@@ -77,7 +77,7 @@ public protocol Operation: Sendable {
   ) throws -> Settlement<Result>
 
   /// The answer for a pending entry that is not sent again, and why.
-  static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) -> Result
+  static func unsent(_ call: Call, because reason: UnsentReason, context: ServiceContext) throws -> Result
 
   /// How long a pending entry may be sent again: a gateway forgets idempotency keys (Stripe after
   /// 24 hours), and a call sent after that could happen twice.
@@ -143,6 +143,12 @@ public struct NoCall: WireObject, Sendable {
 public protocol LocalOperation: Operation where Call == NoCall, Reply == Never {}
 
 extension LocalOperation {
+  /// A local operation's entry is settled in the transaction that records it: a pending one is
+  /// a store that was changed by hand, and is not answered from.
+  public static func unsent(_ call: NoCall, because reason: UnsentReason, context: ServiceContext) throws -> Result {
+    throw StoreError.unavailable(reason: "an operation \(kind) is pending, yet this kind is never sent")
+  }
+
   public static func sender(_ context: ServiceContext) -> (@Sendable (NoCall) -> PendingCall<Never>)? { nil }
 
   public static func settle(

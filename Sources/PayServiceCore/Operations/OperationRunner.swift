@@ -4,21 +4,15 @@ import Synchronization
 /// in a transaction, call with none open, settle in a second one; and at start-up sends again what
 /// a previous process left pending (`sweep`).
 public enum OperationRunner {
-  /// Every kind of operation, for the sweep: a pending entry of a kind not listed is left alone.
-  public static let kinds: [any Operation.Type] = [
-    ProcessOrder.Placement.self,
-    CaptureOrder.Capture.self,
-    CancelOrder.Cancellation.self,
-    RefundOrder.Refund.self,
-    AdjustStock.Adjustment.self,
-    ErasePersonalData.Erasure.self,
-    ProcessStripeEvent.Recording.self,
-    AgreementPayment.self,
-    CancelAgreement.Cancellation.self,
-    VerifyAppStoreTransaction.Recording.self,
-    ProcessAppStoreNotification.Recording.self,
-    ConsumeUnits.Consumption.self,
-  ]
+  /// Every kind of operation, for the sweep: the kinds the methods declare (`RPCMethod.operationKinds`),
+  /// each once. A pending entry of a kind not listed is left alone.
+  public static let kinds: [any Operation.Type] = {
+    var kinds: [any Operation.Type] = []
+    for method in MethodRegistry.methods + MethodRegistry.backOfficeMethods {
+      for kind in method.operationKinds where !kinds.contains(where: { $0.kind == kind.kind }) { kinds.append(kind) }
+    }
+    return kinds
+  }()
 
   /// How far `start` took a request: answered, or recorded as pending with its call still to make.
   public enum Started<Op: Operation> {
@@ -83,7 +77,7 @@ public enum OperationRunner {
     case .recorded(let result): return .recorded(result)
     case .send(let call, let request, let created):
       switch sendable(Op.self, created: created, now: now, context: context) {
-      case .failure(let reason): return .answered(Op.unsent(call, because: reason, context: context))
+      case .failure(let reason): return .answered(try Op.unsent(call, because: reason, context: context))
       case .success(let sender):
         return .inFlight(
           InFlight(
@@ -223,7 +217,7 @@ public enum OperationRunner {
   /// Sends every pending entry again, up to the gateway's concurrency at once, and records the
   /// answers: what a previous process left when its call's answer was lost (a timeout, a reset, a
   /// crash or kill -9 between the two transactions). For a process's start-up.
-  public static func sweep(context: ServiceContext) throws -> Sweep {
+  public static func sweep(context: ServiceContext, kinds: [any Operation.Type] = kinds) throws -> Sweep {
     var sweep = Sweep()
     let entries = try context.store.pendingOperations()
     let width = max(context.gatewayCalls?.maxConcurrent ?? 1, 1)
@@ -307,26 +301,5 @@ extension Operation {
     return OperationRunner.InFlight<Self>(
       key: entry.key, subject: entry.subject, call: call, request: request, conflict: nil, sender: sender,
       context: context)
-  }
-}
-
-extension RPCMethod {
-  /// `start` for a method that is one operation: the answer at once, or the rest to finish later.
-  static func continuation<Op: Operation>(_ started: OperationRunner.Started<Op>, into writer: inout JSONWriter)
-    -> Continuation? where Op.Result: MethodResult
-  {
-    switch started {
-    case .answered(let result), .recorded(let result):
-      result.write(to: &writer)
-      return nil
-    case .inFlight(let inFlight):
-      return Continuation(
-        send: inFlight.send, wait: { _ = inFlight.reply() },
-        finish: { writer in
-          let result = try inFlight.finish()
-          result.write(to: &writer)
-          return result.failure
-        })
-    }
   }
 }

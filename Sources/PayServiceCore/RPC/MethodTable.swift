@@ -12,28 +12,25 @@ public struct MethodTable: Sendable {
     let usesStore: @Sendable (JSONValue?) -> Bool
     /// Whether pipelined requests may share one store transaction (see `RPCMethod.commitsInGroups`).
     let commitsInGroups: Bool
-    /// What a grouped request will read (see `RPCMethod.readAhead`); nil: nothing said.
-    let readAhead: (@Sendable (JSONValue?) -> ReadAhead)?
     /// Reads the params, runs the method and writes its result, returning the result's failure
     /// report (see `MethodResult.failure`); throws a domain or wire error before writing anything.
     /// The log is the answering thread's, for warnings.
     let call: @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
-    /// Like `call`, but may return the rest of the work to finish later (see `RPCMethod.start`);
-    /// nil for entries that always answer in `call`.
-    let start: (@Sendable (JSONValue?, ServiceContext, inout JSONWriter) throws -> Continuation?)?
+    /// For a method that is one operation (`OperationMethod`): reads the params and makes the
+    /// request's operation, which the executor runs in its steps; nil for every other entry.
+    let operation: (@Sendable (JSONValue?, ServiceContext) throws -> OperationRequest)?
 
     /// - Parameter call: reads the params and runs the method, writing its result.
     public init(
       answerRequired: String? = nil, usesStore: @escaping @Sendable (JSONValue?) -> Bool = { _ in true },
-      commitsInGroups: Bool = false, readAhead: (@Sendable (JSONValue?) -> ReadAhead)? = nil,
-      start: (@Sendable (JSONValue?, ServiceContext, inout JSONWriter) throws -> Continuation?)? = nil,
+      commitsInGroups: Bool = false,
+      operation: (@Sendable (JSONValue?, ServiceContext) throws -> OperationRequest)? = nil,
       call: @escaping @Sendable (JSONValue?, ServiceContext, RequestLog, inout JSONWriter) throws -> ResultFailure?
     ) {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
-      self.readAhead = readAhead
-      self.start = start
+      self.operation = operation
       self.call = call
     }
 
@@ -46,8 +43,7 @@ public struct MethodTable: Sendable {
       self.answerRequired = answerRequired
       self.usesStore = usesStore
       self.commitsInGroups = commitsInGroups
-      self.readAhead = nil
-      self.start = nil
+      self.operation = nil
       self.call = { params, context, log, writer in
         let result = try call(params, context, log)
         result.write(to: &writer)

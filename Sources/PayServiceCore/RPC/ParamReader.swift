@@ -76,12 +76,6 @@ public final class ParamReader {
     }
   }
 
-  /// An optional string where JSON null also means absent.
-  public func optionalString(_ value: JSONValue?, _ path: @autoclosure () -> String) -> String? {
-    if case .null? = value { return nil }
-    return string(value, path(), required: false, nonEmpty: false)
-  }
-
   public func array(_ value: JSONValue?, _ path: @autoclosure () -> String, required: Bool = true) -> [JSONValue]? {
     switch value {
     case nil:

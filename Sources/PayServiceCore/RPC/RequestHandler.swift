@@ -2,7 +2,8 @@ import Foundation
 
 /// Turns input lines into response lines by the JSON-RPC 2.0 rules, in three steps: `parse` reads
 /// a line once into a `ParsedLine` (a request, a batch, or what is wrong with it); `needsStore`
-/// and `groupableRequest` route it; `answer` runs it and writes at most one response.
+/// routes it; `answer` runs it and writes at most one response (`respond` is the one writer of a
+/// response and of its log line, also for the `Executor`, which runs operations in steps).
 ///
 /// Not Sendable: a handler logs to its thread's `RequestLog` (the helper thread has its own).
 public final class RequestHandler {
@@ -144,24 +145,6 @@ public final class RequestHandler {
     }
   }
 
-  /// Whether the line is a request (with an id) of a method whose pipelined requests commit in groups.
-  func isGroupable(_ line: ParsedLine) -> Bool {
-    guard case .single(.valid(let request)) = line, !request.isNotification else { return false }
-    return request.unretainedEntry?._withUnsafeGuaranteedRef { $0.commitsInGroups } == true
-  }
-
-  /// What the grouped requests `lines` will read by key, together (see `RPCMethod.readAhead`).
-  func readAhead(_ lines: [ParsedLine]) -> ReadAhead {
-    var rows = ReadAhead()
-    for line in lines {
-      guard case .single(.valid(let request)) = line,
-        let readAhead = request.unretainedEntry?._withUnsafeGuaranteedRef({ $0.readAhead })
-      else { continue }
-      rows.add(readAhead(request.params))
-    }
-    return rows
-  }
-
   // MARK: Step 3: answer
 
   /// Appends the response to `line` to `writer`, followed by a line feed; false when nothing is to
@@ -267,60 +250,20 @@ public final class RequestHandler {
     case unlogged
     /// A notification of an unknown method: logged as ignored.
     case ignored
-    /// The answer comes later (the request waits on a remote gateway): nothing written or logged.
+    /// The answer comes later (its work waits on a network call): nothing written or logged now;
+    /// a later `respond` with the same start time writes and logs it.
     case later
   }
 
-  /// A request whose answer waits on a remote gateway's call: `send` starts the call, `wait` blocks
-  /// until its answer is in, `finish` (on the handler) records and writes it.
-  struct Waiting {
-    fileprivate let request: Request
-    fileprivate let started: UInt64?
-    fileprivate let continuation: Continuation
-
-    func send() { continuation.send() }
-    func wait() { continuation.wait() }
-  }
-
-  /// Starts answering a line: for a request (with an id) of a method that waits on a remote
-  /// gateway, everything up to the gateway's call (not sent yet), returning the rest; for any other
-  /// line (or when the answer is known at once) the whole answer, appended to `writer`, and nil.
-  func start(_ line: ParsedLine, into writer: inout JSONWriter) -> Waiting? {
-    guard case .single(.valid(let request)) = line, !request.isNotification,
-      let entry = request.unretainedEntry, let start = entry._withUnsafeGuaranteedRef({ $0.start })
-    else {
-      _ = answer(line, into: &writer)
-      return nil
-    }
-    let started = timer()
-    var waiting: Waiting?
-    respond(to: request, started: started, into: &writer) { writer in
-      guard let continuation = try start(request.params, context, &writer) else { return .answered }
-      waiting = Waiting(request: request, started: started, continuation: continuation)
-      return .later
-    }
-    if waiting == nil { writer.newline() }
-    return waiting
-  }
-
-  /// Waits for a started request's gateway call, records its answer and appends the response.
-  func finish(_ waiting: Waiting, into writer: inout JSONWriter) {
-    respond(to: waiting.request, started: waiting.started, into: &writer) { writer in
-      _ = try waiting.continuation.finish(&writer)
-      return .answered
-    }
-    writer.newline()
-  }
-
   /// The request clock's reading, when the log records requests (`--quiet` skips the clock reads).
-  private func timer() -> UInt64? {
+  func timer() -> UInt64? {
     log.recordsRequests ? RequestLog.monotonicNanoseconds() : nil
   }
 
   /// `respond(id:…)` for a parsed request: timed from now unless `started` says otherwise; a
   /// notification's response is written only to be dropped.
   @discardableResult
-  private func respond(
+  func respond(
     to request: Request, started: UInt64?? = .none, into writer: inout JSONWriter,
     _ result: (inout JSONWriter) throws -> Outcome
   ) -> RPCError? {

@@ -17,12 +17,8 @@ import Synchronization
 /// the time before. The helper parses the others (batches, authorizePayment, processOrder,
 /// getOrder, listProducts) for this thread, which answers them after its own part, in order. Every
 /// store access therefore still happens on one thread in request order, and responses and log
-/// lines come in request order. Asynchronous work (a remote gateway's calls) runs in Swift tasks
-/// whose results the server thread waits for.
-///
-/// With `groupCommits`, consecutive processOrder requests of one read share one store transaction
-/// (group commit): each runs in its own savepoint, the transaction commits once, and only then
-/// are they answered. A lone order (an interactive client) is committed and answered at once.
+/// lines come in request order. The store-using lines are run by the `Executor` (operations in
+/// their steps, pipelined orders in group commits); this type only frames, reads and writes.
 public final class Server {
   public enum Exit: Equatable, Sendable {
     /// Input ended, or a stop was requested; everything read was answered.
@@ -47,7 +43,8 @@ public final class Server {
   let stopSignal: Int32?
   let log: RequestLog
   let threads: Int
-  let groupCommits: Bool
+  /// Runs what this thread answers: store work, operations, network calls.
+  let executor: Executor
   /// What reloads the config (the same for every context it makes); nil: this server never reloads.
   private let reloader: ConfigReloader?
   /// The second thread (`threads: 2`): started at the first read it can help with (a
@@ -61,7 +58,7 @@ public final class Server {
   /// Lines the second thread answered (statistics for tests and benchmarks).
   public private(set) var linesAnsweredByHelper = 0
   /// Orders committed in groups of two or more (statistics for tests and benchmarks).
-  public private(set) var ordersCommittedInGroups = 0
+  public var ordersCommittedInGroups: Int { executor.ordersCommittedInGroups }
   /// The most bytes of an unfinished line ever kept between reads: never more than
   /// `maxLineBytes`, however long a line is (statistics for tests).
   public private(set) var mostLineBytesKept = 0
@@ -84,7 +81,7 @@ public final class Server {
     self.stopSignal = stopSignal
     self.log = log
     self.threads = threads
-    self.groupCommits = groupCommits
+    self.executor = Executor(handler: handler, log: log, groupCommits: groupCommits)
     self.reloader = handler.context.reloader
   }
 
@@ -108,7 +105,7 @@ public final class Server {
       if !waitedForInput && !Self.isReadable(input) {
         // The first time the client makes this wait: time for what a later request may need.
         waitedForInput = true
-        handler.context.storeSource.startOpening()
+        executor.prepareWhileIdle()
       }
       if !waitForInput() {
         stopped = true
@@ -198,15 +195,7 @@ public final class Server {
   /// Answers one line that is not part of a read's run of lines (it spanned reads, or ended the input).
   private func answerAlone(_ line: UnsafeRawBufferPointer) {
     if Server.answeredBorrowed(line, handler, maxLineBytes, into: &pendingOutput) { return }
-    answerWritingCommitted(parsedLine(line))
-  }
-
-  /// Answers a line; when it may have committed store work, writes everything pending before the
-  /// next line's work begins, so that no later failure (even a trap that ends the process) can
-  /// lose the answer of something done. Store-free answers wait for the end of the read.
-  private func answerWritingCommitted(_ line: RequestHandler.ParsedLine) {
-    _ = handler.answer(line, into: &pendingOutput)
-    if handler.needsStore(line) { flush() }
+    executor.answer(parsedLine(line), into: &pendingOutput, flush: writeOut)
   }
 
   /// Answers complete lines in order; false when a stop was requested (the rest are not answered).
@@ -332,127 +321,11 @@ public final class Server {
     line.count <= maxLineBytes ? handler.parse(line) : .tooLong(limit: maxLineBytes)
   }
 
-  /// Answers the line at `first`, together with the grouped requests (processOrder) that follow it
-  /// before `limit` when it is one: those commit as a group. `line` gives each line parsed, or nil
-  /// when it is not this thread's to answer; it is asked once per line. Returns the index of the
-  /// next line to answer.
+  /// Answers the line at `first` (with the requests grouped with it); the index of the next line.
   private func answerHere(
     from first: Int, before limit: Int, _ line: (Int) -> RequestHandler.ParsedLine?
   ) -> Int {
-    guard let firstLine = line(first) else { preconditionFailure("line \(first) is not this thread's") }
-    // With a remote gateway, grouped requests overlap their calls (with or without group commits).
-    guard groupCommits || handler.context.gatewayCalls != nil, handler.isGroupable(firstLine) else {
-      answerWritingCommitted(firstLine)
-      return first + 1
-    }
-    var group = [firstLine]
-    var next = first + 1
-    while next < limit, let candidate = line(next) {
-      guard handler.isGroupable(candidate) else {
-        // Parsed already: answered here, after the group.
-        answerGroup(group)
-        answerWritingCommitted(candidate)
-        return next + 1
-      }
-      group.append(candidate)
-      next += 1
-    }
-    answerGroup(group)
-    return next
-  }
-
-  /// Answers grouped requests in one store transaction (one alone in its own); when the group
-  /// cannot commit, nothing of it was kept and each is answered again in its own transaction.
-  /// Their answers are written before anything else is done (see `answerWritingCommitted`).
-  private func answerGroup(_ group: [RequestHandler.ParsedLine]) {
-    defer { flush() }
-    if let gateway = handler.context.gatewayCalls {
-      answerOverlapping(group, maxInFlight: gateway.maxConcurrent)
-      return
-    }
-    guard group.count > 1 else {
-      _ = handler.answer(group[0], into: &pendingOutput)
-      return
-    }
-    let mark = pendingOutput.mark
-    do {
-      try handler.context.store.groupCommit(readAhead: handler.readAhead(group)) {
-        for request in group { _ = handler.answer(request, into: &pendingOutput) }
-      }
-      ordersCommittedInGroups += group.count
-    } catch {
-      log.warning("the group commit of the \(group.count) orders above failed (\(error)); retrying them one by one")
-      pendingOutput.rewind(to: mark)
-      for request in group { _ = handler.answer(request, into: &pendingOutput) }
-    }
-  }
-
-  /// Answers grouped requests whose payments go to a remote gateway, `maxInFlight` at a time:
-  /// 1. each one's first transaction runs (its attempt recorded as pending), all of them in one
-  ///    group commit when `groupCommits`;
-  /// 2. once that is durable, every gateway call starts, and their round trips overlap;
-  /// 3. once every answer is in, each one's second transaction records it (one group commit
-  ///    again) and the answers are written in request order.
-  /// No store transaction is open while a call is in flight. A group that cannot commit kept
-  /// nothing: its requests run again one transaction each (phase 1 before any call was sent,
-  /// phase 3 with the answers already in).
-  private func answerOverlapping(_ group: [RequestHandler.ParsedLine], maxInFlight: Int) {
-    enum Slot {
-      case answered([UInt8])
-      case waiting(RequestHandler.Waiting)
-    }
-    let store = handler.context.storeSource
-    var next = 0
-    while next < group.count {
-      let batch = group[next..<min(next + maxInFlight, group.count)]
-      next = batch.endIndex
-      func begin() -> [Slot] {
-        batch.map { line in
-          var writer = JSONWriter(capacity: 256)
-          if let waiting = handler.start(line, into: &writer) { return .waiting(waiting) }
-          return .answered(writer.bytes)
-        }
-      }
-      var slots: [Slot] = []
-      if groupCommits && batch.count > 1 {
-        do {
-          try store.get().groupCommit(readAhead: handler.readAhead(Array(batch))) { slots = begin() }
-        } catch {
-          log.warning("the group commit of the \(batch.count) orders above failed (\(error)); retrying them one by one")
-          slots = begin()
-        }
-      } else {
-        slots = begin()
-      }
-      var waiting: [RequestHandler.Waiting] = []
-      for slot in slots {
-        if case .waiting(let request) = slot { waiting.append(request) }
-      }
-      for request in waiting { request.send() }
-      for request in waiting { request.wait() }
-      func finish() {
-        for slot in slots {
-          switch slot {
-          case .answered(let bytes): bytes.withUnsafeBytes { pendingOutput.appendLines($0) }
-          case .waiting(let request): handler.finish(request, into: &pendingOutput)
-          }
-        }
-      }
-      let mark = pendingOutput.mark
-      if groupCommits && waiting.count > 1 {
-        do {
-          try store.get().groupCommit { finish() }
-          ordersCommittedInGroups += waiting.count
-        } catch {
-          log.warning("the group commit of the \(waiting.count) answers above failed (\(error)); recording them one by one")
-          pendingOutput.rewind(to: mark)
-          finish()
-        }
-      } else {
-        finish()
-      }
-      flush()
-    }
+    executor.answer(from: first, before: limit, line, into: &pendingOutput, flush: writeOut)
   }
 
   private func tooLong() {
@@ -507,12 +380,17 @@ public final class Server {
   }
 
   private func flush() {
+    writeOut(&pendingOutput)
+  }
+
+  /// Writes `pending` (this server's pending output) and empties it.
+  private func writeOut(_ pending: inout JSONWriter) {
     defer { log.flush() }
-    guard !pendingOutput.isEmpty, !outputClosed else {
-      pendingOutput.reset()
+    guard !pending.isEmpty, !outputClosed else {
+      pending.reset()
       return
     }
-    if !pendingOutput.withBytes({ writeAll($0, to: output) }) { outputClosed = true }
-    pendingOutput.reset(capacityLimit: 1 << 20)
+    if !pending.withBytes({ writeAll($0, to: output) }) { outputClosed = true }
+    pending.reset(capacityLimit: 1 << 20)
   }
 }

@@ -211,17 +211,27 @@ struct OptimisticWriteTests {
     #expect(try store.stockLedger()["clock"]! == (onHand: 4, sold: 6))
   }
 
-  @Test("processOrder reads ahead its token and its cart's skus, from the params as sent; nothing from params it will refuse")
+  @Test("processOrder reads ahead its token and its cart's skus, once its params are read; nothing for params it refuses")
   func processOrderReadAhead() throws {
-    func readAhead(_ params: String) throws -> ReadAhead { ProcessOrder.readAhead(try JSONParser.parse(params)) }
-    #expect(
-      try readAhead(#"{"chargeToken":"ctok_1","items":[{"sku":"clock","quantity":1},{"sku":"mug"},{"quantity":2}]}"#)
-        == ReadAhead(tokens: ["ctok_1"], skus: ["clock", "mug"]))
-    #expect(try readAhead(#"{"items":[{"sku":"clock"}]}"#) == ReadAhead())
-    #expect(try readAhead(#"{"chargeToken":7,"items":[{"sku":"clock"}]}"#) == ReadAhead())
-    #expect(try readAhead(#"["ctok_1"]"#) == ReadAhead())
-    let tooMany = (0...CartItem.maxItems).map { #"{"sku":"s\#($0)"}"# }.joined(separator: ",")
-    #expect(try readAhead(#"{"chargeToken":"ctok_1","items":[\#(tooMany)]}"#) == ReadAhead(tokens: ["ctok_1"]))
+    let (context, lines) = try GroupCommitTests.orders(count: 1)
+    func params(_ line: String) throws -> JSONValue? {
+      guard case .object(let request) = try JSONParser.parse(line) else { return nil }
+      return request["params"]
+    }
+    func readAhead(_ line: String) throws -> ReadAhead { try ProcessOrder.request(params(line), context: context).readAhead }
+    guard case .object(let sent)? = try params(lines[0]), case .string(let token)? = sent["chargeToken"],
+      case .array(let items)? = sent["items"]
+    else {
+      Issue.record("not a processOrder request: \(lines[0])")
+      return
+    }
+    let skus = items.compactMap { item -> String? in
+      guard case .object(let line) = item, case .string(let sku)? = line["sku"] else { return nil }
+      return sku
+    }
+    #expect(skus.count == 1)
+    #expect(try readAhead(lines[0]) == ReadAhead(tokens: [token], skus: skus))
+    #expect(throws: ServiceError.self) { try readAhead(lines[0].replacingOccurrences(of: #""items":["#, with: #""items":7,"x":["#)) }
   }
 
   @Test(
