@@ -44,10 +44,7 @@ let package = Package(
   targets: [
     .executableTarget(
       name: "payservice",
-      dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ],
+      dependencies: ["PayServiceCommands"],
       // A release build is one static executable (Swift runtime, Foundation, SQLite, libstdc++ and
       // glibc linked in; no dynamic loader at start) that exports no symbols: it starts without
       // binding symbols or scanning an export table. It needs the static libraries of
@@ -66,6 +63,16 @@ let package = Package(
             "--symbol-ordering-file=\(linkOrder)", "-Xlinker", "--no-warn-symbol-ordering",
           ], .when(configuration: .release))
       ]
+    ),
+    // The command line: `serve` (read without ArgumentParser on the common start) and the
+    // one-shot commands, with what a start opens and checks; the executable only calls it.
+    .target(
+      name: "PayServiceCommands",
+      dependencies: [
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: leanCodegen
     ),
     .target(
       name: "PayServiceCore",
@@ -215,7 +222,7 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "payservice", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        "payservice", "PayServiceCommands", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Golden", "Fixtures"]

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import payservice
+@testable import PayServiceCommands
 
 /// `serve`'s options are declared once (`ServeSettings.options`) and read by `ServeSettings.read`,
 /// on the direct path at start and through ArgumentParser alike.

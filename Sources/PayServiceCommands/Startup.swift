@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import PayServiceAppStore
+import PayServiceApplePay
+import PayServiceCore
+import PayServicePostgres
+import PayServiceStripe
+
+/// What every command's start opens and checks: the store, the remote services the config names,
+/// and what `serve` would refuse to start with.
+extension ServeSettings {
+  /// What a start with `config` at `now`, in this environment, checks beyond the config itself:
+  /// problems stop it (exit 2), warnings are logged. `check-config` reports the same, so that it
+  /// says "valid" only when `serve` would start.
+  static func startChecks(for config: Config, now: Int64) -> (problems: [String], warnings: [String]) {
+    var problems: [String] = []
+    var warnings: [String] = []
+    if let stripe = config.gateway.stripe, case .failure(let problem) = stripe.secretKey(
+      environment: ProcessInfo.processInfo.environment)
+    {
+      problems.append("\(problem)")
+    }
+    if let settings = config.merchantSession {
+      let subject = "applePay.merchantIdentityCertificate"
+      switch settings.identity.validity(at: now) {
+      case .valid: break
+      case .expiresSoon(let days):
+        warnings.append(
+          "\(subject) expires in \(days) days (\(RFC3339.format(settings.identity.notValidAfter))): renew it in the Apple developer account")
+      case .expired(let since):
+        problems.append("\(subject): expired at \(since); merchant sessions would fail. Renew it in the Apple developer account")
+      case .notYetValid(let until):
+        problems.append("\(subject): not valid before \(until); check the clock or use the current certificate")
+      }
+    }
+    return (problems, warnings)
+  }
+
+  /// The remote gateway the config names (nil for the sandbox), with its secret key from the
+  /// environment (`startChecks` made sure there is one that fits `gateway.mode`).
+  static func gateway(for config: Config) -> GatewayCalls? {
+    guard let stripe = config.gateway.stripe else { return nil }
+    switch stripe.secretKey(environment: ProcessInfo.processInfo.environment) {
+    case .failure(let problem): fail("\(problem)")
+    case .success(let key):
+      let webhookSecrets = StripeWebhookSignature.secrets(
+        in: ProcessInfo.processInfo.environment[stripe.webhookSecretVariable] ?? "")
+      return GatewayCalls(
+        gateway: StripeGateway(settings: stripe, secretKey: key), maxConcurrent: stripe.maxConcurrentCalls,
+        webhookSecrets: webhookSecrets)
+    }
+  }
+
+  /// The merchant session client for the config's merchant identity (nil without one; its
+  /// certificate's dates are `startChecks`').
+  static func merchantSessions(for config: Config) -> MerchantSessionCalls? {
+    guard let settings = config.merchantSession else { return nil }
+    let subject = "applePay.merchantIdentityCertificate"
+    do {
+      let client = try AppleMerchantSessionClient(
+        identity: settings.identity, trustRootsPEM: settings.trustRootsPEM,
+        connectTimeoutSeconds: settings.connectTimeoutSeconds, requestTimeoutSeconds: settings.requestTimeoutSeconds)
+      return MerchantSessionCalls(client: client)
+    } catch {
+      fail("\(subject): cannot be used for TLS with merchantIdentityKey: \(error)")
+    }
+  }
+
+  /// The App Store Server API client for the config's in-app purchase key (nil without
+  /// `appStore.api`). A client that cannot be made (trust roots that do not read, say; the key was
+  /// checked with the config) stops the start (exit 2); the message never holds the key.
+  static func appStoreServer(for config: Config) -> AppStoreServerCalls? {
+    guard let settings = config.appStore?.api else { return nil }
+    do {
+      return AppStoreServerCalls(api: try AppStoreServerClient(settings: settings))
+    } catch {
+      fail("appStore.api: \(error)")
+    }
+  }
+
+  /// Opens the store at `location`. A store this creates gets the identifier key
+  /// `PAYSERVICE_ID_KEY` pins, else with the clock pinned (`--now`: transcripts and tests, never a
+  /// shop) the published transcript key, so that a session on a new store repeats byte for byte,
+  /// else a random one (the store's default, made only when it creates the store).
+  static func open(_ location: StoreLocation, now: String?) throws(StoreError) -> any Store {
+    let transcript = now != nil && (IdentifierKey.pinInEnvironment ?? "").isEmpty
+    let key: IdentifierKey? = transcript ? .transcript : nil
+    switch location {
+    case .sqlite(let path): return try SQLiteStore(path: path, newIdentifierKey: key)
+    case .postgres(let url): return try PostgresStore(url: url, newIdentifierKey: key)
+    }
+  }
+
+  /// Where `--database` points; a malformed PostgreSQL URL stops the start (exit 2).
+  static func location(_ database: String) -> StoreLocation {
+    do {
+      return try StoreLocation.parse(database)
+    } catch {
+      fail("invalid PostgreSQL URL for --database: \(error)")
+    }
+  }
+
+  /// Opens the store `--database` names, or stops the start (exit 2) with the reason.
+  static func openStore(_ database: String, now: String?) -> any Store {
+    do throws(StoreError) {
+      return try open(location(database), now: now)
+    } catch {
+      fail("\(error)")
+    }
+  }
+
+  /// A start that cannot go on (invalid config, store that cannot be opened): exit 2 with the reason.
+  static func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("payservice: \(message)\n".utf8))
+    Foundation.exit(2)
+  }
+}
