@@ -59,9 +59,9 @@ extension PayService {
 
 /// The `payservice` command line. The common start (`payservice [serve] --config … --database …`)
 /// is read from `ServeSettings.options` without ArgumentParser, which discovers its options by
-/// reflection at a cost to every start (about 15 ms of a 3 ms one-request start, measured on the
-/// release build); anything else, and any invalid value, goes through ArgumentParser, whose `serve`
-/// reads the same table.
+/// reflection at a cost that would more than double a one-request start (docs/performance.md);
+/// anything else, and any invalid value, goes through ArgumentParser, whose `serve` reads the same
+/// table.
 public enum PayServiceCommandLine {
   public static func main(_ arguments: [String]) {
     if let settings = ServeSettings.parse(arguments) {
