@@ -291,6 +291,17 @@ extension BackOfficeOperation {
     BackOffice.unsent(reason, orderId: call.orderId)
   }
 
+  /// Optimistic for an order the sandbox charged: the order and the journal entry are checked
+  /// unchanged when the writes are applied (and a capture's or cancel's hold still held, a refund's
+  /// disputes still none). An order charged through a remote gateway, a refund of a disputed order,
+  /// or one with a remote gateway's pending calls to count, takes locks.
+  public static var isOptimistic: Bool { true }
+
+  /// The order and the journal entry, the rows the first transaction reads.
+  public var readAhead: ReadAhead {
+    ReadAhead(orders: subject.map { [$0] } ?? [], entries: [ReadAhead.Entry(kind: Self.kind, key: key)])
+  }
+
   /// Where a decided call goes: the sandbox's is recorded now (a final answer), a remote gateway's
   /// is sent; an order whose gateway this process lacks is a failure that changes nothing.
   func route(

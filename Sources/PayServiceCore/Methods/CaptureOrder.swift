@@ -75,13 +75,6 @@ public enum CaptureOrder: OperationMethod {
     public var subject: String? { params.orderId }
     public var conflict: ServiceError { .idempotencyKeyConflict("captureId") }
 
-    /// Optimistic for an order the sandbox charged, as a refund is (`RefundOrder.Refund`): the
-    /// order and its journal entry are checked unchanged, and its hold still held, when the writes
-    /// are applied. An order charged through a remote gateway takes locks.
-    public static var isOptimistic: Bool { true }
-    public var readAhead: ReadAhead {
-      ReadAhead(orders: [params.orderId], entries: [ReadAhead.Entry(kind: Self.kind, key: key)])
-    }
 
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {

@@ -179,7 +179,7 @@ public enum ProcessAppStoreNotification: RPCMethod {
     }
   }
 
-  public struct Recording: LocalOperation {
+  public struct Recording: KeyLockedOperation {
     public static let kind = "appStoreNotification"
     let notification: Verified
     public var key: String { notification.payload.notificationUUID }
@@ -190,13 +190,6 @@ public enum ProcessAppStoreNotification: RPCMethod {
       return "\(payload.notificationType) \(payload.subtype ?? "-") \(payload.signedDate)"
     }
     public var conflict: ServiceError { .idempotencyKeyConflict("signedPayload") }
-
-    /// The same key from two processes at once: the second waits for the first's entry.
-    public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
-      throws
-    {
-      try transaction.lockKey(kind, key)
-    }
 
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
       throws -> Preparation<Result, NoCall>

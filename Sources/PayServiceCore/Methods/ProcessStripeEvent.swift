@@ -275,7 +275,7 @@ public enum ProcessStripeEvent: RPCMethod {
 
   /// A verified event as an operation of the journal (kind `stripeEvent`, keyed by the event id):
   /// recorded in one transaction, so that a redelivery is answered from the journal.
-  public struct Recording: LocalOperation {
+  public struct Recording: KeyLockedOperation {
     public static let kind = "stripeEvent"
 
     let event: StripeEvent
@@ -284,13 +284,6 @@ public enum ProcessStripeEvent: RPCMethod {
     /// Stripe sends an event again unchanged; the same id with another type or time is not Stripe's.
     public var fingerprint: String { "\(event.type) \(event.created) \(event.livemode)" }
     public var conflict: ServiceError { .stripeEventConflict }
-
-    /// The same key from two processes at once: the second waits for the first's entry.
-    public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
-      throws
-    {
-      try transaction.lockKey(kind, key)
-    }
 
     /// Applies what the event says, in the transaction that records it: a refund (payservice's,
     /// settled; or one made outside payservice, recorded), a dispute, or a pending order to resume

@@ -161,13 +161,6 @@ public enum RefundOrder: OperationMethod {
     }
     public var conflict: ServiceError { .idempotencyKeyConflict("refundId") }
 
-    /// A refund of a sandbox order reads only what `OptimisticReads` checks: its order, its entry
-    /// and its disputes (one with disputes, or with a remote gateway's pending calls to count,
-    /// takes locks).
-    public static var isOptimistic: Bool { true }
-    public var readAhead: ReadAhead {
-      ReadAhead(orders: [params.orderId], entries: [ReadAhead.Entry(kind: Self.kind, key: key)])
-    }
 
     /// The refund decided: what is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {

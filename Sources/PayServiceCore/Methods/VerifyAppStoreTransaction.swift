@@ -208,7 +208,7 @@ public enum VerifyAppStoreTransaction: RPCMethod {
 
   /// A verified transaction version as an operation of the journal (kind `appStoreTransaction`,
   /// keyed by its transactionId and signedDate): the same version again answers as the first time.
-  public struct Recording: LocalOperation {
+  public struct Recording: KeyLockedOperation {
     public static let kind = "appStoreTransaction"
     let item: AppStoreTransaction
     /// The account the params name: assigned in the back office, expected elsewhere.
@@ -217,13 +217,6 @@ public enum VerifyAppStoreTransaction: RPCMethod {
     public var subject: String? { nil }
     public var fingerprint: String { account ?? "" }
     public var conflict: ServiceError { .idempotencyKeyConflict("appAccountToken") }
-
-    /// The same key from two processes at once: the second waits for the first's entry.
-    public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
-      throws
-    {
-      try transaction.lockKey(kind, key)
-    }
 
     public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
       throws -> Preparation<Result, NoCall>

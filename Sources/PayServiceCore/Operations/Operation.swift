@@ -137,6 +137,19 @@ public struct NoCall: WireObject, Sendable {
   public static let shape = ObjectShape<NoCall>(blank: { NoCall() }, [])
 }
 
+/// An operation that only its key orders (an event, a notification, a transaction not recorded
+/// yet: no row to lock): the same key from two processes at once queues on `lockKey`, and the
+/// second reads the first's entry.
+public protocol KeyLockedOperation: LocalOperation where Subject == Void {}
+
+extension KeyLockedOperation {
+  public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
+    throws
+  {
+    try transaction.lockKey(kind, key)
+  }
+}
+
 /// An operation done entirely in its first transaction: `prepare` always answers `.done`, so its
 /// entry is never pending and it has nothing to send or settle. It still gets the journal's key,
 /// fingerprint, replay and conflict, like every other kind.
