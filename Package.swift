@@ -93,6 +93,20 @@ let package = Package(
       ],
       swiftSettings: leanCodegen
     ),
+    // The remote services' HTTPS (`HTTPRemoteTransport`: AsyncHTTPClient over TLS, mutual TLS
+    // included), in its own module for the same reason: the core holds only the requests,
+    // responses, failures and retries (PayServiceCore/Remote).
+    .target(
+      name: "PayServiceRemote",
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+      ],
+      swiftSettings: leanCodegen
+    ),
     // The Stripe gateway (`gateway.kind: stripe`): HTTPS through AsyncHTTPClient, in its own module
     // for the same reason.
     .target(
@@ -194,6 +208,10 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ]
+    ),
+    .testTarget(
+      name: "PayServiceRemoteTests",
+      dependencies: ["PayServiceRemote", "PayServiceCore", "PayServiceTestSupport"]
     ),
     .testTarget(
       name: "PayServiceApplePayTests",
