@@ -80,18 +80,19 @@ struct HTTPRemoteTransportTests {
       ],
       body: Array(RemoteText.formEncoded([("metadata[order_id]", "order-1")]).utf8), idempotencyKey: "customer-key-1")
     let policy = RetryPolicy(maxRetries: 2, backoffSeconds: 5...5, maxDelaySeconds: 3)
+    var delays: [Double] = []
     let started = ContinuousClock.now
-    let outcome = await policy.run { () -> RemoteAttempt<Int, Int> in
+    let outcome = await policy.run({ () -> RemoteAttempt<Int, Int> in
       guard case .success(let response) = await transport.send(request) else { return .done(0) }
       return response.status == 429 ? .retry(429, after: response.retryAfter()) : .done(response.status)
-    }
+    }) { _, delay in delays.append(delay) }
     let elapsed = ContinuousClock.now - started
     guard case .done(200) = outcome else {
       Issue.record("\(outcome)")
       return
     }
+    #expect(delays == [1])
     #expect(elapsed >= .milliseconds(950))
-    #expect(elapsed < .seconds(3))
     let requests = server.requests
     #expect(requests.map(\.status) == [429, 200])
     #expect(requests.map(\.idempotencyKey) == ["customer-key-1", "customer-key-1"])
