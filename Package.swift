@@ -100,44 +100,38 @@ let package = Package(
       ],
       swiftSettings: leanCodegen
     ),
-    // The Stripe gateway (`gateway.kind: stripe`): HTTPS through AsyncHTTPClient, in its own module
-    // for the same reason.
+    // The remote services' HTTPS (`HTTPRemoteTransport`: AsyncHTTPClient over TLS, mutual TLS
+    // included), in its own module for the same reason: the core holds only the requests,
+    // responses, failures and retries (PayServiceCore/Remote).
     .target(
-      name: "PayServiceStripe",
+      name: "PayServiceRemote",
       dependencies: [
         "PayServiceCore",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        .product(name: "Logging", package: "swift-log"),
       ],
+      swiftSettings: leanCodegen
+    ),
+    // The Stripe gateway (`gateway.kind: stripe`).
+    .target(
+      name: "PayServiceStripe",
+      dependencies: ["PayServiceCore", "PayServiceRemote"],
       swiftSettings: leanCodegen
     ),
     // Apple Pay merchant validation (`startMerchantSession`): the merchant identity's mutual TLS
-    // to Apple's gateways through AsyncHTTPClient, in its own module like the Stripe gateway.
+    // to Apple's gateways.
     .target(
       name: "PayServiceApplePay",
-      dependencies: [
-        "PayServiceCore",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-        .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        .product(name: "Logging", package: "swift-log"),
-      ],
+      dependencies: ["PayServiceCore", "PayServiceRemote"],
       swiftSettings: leanCodegen
     ),
-    // The App Store Server API (transaction and notification history): HTTPS through
-    // AsyncHTTPClient with an ES256 bearer token, in its own module like the Stripe gateway.
+    // The App Store Server API (transaction and notification history), with an ES256 bearer token.
     .target(
       name: "PayServiceAppStore",
       dependencies: [
-        "PayServiceCore",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        "PayServiceCore", "PayServiceRemote",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Crypto", package: "swift-crypto"),
       ],
@@ -201,6 +195,10 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ]
+    ),
+    .testTarget(
+      name: "PayServiceRemoteTests",
+      dependencies: ["PayServiceRemote", "PayServiceCore", "PayServiceTestSupport"]
     ),
     .testTarget(
       name: "PayServiceApplePayTests",

@@ -1,13 +1,9 @@
-import AsyncHTTPClient
 import Foundation
-import Logging
-import NIOCore
-import NIOHTTP1
-import NIOSSL
 import PayServiceCore
+import PayServiceRemote
 
 /// Apple's merchant validation endpoint as a `MerchantSessionClient`: one POST per session over
-/// mutual TLS (AsyncHTTPClient; the merchant identity certificate chain and key as the client
+/// mutual TLS (`HTTPRemoteTransport`; the merchant identity certificate chain and key as the client
 /// certificate; TLS 1.2 or later; the gateway's certificate verified, hostname included, against
 /// the system's roots unless `trustRootsPEM` names others).
 ///
@@ -21,7 +17,7 @@ import PayServiceCore
 /// Nothing is retried: the validation URL is meant for one session and the payment sheet is
 /// waiting. The caller checks the URL (`MerchantSessionURLPolicy`) before calling.
 public final class AppleMerchantSessionClient: MerchantSessionClient {
-  private let client: HTTPClient
+  private let transport: HTTPRemoteTransport
   private let identity: MerchantIdentity
   private let requestTimeoutSeconds: Double
   private let connectTimeoutSeconds: Double
@@ -31,46 +27,32 @@ public final class AppleMerchantSessionClient: MerchantSessionClient {
   /// - Parameters:
   ///   - trustRootsPEM: the CA certificates (PEM) the gateway's certificate must chain to; nil
   ///     means the system's roots.
+  /// - Throws: `RemoteSetupError` when the identity or the trust roots do not read as TLS needs them.
   public init(
     identity: MerchantIdentity, trustRootsPEM: String?, connectTimeoutSeconds: Double, requestTimeoutSeconds: Double
   ) throws {
     self.identity = identity
     self.requestTimeoutSeconds = requestTimeoutSeconds
     self.connectTimeoutSeconds = connectTimeoutSeconds
-    var tls = TLSConfiguration.makeClientConfiguration()
-    tls.minimumTLSVersion = .tlsv12
-    tls.certificateVerification = .fullVerification
-    tls.certificateChain = try identity.certificateChainPEM.map { .certificate(try NIOSSLCertificate(bytes: Array($0.utf8), format: .pem)) }
-    tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.keyPEM.utf8), format: .pem))
-    if let trustRootsPEM {
-      tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(trustRootsPEM.utf8)))
-    }
-    var configuration = HTTPClient.Configuration(
-      tlsConfiguration: tls,
-      timeout: .init(connect: Self.amount(connectTimeoutSeconds), read: Self.amount(requestTimeoutSeconds)))
-    // A failed connection fails the request at once with its own error, rather than being tried
-    // again until the deadline (which would hide why, and retry a single-use URL).
-    configuration.connectionPool.retryConnectionEstablishment = false
-    configuration.connectionPool.idleTimeout = .seconds(30)
-    configuration.redirectConfiguration = .disallow
-    configuration.decompression = .disabled
-    client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-  }
-
-  deinit {
-    // A client must be shut down before it goes; one shut down already just says so.
-    try? client.syncShutdown()
+    var connection = RemoteConnectionSettings(
+      connectTimeoutSeconds: connectTimeoutSeconds, requestTimeoutSeconds: requestTimeoutSeconds)
+    connection.clientIdentity = RemoteClientIdentity(certificateChainPEM: identity.certificateChainPEM, keyPEM: identity.keyPEM)
+    if let trustRootsPEM { connection.trustRoots = .pem(trustRootsPEM) }
+    connection.idleTimeoutSeconds = 30
+    connection.maximumAnswerBytes = Self.maximumAnswerBytes
+    // `retriesConnecting` stays off: a failed connection fails the request at once with its own
+    // error, rather than being tried again until the deadline, which would hide why and retry a
+    // single-use URL.
+    transport = try HTTPRemoteTransport(connection)
   }
 
   public func shutdown() {
-    try? client.syncShutdown()
+    transport.shutdown()
   }
-
-  static func amount(_ seconds: Double) -> TimeAmount { .milliseconds(Int64(max(seconds, 0.001) * 1000)) }
 
   public func startSession(_ endpoint: MerchantSessionEndpoint, body: [UInt8]) async -> MerchantSessionReply {
     let merchant = identity.merchantIdentifier
-    if case .expired(let since) = identity.validity(at: Int64(Date().timeIntervalSince1970)) {
+    if case .expired(let since) = identity.validity(at: ServiceClock().now()) {
       return .failed(
         MerchantSessionFailure(
           code: .identityCertificateExpired,
@@ -79,23 +61,16 @@ public final class AppleMerchantSessionClient: MerchantSessionClient {
             Certificate for \(merchant) in the Apple Developer account and configure it with its key
             """))
     }
-    var request = HTTPClientRequest(url: endpoint.url)
-    request.method = .POST
-    request.headers.add(name: "Content-Type", value: "application/json")
-    request.headers.add(name: "Accept", value: "application/json")
-    request.headers.add(name: "User-Agent", value: "payservice/\(PayServiceVersion.current)")
-    request.body = .bytes(NIOCore.ByteBuffer(bytes: body))
-
-    let response: HTTPClientResponse
-    let bytes: NIOCore.ByteBuffer
-    do {
-      response = try await client.execute(request, timeout: Self.amount(requestTimeoutSeconds))
-      bytes = try await response.body.collect(upTo: Self.maximumAnswerBytes)
-    } catch {
-      return .failed(failure(for: error, endpoint: endpoint))
+    let request = RemoteRequest(
+      method: .POST, url: endpoint.url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+      body: body)
+    let response: RemoteResponse
+    switch await transport.send(request) {
+    case .success(let answered): response = answered
+    case .failure(let failure): return .failed(self.failure(for: failure, endpoint: endpoint))
     }
-    let status = Int(response.status.code)
-    let json = try? JSONParser.parse(Array(bytes.readableBytesView))
+    let status = response.status
+    let json = try? JSONParser.parse(response.body)
     if status == 200 {
       guard let json, case .object = json else {
         return .failed(
@@ -125,11 +100,11 @@ public final class AppleMerchantSessionClient: MerchantSessionClient {
   static func statusFailure(status: Int, answer: JSONValue?, body: [UInt8], merchant: String, host: String) -> MerchantSessionFailure {
     var statusMessage: String?
     if case .object(let object)? = answer, case .string(let text)? = object["statusMessage"] {
-      statusMessage = quoted(text)
+      statusMessage = RemoteText.quoted(text, limit: 600)
     }
     var domain = "the domain"
     if case .object(let request)? = try? JSONParser.parse(body), case .string(let context)? = request["initiativeContext"] {
-      domain = "domain \(quoted(context))"
+      domain = "domain \(RemoteText.quoted(context, limit: 600))"
     }
     let apple = statusMessage.map { " (Apple: \"\($0)\")" } ?? ""
     let lowered = statusMessage?.lowercased() ?? ""
@@ -169,137 +144,58 @@ public final class AppleMerchantSessionClient: MerchantSessionClient {
 
   /// A transport failure in words: timeouts, TLS alerts the gateway sent about our certificate,
   /// our verification of the gateway's certificate, and connections that failed.
-  func failure(for error: any Error, endpoint: MerchantSessionEndpoint) -> MerchantSessionFailure {
+  func failure(for failure: RemoteFailure, endpoint: MerchantSessionEndpoint) -> MerchantSessionFailure {
     let merchant = identity.merchantIdentifier
     let host = endpoint.host
-    if let error = error as? HTTPClientError {
-      switch error {
-      case .deadlineExceeded, .readTimeout, .writeTimeout:
-        return MerchantSessionFailure(
-          code: .timeout, message: "\(host) did not answer within \(Self.seconds(requestTimeoutSeconds)) s")
-      case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
-        return MerchantSessionFailure(
-          code: .timeout, message: "no connection to \(host):\(endpoint.port) within \(Self.seconds(connectTimeoutSeconds)) s")
-      case .remoteConnectionClosed:
-        return MerchantSessionFailure(code: .unreachable, message: "\(host) closed the connection before answering")
-      default: break
-      }
-    }
-    if let tls = Self.tlsProblem(error) {
-      switch tls {
-      case .alert("certificate_expired"):
-        return MerchantSessionFailure(
-          code: .identityCertificateExpired,
-          message: """
-            \(host) refused the merchant identity certificate as expired (TLS alert certificate_expired); create a \
-            new Merchant Identity Certificate for \(merchant) in the Apple Developer account
-            """)
-      case .alert(let name):
-        return MerchantSessionFailure(
-          code: .identityCertificateRejected,
-          message: """
-            \(host) rejected the merchant identity certificate (TLS alert \(name)): use the Merchant Identity \
-            Certificate Apple issued for \(merchant), with its own key
-            """)
-      case .serverNotVerified(let reason):
-        return MerchantSessionFailure(
-          code: .serverNotTrusted,
-          message: """
-            the certificate of \(host) did not verify (\(reason)): Apple's gateways chain to public roots; check \
-            the trust roots configured and any TLS-intercepting proxy
-            """)
-      case .other(let reason):
-        return MerchantSessionFailure(code: .unreachable, message: "TLS with \(host) failed (\(reason))")
-      }
-    }
-    if let error = error as? IOError {
+    switch failure {
+    case .requestTimeout:
+      return MerchantSessionFailure(
+        code: .timeout, message: "\(host) did not answer within \(RemoteText.seconds(requestTimeoutSeconds)) s")
+    case .connectTimeout:
+      return MerchantSessionFailure(
+        code: .timeout,
+        message: "no connection to \(host):\(endpoint.port) within \(RemoteText.seconds(connectTimeoutSeconds)) s")
+    case .closedBeforeAnswer:
+      return MerchantSessionFailure(code: .unreachable, message: "\(host) closed the connection before answering")
+    case .tls(.alert("certificate_expired")):
+      return MerchantSessionFailure(
+        code: .identityCertificateExpired,
+        message: """
+          \(host) refused the merchant identity certificate as expired (TLS alert certificate_expired); create a \
+          new Merchant Identity Certificate for \(merchant) in the Apple Developer account
+          """)
+    case .tls(.alert(let name)):
+      return MerchantSessionFailure(
+        code: .identityCertificateRejected,
+        message: """
+          \(host) rejected the merchant identity certificate (TLS alert \(name)): use the Merchant Identity \
+          Certificate Apple issued for \(merchant), with its own key
+          """)
+    case .tls(.serverNotVerified(let reason)):
+      return MerchantSessionFailure(
+        code: .serverNotTrusted,
+        message: """
+          the certificate of \(host) did not verify (\(reason)): Apple's gateways chain to public roots; check \
+          the trust roots configured and any TLS-intercepting proxy
+          """)
+    case .tls(.other(let reason)):
+      return MerchantSessionFailure(code: .unreachable, message: "TLS with \(host) failed (\(reason))")
+    case .refused:
+      return MerchantSessionFailure(code: .unreachable, message: "\(host):\(endpoint.port) refused the connection")
+    case .socket(let errno):
       let reason =
-        switch error.errnoCode {
-        case ECONNREFUSED: "refused the connection"
+        switch errno {
         case ECONNRESET: "reset the connection"
         case EPIPE: "closed the connection"
-        default: "could not be reached (errno \(error.errnoCode))"
+        default: "could not be reached (errno \(errno))"
         }
       return MerchantSessionFailure(code: .unreachable, message: "\(host):\(endpoint.port) \(reason)")
-    }
-    if let error = error as? ChannelError {
-      if case .connectTimeout = error {
-        return MerchantSessionFailure(
-          code: .timeout, message: "no connection to \(host):\(endpoint.port) within \(Self.seconds(connectTimeoutSeconds)) s")
-      }
-      return MerchantSessionFailure(code: .unreachable, message: "the connection to \(host) failed (\(error))")
-    }
-    if let error = error as? NIOSSLError, case .uncleanShutdown = error {
-      return MerchantSessionFailure(code: .unreachable, message: "\(host) closed the connection before answering")
-    }
-    let described = String(describing: error)
-    if described.contains("connection refused") || described.contains("Connection refused") {
-      return MerchantSessionFailure(code: .unreachable, message: "\(host):\(endpoint.port) refused the connection")
-    }
-    return MerchantSessionFailure(
-      code: .unreachable, message: "the request to \(host) failed (\(String(describing: type(of: error))))")
-  }
-
-  enum TLSProblem: Equatable {
-    /// A TLS alert the server sent (its name as in RFC 8446, such as `unknown_ca`).
-    case alert(String)
-    /// Our verification of the server's certificate failed.
-    case serverNotVerified(String)
-    case other(String)
-  }
-
-  /// What a BoringSSL error says: an alert the peer sent (`…_ALERT_UNKNOWN_CA`), a failed
-  /// verification of the peer (`CERTIFICATE_VERIFY_FAILED`), or something else.
-  static func tlsProblem(_ error: any Error) -> TLSProblem? {
-    var reasons: [String] = []
-    switch error {
-    case let error as NIOSSLError:
-      switch error {
-      case .handshakeFailed(let inner): reasons = inner.reasons
-      case .uncleanShutdown: return nil
-      default: reasons = ["\(error)"]
-      }
-    case let error as BoringSSLError:
-      reasons = error.reasons
-    case let error as NIOSSLExtraError:
-      if error == .failedToValidateHostname || error == .serverHostnameImpossibleToMatch {
-        return .serverNotVerified("it does not name the host")
-      }
-      return .other("\(error)")
-    default:
-      return nil
-    }
-    for reason in reasons {
-      if let range = reason.range(of: "ALERT_") {
-        let name = reason[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }.lowercased()
-        return .alert(name.isEmpty ? "unknown" : name)
-      }
-      if reason.contains("CERTIFICATE_REQUIRED") { return .alert("certificate_required") }
-    }
-    if reasons.contains(where: { $0.contains("CERTIFICATE_VERIFY_FAILED") }) {
-      return .serverNotVerified("certificate verify failed")
-    }
-    return .other(reasons.first.map { String($0.split(separator: ":").last ?? Substring($0)) } ?? "TLS error")
-  }
-
-  static func seconds(_ value: Double) -> String {
-    value == value.rounded() ? String(Int(value)) : String(value)
-  }
-
-  /// A peer's text made safe to quote: at most 600 characters, control characters dropped.
-  static func quoted(_ text: String) -> String {
-    let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
-    return cleaned.count > 600 ? String(cleaned.prefix(600)) + "…" : cleaned
-  }
-}
-
-extension BoringSSLError {
-  /// The reason strings of the error queue ("error:…:SSL routines:…:TLSV1_ALERT_UNKNOWN_CA").
-  var reasons: [String] {
-    switch self {
-    case .sslError(let errors), .unknownError(let errors), .invalidSNIName(let errors), .failedToSetALPN(let errors):
-      return errors.map { "\($0)" }
-    default: return ["\(self)"]
+    case .connection(let reason):
+      return MerchantSessionFailure(code: .unreachable, message: "the connection to \(host) failed (\(reason))")
+    case .shutDown:
+      return MerchantSessionFailure(code: .unreachable, message: "the request to \(host) was not sent: the client is shut down")
+    case .other(let type):
+      return MerchantSessionFailure(code: .unreachable, message: "the request to \(host) failed (\(type))")
     }
   }
 }

@@ -1,13 +1,11 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOSSL
 import PayServiceCore
+import PayServiceRemote
 
 /// Stripe's API as payservice's remote gateway: Apple Pay tokens made into Stripe tokens,
-/// PaymentIntents created and confirmed for orders, captured, canceled and refunded, over HTTPS (AsyncHTTPClient, connections kept and reused, the
-/// system's trust roots unless `gateway.trustRoots` names others).
+/// PaymentIntents created and confirmed for orders, captured, canceled and refunded, over HTTPS
+/// (`HTTPRemoteTransport`: connections kept and reused, the system's trust roots unless
+/// `gateway.trustRoots` names others).
 ///
 /// Every call is a form-encoded POST with the secret key as a bearer token, `Stripe-Version`
 /// pinned to `apiVersion`, and an `Idempotency-Key`: Stripe keeps the first answer under a key for
@@ -15,7 +13,7 @@ import PayServiceCore
 /// a call retried after a lost answer never charges or refunds twice. 429, 409 (the same key still
 /// in flight), 5xx answers Stripe does not mark `Stripe-Should-Retry: false`, and connection
 /// failures are retried with the same key, at most `maxRetries` times, after `Retry-After` or a
-/// short backoff.
+/// short backoff (`RetryPolicy`).
 ///
 /// The key never leaves this type: not in an error, a message or a log line. Every string of
 /// Stripe's answers is scrubbed of the key and of anything shaped like a key before it is read
@@ -26,8 +24,9 @@ public final class StripeGateway: RemoteGateway {
   public static let apiVersion = "2024-06-20"
 
   public let name = "Stripe"
-  private let client: HTTPClient
+  private let transport: HTTPRemoteTransport
   private let settings: Gateway.Stripe
+  private let retry: RetryPolicy
   private let authorization: String
   private let scrubber: KeyScrubber
 
@@ -36,27 +35,23 @@ public final class StripeGateway: RemoteGateway {
     self.settings = settings
     self.authorization = "Bearer " + secretKey
     self.scrubber = KeyScrubber(key: secretKey)
-    var tls = TLSConfiguration.makeClientConfiguration()
-    if let roots = settings.trustRoots { tls.trustRoots = .file(roots) }
-    var configuration = HTTPClient.Configuration(
-      tlsConfiguration: tls,
-      timeout: .init(connect: Self.amount(settings.connectTimeoutSeconds), read: Self.amount(settings.requestTimeoutSeconds)))
-    configuration.connectionPool = .init(
-      idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.maxConcurrentCalls)
-    // A redirect would send the form, and the key, elsewhere (https to http included).
-    configuration.redirectConfiguration = .disallow
-    client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    var connection = RemoteConnectionSettings(
+      connectTimeoutSeconds: settings.connectTimeoutSeconds, requestTimeoutSeconds: settings.requestTimeoutSeconds)
+    if let roots = settings.trustRoots { connection.trustRoots = .file(roots) }
+    connection.maxConnectionsPerHost = settings.maxConcurrentCalls
+    connection.retriesConnecting = true
+    do {
+      transport = try HTTPRemoteTransport(connection)
+    } catch {
+      // Only PEM text or a client identity can fail to load, and these settings hold neither.
+      preconditionFailure("\(error)")
+    }
+    retry = RetryPolicy(
+      maxRetries: settings.maxRetries, backoffSeconds: 0.25...8, maxDelaySeconds: settings.requestTimeoutSeconds)
   }
-
-  deinit {
-    // A client must be shut down before it goes; one shut down already just says so.
-    try? client.syncShutdown()
-  }
-
-  static func amount(_ seconds: Double) -> TimeAmount { .milliseconds(Int64(seconds * 1000)) }
 
   public func shutdown() async {
-    try? await client.shutdown()
+    await transport.close()
   }
 
   public func paymentDataProblem(_ paymentData: String) -> String? {
@@ -303,7 +298,7 @@ public final class StripeGateway: RemoteGateway {
       var query = [("customer", customer), ("limit", "100")]
       if let after { query.append(("starting_after", after)) }
       let page: JSONValue
-      switch await get("/v1/setup_intents?" + Self.formEncoded(query)) {
+      switch await get("/v1/setup_intents?" + RemoteText.formEncoded(query)) {
       case .object(let object, _): page = object
       case .storedServerError(let reason): return .unanswered(reason: reason)
       case .reply(let reply): return reply.map()
@@ -388,7 +383,7 @@ public final class StripeGateway: RemoteGateway {
   func searchForPayment(orderId: String, savesCard: Bool = false) async -> GatewayReply<GatewayPayment> {
     let query = "metadata['order_id']:'\(orderId)'"
     let path =
-      "/v1/payment_intents/search?" + Self.formEncoded([("query", query), ("expand[]", "data.latest_charge")])
+      "/v1/payment_intents/search?" + RemoteText.formEncoded([("query", query), ("expand[]", "data.latest_charge")])
     switch await get(path) {
     case .object(let object, _):
       guard case .array(let found)? = object.member("data") else { return .unanswered(reason: "an answer payservice cannot read") }
@@ -416,7 +411,7 @@ public final class StripeGateway: RemoteGateway {
       var query = [("created[gte]", String(createdSince)), ("limit", "100")]
       if let after { query.append(("starting_after", after)) }
       let page: JSONValue
-      switch await get("/v1/\(kind.rawValue)?" + Self.formEncoded(query)) {
+      switch await get("/v1/\(kind.rawValue)?" + RemoteText.formEncoded(query)) {
       case .object(let object, _): page = object
       case .storedServerError(let reason): return .unanswered(reason: reason)
       case .reply(let reply): return reply.map()
@@ -661,65 +656,43 @@ public final class StripeGateway: RemoteGateway {
   /// POSTs the form under the idempotency key, retrying what may be retried (same key, same body).
   func post(_ path: String, _ form: [(String, String)], key: String) async -> Answer {
     var request = self.request(.POST, path)
-    request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-    request.headers.add(name: "Idempotency-Key", value: key)
-    return await perform(request, body: Self.formEncoded(form))
+    request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+    request.body = Array(RemoteText.formEncoded(form).utf8)
+    request.idempotencyKey = key
+    return await perform(request)
   }
 
   /// GETs an object (a read: no key, no body), retrying what may be retried.
   func get(_ path: String) async -> Answer {
-    await perform(request(.GET, path), body: nil)
+    await perform(request(.GET, path))
   }
 
-  private func request(_ method: HTTPMethod, _ path: String) -> HTTPClientRequest {
-    var request = HTTPClientRequest(url: settings.apiBase + path)
-    request.method = method
-    request.headers.add(name: "Authorization", value: authorization)
-    request.headers.add(name: "Stripe-Version", value: Self.apiVersion)
-    request.headers.add(name: "User-Agent", value: "payservice/\(PayServiceVersion.current)")
-    return request
+  private func request(_ method: RemoteRequest.Method, _ path: String) -> RemoteRequest {
+    RemoteRequest(
+      method: method, url: settings.apiBase + path,
+      headers: [("Authorization", authorization), ("Stripe-Version", Self.apiVersion)])
   }
 
-  /// Sends `request` (with `body`, when given) until it is answered or may not be retried.
-  private func perform(_ request: HTTPClientRequest, body: String?) async -> Answer {
-    var request = request
-    var attempt = 0
-    while true {
-      if let body { request.body = .bytes(NIOCore.ByteBuffer(string: body)) }
-      let outcome = await send(request)
-      guard case .retry(let reason, let after) = outcome else {
-        if case .answer(let answer) = outcome { return answer }
-        preconditionFailure("never")
-      }
-      guard attempt < settings.maxRetries else {
-        return .reply(.unanswered(reason: attempt == 0 ? reason : "\(reason), after \(attempt + 1) attempts"))
-      }
-      attempt += 1
-      let backoff = after ?? min(0.25 * Double(1 << min(attempt - 1, 5)), 8)
-      try? await Task.sleep(for: .milliseconds(Int64(min(backoff, settings.requestTimeoutSeconds) * 1000)))
+  /// Sends `request` until it is answered or may not be retried.
+  private func perform(_ request: RemoteRequest) async -> Answer {
+    switch await retry.run({ read(await transport.send(request)) }) {
+    case .done(let answer): return answer
+    case .exhausted(let reason, let attempts): return .reply(.unanswered(reason: reason + RetryPolicy.afterAttempts(attempts)))
     }
   }
 
-  enum Sent {
-    case answer(Answer)
-    /// Worth sending again with the same key: why, and after how many seconds Stripe asked for.
-    case retry(String, after: Double?)
-  }
-
-  private func send(_ request: HTTPClientRequest) async -> Sent {
-    let response: HTTPClientResponse
-    let bytes: NIOCore.ByteBuffer
-    do {
-      response = try await client.execute(request, timeout: Self.amount(settings.requestTimeoutSeconds))
-      bytes = try await response.body.collect(upTo: 1 << 22)
-    } catch {
-      return .retry(Self.describe(error), after: nil)
+  /// One attempt's answer, or why it is worth sending again with the same key.
+  private func read(_ sent: Result<RemoteResponse, RemoteFailure>) -> RemoteAttempt<Answer, String> {
+    let response: RemoteResponse
+    switch sent {
+    case .failure(let failure): return .retry(failure.description, after: nil)
+    case .success(let answered): response = answered
     }
-    let status = Int(response.status.code)
+    let status = response.status
     if (300..<400).contains(status) {
       // Not Stripe's answer (its API never redirects): a proxy or a wrong apiBase. Nothing reached
       // Stripe, so the same call may succeed once the origin is fixed. Its Location is not quoted.
-      return .answer(
+      return .done(
         .reply(
           .refused(
             GatewayRefusal(
@@ -727,13 +700,13 @@ public final class StripeGateway: RemoteGateway {
               message: "HTTP \(status) from Stripe, a redirect, which payservice never follows: gateway.apiBase must be the API origin itself.",
               final: false))))
     }
-    let shouldRetry = response.headers.first(name: "Stripe-Should-Retry")
-    let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
-    let json = (try? JSONParser.parse(String(buffer: bytes))).map(scrubber.scrubbed)
-    let replayed = response.headers.first(name: "Idempotent-Replayed") == "true"
+    let shouldRetry = response.header("Stripe-Should-Retry")
+    let retryAfter = response.retryAfter()
+    let json = (try? JSONParser.parse(String(decoding: response.body, as: UTF8.self))).map(scrubber.scrubbed)
+    let replayed = response.header("Idempotent-Replayed") == "true"
     if (200..<300).contains(status) {
-      guard let json, case .object = json else { return .answer(.reply(.unanswered(reason: "an answer payservice cannot read"))) }
-      return .answer(.object(json, replayed: replayed))
+      guard let json, case .object = json else { return .done(.reply(.unanswered(reason: "an answer payservice cannot read"))) }
+      return .done(.object(json, replayed: replayed))
     }
     let error = json?.member("error")
     func text(_ name: String) -> String? {
@@ -743,11 +716,11 @@ public final class StripeGateway: RemoteGateway {
     let type = text("type") ?? "api_error"
     let message = text("message") ?? "HTTP \(status)"
     if status >= 500 && replayed {
-      return .answer(.storedServerError("HTTP \(status) from Stripe, stored under the idempotency key: \(message)"))
+      return .done(.storedServerError("HTTP \(status) from Stripe, stored under the idempotency key: \(message)"))
     }
     if status == 429 || status == 409 || status >= 500 {
       if shouldRetry == "false" && status >= 500 {
-        return .answer(.reply(.unanswered(reason: "HTTP \(status) from Stripe: \(message)")))
+        return .done(.reply(.unanswered(reason: "HTTP \(status) from Stripe: \(message)")))
       }
       return .retry("HTTP \(status) from Stripe", after: retryAfter)
     }
@@ -755,62 +728,27 @@ public final class StripeGateway: RemoteGateway {
     switch (status, type) {
     case (402, _), (_, "card_error"):
       let code = text("code") ?? "card_declined"
-      return .answer(
+      return .done(
         .reply(
           .declined(
             GatewayDecline(
               code: code, declineCode: text("decline_code") ?? (code == "card_declined" ? nil : code),
               chargeId: text("charge"), message: message))))
     case (401, _):
-      return .answer(.reply(.refused(GatewayRefusal(type: "authentication_error", code: text("code"), message: message, final: false))))
+      return .done(.reply(.refused(GatewayRefusal(type: "authentication_error", code: text("code"), message: message, final: false))))
     case (403, _):
-      return .answer(.reply(.refused(GatewayRefusal(type: "permission_error", code: text("code"), message: message, final: false))))
+      return .done(.reply(.refused(GatewayRefusal(type: "permission_error", code: text("code"), message: message, final: false))))
     case (_, "idempotency_error"):
-      return .answer(.reply(.refused(GatewayRefusal(type: type, code: text("code"), message: message, final: false))))
+      return .done(.reply(.refused(GatewayRefusal(type: type, code: text("code"), message: message, final: false))))
     default:
       // An invalid request: Stripe keeps this answer under the key, so it is final.
-      return .answer(.reply(.refused(GatewayRefusal(type: type, code: text("code"), message: message, final: true))))
+      return .done(.reply(.refused(GatewayRefusal(type: type, code: text("code"), message: message, final: true))))
     }
-  }
-
-  /// A transport failure in words: what happened, never the request (which holds the key).
-  static func describe(_ error: any Error) -> String {
-    if let error = error as? HTTPClientError {
-      switch error {
-      case .deadlineExceeded, .readTimeout: return "no answer within the request timeout"
-      case .connectTimeout: return "cannot connect within the connect timeout"
-      case .remoteConnectionClosed: return "the connection was closed before the answer"
-      default: break
-      }
-    }
-    if error is NIOSSLError || error is BoringSSLError { return "TLS failed: \(String(describing: type(of: error)))" }
-    if error is ChannelError || error is IOError { return "the connection failed" }
-    return "the request failed (\(String(describing: type(of: error))))"
-  }
-
-  /// `application/x-www-form-urlencoded`: unreserved characters kept, everything else %XX.
-  static func formEncoded(_ form: [(String, String)]) -> String {
-    func encode(_ text: String) -> String {
-      var out = ""
-      for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-          UInt8(ascii: "~"):
-          out.unicodeScalars.append(Unicode.Scalar(byte))
-        default:
-          let hex = Array("0123456789ABCDEF".utf8)
-          out += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 15)]))
-        }
-      }
-      return out
-    }
-    return form.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
   }
 
   /// An id as one path segment (Stripe's ids are letters, digits and _; anything else is encoded).
   static func pathSegment(_ id: String) -> String {
-    String(formEncoded([(id, "")]).dropLast())
+    RemoteText.percentEncoded(id)
   }
 }
 

@@ -103,11 +103,10 @@ public protocol AppStoreServerAPI: Sendable {
 }
 
 /// The App Store Server API as the serve loop uses it: a call blocks the calling thread (the
-/// store's, with no transaction open) on a thread of its own, so that the client's event loop never
-/// waits for the server thread.
+/// store's, with no transaction open) while it runs on a thread of its own (`RemoteCallThread`).
 public final class AppStoreServerCalls: Sendable {
   let api: any AppStoreServerAPI
-  private let executor = TaskThread(name: "payservice-app-store")
+  private let thread = RemoteCallThread(name: "payservice-app-store")
   /// The unverified receipts this process may still look up (shopper-facing processes only).
   let receiptLookups = ReceiptLookupLimit()
 
@@ -115,17 +114,13 @@ public final class AppStoreServerCalls: Sendable {
     self.api = api
   }
 
-  deinit {
-    executor.stop()
-  }
-
   func transactionHistory(transactionId: String, revision: String?, environment: AppStoreAPIEnvironment)
     -> Result<AppStoreHistoryPage, AppStoreAPIFailure>
   {
     let api = self.api
-    return Awaited(on: executor) {
+    return thread.run {
       await api.transactionHistory(transactionId: transactionId, revision: revision, environment: environment)
-    }.wait()
+    }
   }
 
   func notificationHistory(
@@ -133,11 +128,11 @@ public final class AppStoreServerCalls: Sendable {
     environment: AppStoreAPIEnvironment
   ) -> Result<AppStoreNotificationHistoryPage, AppStoreAPIFailure> {
     let api = self.api
-    return Awaited(on: executor) {
+    return thread.run {
       await api.notificationHistory(
         startDate: startDate, endDate: endDate, onlyFailures: onlyFailures, paginationToken: paginationToken,
         environment: environment)
-    }.wait()
+    }
   }
 
   /// Closes the client's connections.

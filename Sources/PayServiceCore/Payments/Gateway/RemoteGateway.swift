@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A payment gateway across a network (Stripe): every call may be answered, refused, or never
 /// answered at all. Each call carries an idempotency key; sending the same call with the same key
@@ -303,17 +302,15 @@ public struct GatewayRefusal: Sendable, Equatable {
   }
 }
 
-/// The remote gateway and the thread its calls' tasks run on, shared by every request of a
-/// process. A synchronous caller starts a call and waits for it later (the server overlaps
-/// pipelined orders this way); one key is never in flight twice: a second call with a key in
-/// flight waits for the first one's answer.
+/// The remote gateway and the thread its calls' tasks run on (`RemoteCallThread`), shared by every
+/// request of a process. A synchronous caller starts a call and waits for it later (the server
+/// overlaps pipelined orders this way); one key is never in flight twice: a second call with a key
+/// in flight waits for the first one's answer.
 public final class GatewayCalls: Sendable {
   public let gateway: any RemoteGateway
   /// Calls the server lets overlap.
   public let maxConcurrent: Int
-  private let executor: TaskThread
-  /// The calls in flight by idempotency key (each an `Awaited` of its reply type).
-  private let inFlight = Mutex<[String: any AnyObject & Sendable]>([:])
+  private let thread = RemoteCallThread(name: "payservice-gateway")
 
   /// The webhook endpoint's signing secrets (`processStripeEvent`), from the environment; empty
   /// when none is set. Never written anywhere.
@@ -323,11 +320,6 @@ public final class GatewayCalls: Sendable {
     self.gateway = gateway
     self.maxConcurrent = maxConcurrent
     self.webhookSecrets = webhookSecrets
-    self.executor = TaskThread(name: "payservice-gateway")
-  }
-
-  deinit {
-    executor.stop()
   }
 
   /// Starts `call` under its idempotency key `key`, unless a call under that key is in flight:
@@ -336,42 +328,18 @@ public final class GatewayCalls: Sendable {
     -> PendingCall<Value>
   {
     let gateway = self.gateway
-    let awaited = inFlight.withLock { calls -> Awaited<Value> in
-      if let running = calls[key] as? Awaited<Value> { return running }
-      let started = Awaited(on: executor) { await call(gateway) }
-      calls[key] = started
-      return started
-    }
-    return PendingCall { [self] in
-      let reply = awaited.wait()
-      inFlight.withLock { calls in
-        if calls[key] === awaited { calls[key] = nil }
-      }
-      return reply
-    }
+    return thread.start(key: key) { await call(gateway) }
   }
 
   /// Runs `call` to its end on the gateway's thread, blocking this one (a read, like a token's card).
   func run<Value: Sendable>(_ call: @escaping @Sendable (any RemoteGateway) async -> Value) -> Value {
     let gateway = self.gateway
-    return Awaited(on: executor) { await call(gateway) }.wait()
+    return thread.run { await call(gateway) }
   }
 
   /// Closes the gateway's connections (waiting for that).
   public func shutdown() {
     let gateway = self.gateway
-    Awaited(on: executor) { await gateway.shutdown() }.wait()
+    thread.run { await gateway.shutdown() }
   }
-}
-
-/// A call started and not yet waited for.
-public struct PendingCall<Value: Sendable>: Sendable {
-  let waitForReply: @Sendable () -> Value
-
-  init(_ wait: @escaping @Sendable () -> Value) {
-    self.waitForReply = wait
-  }
-
-  /// Blocks until the answer is in.
-  func wait() -> Value { waitForReply() }
 }
