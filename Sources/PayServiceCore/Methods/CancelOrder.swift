@@ -88,7 +88,6 @@ public enum CancelOrder: OperationMethod {
     }
     public var conflict: ServiceError { .idempotencyKeyConflict("cancelId") }
 
-
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
       public var orderId = ""

@@ -75,7 +75,6 @@ public enum CaptureOrder: OperationMethod {
     public var subject: String? { params.orderId }
     public var conflict: ServiceError { .idempotencyKeyConflict("captureId") }
 
-
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
       public var orderId = ""

@@ -161,7 +161,6 @@ public enum RefundOrder: OperationMethod {
     }
     public var conflict: ServiceError { .idempotencyKeyConflict("refundId") }
 
-
     /// The refund decided: what is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
       public var orderId = ""
