@@ -5,7 +5,7 @@ public enum Agreements {
   /// Records the agreement a checkout order made (`prepared.agreement`), paid with `credential`,
   /// and returns its id. In the transaction that records the order.
   static func create(
-    for prepared: ProcessOrder.PreparedOrder, credential: AgreementCredential, sandboxOutcome: SandboxOutcome?,
+    for prepared: PreparedOrder, credential: AgreementCredential, sandboxOutcome: SandboxOutcome?,
     transaction: any StoreTransaction, context: ServiceContext, now: Int64
   ) throws -> String? {
     guard let planned = prepared.agreement else { return nil }
