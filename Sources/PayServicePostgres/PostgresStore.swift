@@ -156,22 +156,22 @@ public final class PostgresStore: Store, @unchecked Sendable {
   /// Two round trips: the rows `readAhead` names, read without locks, then the writes in one
   /// statement, `payservice_apply`, which checks what the reads decided on (`OptimisticReads`)
   /// and commits. When a check fails, or `body` needs locks, `body` runs again in `write`.
-  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T {
+  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any OrderTransaction) throws -> T) throws -> T {
     enter()
     defer { leave() }
     if let group { return try optimisticMember(of: group, readAhead, body) }
     let session = try liveSession()
     let batch = PostgresBatch(issued: issuedTokens)
     do {
-      let transaction = OptimisticTransaction(session: session, batch: batch)
+      let transaction = PostgresOptimisticTransaction(session: session, batch: batch)
       try transaction.readAhead(readAhead)
       let result = try body(transaction)
       if batch.writes > 0 { try batch.apply(on: session) }
       return result
     } catch is NeedsLocks {
-      return try write(body)
+      return try write { try body($0) }
     } catch let failure as PostgresFailure {
-      if failure.conflict || (failure.retryable && !failure.connectionLost) { return try write(body) }
+      if failure.conflict || (failure.retryable && !failure.connectionLost) { return try write { try body($0) } }
       throw unavailable(failure, session)
     }
   }
@@ -200,19 +200,19 @@ public final class PostgresStore: Store, @unchecked Sendable {
   private var group: Group?
 
   private func optimisticMember<T>(
-    of group: Group, _ readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T
+    of group: Group, _ readAhead: ReadAhead, _ body: (any OrderTransaction) throws -> T
   ) throws -> T {
     if let failure = group.failure { throw StoreError.unavailable(reason: failure.reason) }
     let mark = group.batch.mark
     do {
-      let transaction = OptimisticTransaction(session: group.session, batch: group.batch)
-      try group.batch.readAhead(readAhead, on: group.session, stock: true)
+      let transaction = PostgresOptimisticTransaction(session: group.session, batch: group.batch)
+      try group.batch.reads.readAhead(readAhead, on: group.session, stock: true)
       let result = try body(transaction)
       group.batch.end(mark)
       return result
     } catch is NeedsLocks {
       group.batch.rewind(to: mark)
-      return try writeInGroup(group, body)
+      return try writeInGroup(group) { try body($0) }
     } catch let failure as PostgresFailure {
       group.batch.rewind(to: mark)
       throw doom(group, failure)
@@ -275,7 +275,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     let open = Group(session: session, batch: PostgresBatch(issued: issuedTokens))
     if !readAhead.isEmpty {
       do {
-        try open.batch.readAhead(readAhead, on: session, stock: true)
+        try open.batch.reads.readAhead(readAhead, on: session, stock: true)
       } catch let failure as PostgresFailure {
         throw unavailable(failure, session)
       } catch {
@@ -374,7 +374,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     binds.append(sku)
     binds.append(limit)
     let rows = try statement(
-      "SELECT \(PostgresTransaction.stockEventColumns) FROM stockEvent WHERE sku = $1 ORDER BY position DESC LIMIT $2",
+      "SELECT \(StoreSQL.stockEventColumns) FROM stockEvent WHERE sku = $1 ORDER BY position DESC LIMIT $2",
       binds)
     return try Self.rows(rows, as: PostgresTransaction.stockEvent)
   }
@@ -562,7 +562,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
       FROM (\(page)) p
       UNION ALL
       SELECT 1, NULL::text, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::text, NULL::bigint, NULL::text,
-        \(PostgresTransaction.operationColumns)
+        \(StoreSQL.operationColumns)
       FROM operation WHERE state = 'pending'
       """
     var orders: [OrderSummaryRow] = []
@@ -664,11 +664,6 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   /// One statement (one snapshot): one round trip.
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
-    try Self.rows(
-      try statement(
-        """
-        SELECT \(PostgresTransaction.operationColumns) FROM operation WHERE state = 'pending'
-        ORDER BY created COLLATE "C", kind COLLATE "C", key COLLATE "C"
-        """), as: PostgresTransaction.operation)
+    try Self.rows(try statement(StoreSQL.pendingOperations.postgres), as: PostgresTransaction.operation)
   }
 }

@@ -242,7 +242,7 @@ public enum ProcessOrder: OperationMethod {
 
     /// The token, locked (PostgreSQL: a second request with it waits for the first to commit).
     public static func lock(
-      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+      key: String, subject: String?, _ transaction: any OrderTransaction, context: ServiceContext
     ) throws -> ChargeTokenRecord? {
       try transaction.chargeToken(key)
     }
@@ -269,7 +269,7 @@ public enum ProcessOrder: OperationMethod {
     }
 
     public func prepare(
-      _ token: ChargeTokenRecord?, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ token: ChargeTokenRecord?, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Charge> {
       guard let token else {
         return .done(.failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again."), final: false)
@@ -551,7 +551,7 @@ public enum ProcessOrder: OperationMethod {
   /// Prices the order as authorized and checks it: a failure when the amount does not match or
   /// stock is short (the token stays unused), else the order to record.
   static func price(
-    _ token: ChargeTokenRecord, orderId: String, params: Params, billing: Contact?, transaction: any StoreTransaction,
+    _ token: ChargeTokenRecord, orderId: String, params: Params, billing: Contact?, transaction: any OrderTransaction,
     context: ServiceContext, now: Int64
   ) throws -> Prepared {
     let config = context.config
@@ -601,7 +601,7 @@ public enum ProcessOrder: OperationMethod {
     return .ready(prepared)
   }
 
-  static func takeStock(_ prepared: PreparedOrder, transaction: any StoreTransaction) throws {
+  static func takeStock(_ prepared: PreparedOrder, transaction: any OrderBook) throws {
     for line in prepared.lines {
       guard try transaction.decrementStock(line.sku, by: line.quantity) else {
         throw StoreError.unavailable(reason: "stock changed during the transaction")
@@ -612,7 +612,7 @@ public enum ProcessOrder: OperationMethod {
   /// The sandbox's charge, in the order's transaction: its test outcome decides; when it succeeds
   /// the stock is taken, the hold captured and the order recorded.
   static func chargeInSandbox(
-    _ token: ChargeTokenRecord, _ prepared: PreparedOrder, transaction: any StoreTransaction,
+    _ token: ChargeTokenRecord, _ prepared: PreparedOrder, transaction: any OrderTransaction,
     context: ServiceContext, now: Int64
   ) throws -> Result {
     let config = context.config

@@ -190,7 +190,7 @@ public enum RefundOrder: OperationMethod {
     }
 
     public func prepare(
-      _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
       // Decided on the order with its pending refunds counted as done; recorded on the order itself.
       var reserved = order
@@ -257,7 +257,7 @@ public enum RefundOrder: OperationMethod {
     /// Records the refund on the order: its lines' units refunded (and restocked), its money, its
     /// event and its document.
     public static func record(
-      _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ call: Call, _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Result {
       let (config, at, amount) = (context.config, RFC3339.format(now), Int64(call.amountMinor))
       for change in call.lines {

@@ -458,7 +458,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       try Row.fetchAll(
         db,
         sql: """
-          SELECT \(SQLiteTransaction.stockEventColumns) FROM stockEvent WHERE sku = ? ORDER BY position DESC LIMIT ?
+          SELECT \(StoreSQL.stockEventColumns) FROM stockEvent WHERE sku = ? ORDER BY position DESC LIMIT ?
           """, arguments: [sku, limit]
       ).map(SQLiteTransaction.stockEvent)
     }
@@ -608,12 +608,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
     try read { db in
-      try Row.fetchAll(
-        db,
-        sql: """
-          SELECT \(SQLiteTransaction.operationColumns) FROM operation WHERE state = 'pending' ORDER BY created, kind, key
-          """
-      ).map(SQLiteTransaction.operation)
+      try Row.fetchAll(db, sql: StoreSQL.pendingOperations.sqlite).map(SQLiteTransaction.operation)
     }
   }
 }
