@@ -156,22 +156,22 @@ public final class PostgresStore: Store, @unchecked Sendable {
   /// Two round trips: the rows `readAhead` names, read without locks, then the writes in one
   /// statement, `payservice_apply`, which checks what the reads decided on (`OptimisticReads`)
   /// and commits. When a check fails, or `body` needs locks, `body` runs again in `write`.
-  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T {
+  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any OrderTransaction) throws -> T) throws -> T {
     enter()
     defer { leave() }
     if let group { return try optimisticMember(of: group, readAhead, body) }
     let session = try liveSession()
     let batch = PostgresBatch(issued: issuedTokens)
     do {
-      let transaction = OptimisticTransaction(session: session, batch: batch)
+      let transaction = PostgresOptimisticTransaction(session: session, batch: batch)
       try transaction.readAhead(readAhead)
       let result = try body(transaction)
       if batch.writes > 0 { try batch.apply(on: session) }
       return result
     } catch is NeedsLocks {
-      return try write(body)
+      return try write { try body($0) }
     } catch let failure as PostgresFailure {
-      if failure.conflict || (failure.retryable && !failure.connectionLost) { return try write(body) }
+      if failure.conflict || (failure.retryable && !failure.connectionLost) { return try write { try body($0) } }
       throw unavailable(failure, session)
     }
   }
@@ -200,19 +200,19 @@ public final class PostgresStore: Store, @unchecked Sendable {
   private var group: Group?
 
   private func optimisticMember<T>(
-    of group: Group, _ readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T
+    of group: Group, _ readAhead: ReadAhead, _ body: (any OrderTransaction) throws -> T
   ) throws -> T {
     if let failure = group.failure { throw StoreError.unavailable(reason: failure.reason) }
     let mark = group.batch.mark
     do {
-      let transaction = OptimisticTransaction(session: group.session, batch: group.batch)
-      try group.batch.readAhead(readAhead, on: group.session, stock: true)
+      let transaction = PostgresOptimisticTransaction(session: group.session, batch: group.batch)
+      try group.batch.reads.readAhead(readAhead, on: group.session, stock: true)
       let result = try body(transaction)
       group.batch.end(mark)
       return result
     } catch is NeedsLocks {
       group.batch.rewind(to: mark)
-      return try writeInGroup(group, body)
+      return try writeInGroup(group) { try body($0) }
     } catch let failure as PostgresFailure {
       group.batch.rewind(to: mark)
       throw doom(group, failure)
@@ -275,7 +275,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     let open = Group(session: session, batch: PostgresBatch(issued: issuedTokens))
     if !readAhead.isEmpty {
       do {
-        try open.batch.readAhead(readAhead, on: session, stock: true)
+        try open.batch.reads.readAhead(readAhead, on: session, stock: true)
       } catch let failure as PostgresFailure {
         throw unavailable(failure, session)
       } catch {
@@ -365,17 +365,12 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   public func stockLevels() throws(StoreError) -> [StockLevel] {
     let rows = try decoded(
-      try statement(#"SELECT sku, quantityOnHand, sold FROM stock ORDER BY sku COLLATE "C""#), as: (String, Int, Int).self)
+      try statement(StoreSQL.stockLevels.postgres), as: (String, Int, Int).self)
     return rows.map { StockLevel(sku: $0.0, quantityOnHand: $0.1, sold: $0.2) }
   }
 
   public func stockEvents(sku: String, limit: Int) throws(StoreError) -> [StockEventRow] {
-    var binds = PostgresBindings()
-    binds.append(sku)
-    binds.append(limit)
-    let rows = try statement(
-      "SELECT \(PostgresTransaction.stockEventColumns) FROM stockEvent WHERE sku = $1 ORDER BY position DESC LIMIT $2",
-      binds)
+    let rows = try statement(StoreSQL.stockEvents.postgres, PostgresTransaction.bindings([.text(sku), .int(limit)]))
     return try Self.rows(rows, as: PostgresTransaction.stockEvent)
   }
 
@@ -466,17 +461,11 @@ public final class PostgresStore: Store, @unchecked Sendable {
     guard let row = try statement(Self.orderSQL, key).first else { return nil }
     if let read = try Self.storeFailure({ try Self.orderWithoutDisputes(row, id: id) }) { return read }
     return try snapshot { session -> StoredOrder? in
-      let rows = try session.run(
-        #"SELECT document, status, capturedMinor, refundedMinor FROM "order" WHERE orderId = $1"#, key
-      ).rows
+      let rows = try session.run(StoreSQL.storedOrder.postgres, key).rows
       guard let row = rows.first else { return nil }
       let (document, status, captured, refunded) = try row.columns((String, String, Int64?, Int64).self)
       var events: [OrderEventRow] = []
-      for event in try session.run(
-        """
-        SELECT position, kind, at, amountMinor, reference, reason FROM orderEvent WHERE orderId = $1 ORDER BY position
-        """, key
-      ).rows {
+      for event in try session.run(StoreSQL.orderEvents.postgres, key).rows {
         let (position, kind, at, eventAmount, reference, reason) = try event.columns(
           (Int, String, String, Int64, String, String?).self)
         guard let kind = OrderEventRow.Kind(rawValue: kind) else {
@@ -487,16 +476,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
             orderId: id, position: position, kind: kind, at: at, amountMinor: eventAmount, reference: reference,
             reason: reason))
       }
-      let refunds = try session.run(
-        #"SELECT document FROM refund WHERE orderId = $1 ORDER BY createdAt COLLATE "C", position"#, key
-      ).rows
-        .map { try $0.columns(String.self) }
-      let disputes = try session.run(
-        """
-        SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE orderId = $1
-        ORDER BY createdAt COLLATE "C", disputeId COLLATE "C"
-        """, key
-      ).rows.map(PostgresTransaction.dispute)
+      let refunds = try session.run(StoreSQL.refundDocuments.postgres, key).rows.map { try $0.columns(String.self) }
+      let disputes = try session.run(StoreSQL.disputesOfOrder.postgres, key).rows.map(PostgresTransaction.dispute)
       return StoredOrder(
         document: document, status: try OrderStatus(stored: status), capturedMinor: captured,
         refundedMinor: refunded, events: events, refunds: refunds, disputes: disputes)
@@ -505,35 +486,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   /// The listing's statement and its binds.
   private static func ordersStatement(_ query: OrderQuery) -> (sql: String, binds: PostgresBindings) {
-    var conditions: [String] = []
-    var binds = PostgresBindings()
-    // Compared and sorted byte-wise ("C"), as SQLite does, whatever the database's collation.
-    if let status = query.status {
-      binds.append(status.rawValue)
-      conditions.append("(\(StoreSchema.shownOrderStatus)) = $\(binds.count)")
-    }
-    if let from = query.createdFrom {
-      binds.append(from)
-      conditions.append(#"o.createdAt COLLATE "C" >= $\#(binds.count)"#)
-    }
-    if let to = query.createdTo {
-      binds.append(to)
-      conditions.append(#"o.createdAt COLLATE "C" < $\#(binds.count)"#)
-    }
-    if let after = query.after {
-      binds.append(after.createdAt)
-      binds.append(after.orderId)
-      conditions.append(
-        #"(o.createdAt COLLATE "C", o.orderId COLLATE "C") < ($\#(binds.count - 1), $\#(binds.count))"#)
-    }
-    binds.append(Int64(query.limit))
-    let sql = """
-      SELECT o.orderId, o.createdAt, \(StoreSchema.shownOrderStatus), o.amountMinor, o.refundedMinor, o.currencyCode,
-        (SELECT CAST(SUM(quantity) AS BIGINT) FROM orderItem i WHERE i.orderId = o.orderId), o.agreementId
-      FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-      ORDER BY o.createdAt COLLATE "C" DESC, o.orderId COLLATE "C" DESC LIMIT $\(binds.count)
-      """
-    return (sql, binds)
+    let (sql, values) = StoreSQL.orders(query, in: .postgres)
+    return (sql, PostgresTransaction.bindings(values))
   }
 
   private static func summary(_ row: (String, String, String, Int64, Int64, String, Int, String?)) throws(StoreError)
@@ -562,7 +516,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
       FROM (\(page)) p
       UNION ALL
       SELECT 1, NULL::text, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::text, NULL::bigint, NULL::text,
-        \(PostgresTransaction.operationColumns)
+        \(StoreSQL.operationColumns)
       FROM operation WHERE state = 'pending'
       """
     var orders: [OrderSummaryRow] = []
@@ -599,50 +553,21 @@ public final class PostgresStore: Store, @unchecked Sendable {
     var key = PostgresBindings()
     key.append(id)
     return try snapshot { session -> StoredAgreement? in
-      guard
-        let row = try session.run(
-          "SELECT \(StoreSchema.agreementColumns) FROM agreement WHERE agreementId = $1", key
-        ).rows.first
-      else { return nil }
-      let events = try session.run(
-        """
-        SELECT \(StoreSchema.agreementEventColumns) FROM agreementEvent WHERE agreementId = $1 ORDER BY position
-        """, key
-      ).rows.map(PostgresTransaction.agreementEvent)
+      guard let row = try session.run(StoreSQL.agreement.postgres, key).rows.first else { return nil }
+      let events = try session.run(StoreSQL.agreementEvents.postgres, key).rows.map(PostgresTransaction.agreementEvent)
       return StoredAgreement(row: try PostgresTransaction.agreement(row), events: events)
     }
   }
 
   public func agreements(_ query: AgreementQuery) throws(StoreError) -> [AgreementRow] {
-    var binds = PostgresBindings()
-    if let status = query.status { binds.append(status.rawValue) }
-    if let dueBy = query.dueBy { binds.append(dueBy) }
-    if let after = query.after {
-      let date = after.nextPaymentAt ?? AgreementCursor.noDate
-      binds.append(date)
-      binds.append(date)
-      binds.append(after.agreementId)
-    }
-    binds.append(Int64(query.limit))
-    let sql = StoreSchema.agreementListing(query, collate: #" COLLATE "C""#) { "$\($0 + 1)" }.sql
-    let rows = try statement(sql, binds)
+    let (sql, values) = StoreSQL.agreements(query, in: .postgres)
+    let rows = try statement(sql, PostgresTransaction.bindings(values))
     return try Self.rows(rows, as: PostgresTransaction.agreement)
   }
 
   public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
-    var binds = PostgresBindings()
-    let date = after?.nextPaymentAt ?? Int64.min
-    binds.append(by)
-    binds.append(date)
-    binds.append(after?.agreementId ?? "")
-    binds.append(Int64(limit))
-    let rows = try statement(
-      """
-      SELECT \(StoreSchema.agreementColumns) FROM agreement
-      WHERE nextPaymentAt IS NOT NULL AND nextPaymentAt <= $1 AND status IN ('active', 'past_due')
-        AND (nextPaymentAt > $2 OR (nextPaymentAt = $2 AND agreementId COLLATE "C" > $3))
-      ORDER BY nextPaymentAt, agreementId COLLATE "C" LIMIT $4
-      """, binds)
+    let values = StoreSQL.dueAgreementValues(by: by, after: after, limit: limit)
+    let rows = try statement(StoreSQL.dueAgreements.postgres, PostgresTransaction.bindings(values))
     return try Self.rows(rows, as: PostgresTransaction.agreement)
   }
 
@@ -664,11 +589,6 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
   /// One statement (one snapshot): one round trip.
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
-    try Self.rows(
-      try statement(
-        """
-        SELECT \(PostgresTransaction.operationColumns) FROM operation WHERE state = 'pending'
-        ORDER BY created COLLATE "C", kind COLLATE "C", key COLLATE "C"
-        """), as: PostgresTransaction.operation)
+    try Self.rows(try statement(StoreSQL.pendingOperations.postgres), as: PostgresTransaction.operation)
   }
 }

@@ -167,10 +167,10 @@ struct StripeDocumentedTests {
       guard refund.recorded != nil else { break }
       // What a later event does (processStripeEvent's part): settles it once, by refundId and Stripe's id.
       let succeeds = refund.stripeStatus != "requires_action"
-      let outcome: RefundOrder.Refund.GatewayOutcome = succeeds ? .succeeded : .failed(status: "canceled")
+      let outcome: GatewayReport.RefundOutcome = succeeds ? .succeeded : .failed(status: "canceled")
       let settle = {
         try shop.context.store.write { transaction in
-          try RefundOrder.Refund.settleAtGateway(
+          try GatewayReport.settleRefund(
             refundId: "rf-1", gatewayRefundId: "re_test000001", outcome: outcome, transaction, at: "2026-11-21T12:00:00Z")
         }
       }

@@ -138,7 +138,7 @@ public struct AgreementPayment: Operation {
     var createdAt = ""
     /// Whether the payment took stock (not a pre-order's, whose units the checkout took).
     var takesStock = true
-    var prepared = ProcessOrder.PreparedOrder()
+    var prepared = PreparedOrder()
 
     public static let shape = ObjectShape<Call>(
       blank: { Call() },
@@ -292,7 +292,7 @@ public struct AgreementPayment: Operation {
       taxBreakdown: quote.taxBreakdownItems(config), shippingContact: terms.region, billingContact: nil,
       amount: config.format(quote.totalMinor), currencyCode: config.currency.code, status: .pending)
     document.agreement = link
-    let prepared = ProcessOrder.PreparedOrder(document: document, quote: quote)
+    let prepared = PreparedOrder(document: document, quote: quote)
     guard let savedCard else {
       return .done(
         try chargeInSandbox(
@@ -310,7 +310,7 @@ public struct AgreementPayment: Operation {
 
   /// The sandbox's payment, in this transaction: the agreement's outcome for later payments decides.
   func chargeInSandbox(
-    _ agreement: inout AgreementRow, terms: AgreementTerms, prepared: ProcessOrder.PreparedOrder, attempt: Int,
+    _ agreement: inout AgreementRow, terms: AgreementTerms, prepared: PreparedOrder, attempt: Int,
     takesStock: Bool, transaction: any StoreTransaction, context: ServiceContext, now: Int64
   ) throws -> Result {
     let nowText = RFC3339.format(now)
@@ -351,7 +351,7 @@ public struct AgreementPayment: Operation {
 
   /// Records the paid order and moves the agreement on.
   func record(
-    _ agreement: inout AgreementRow, terms: AgreementTerms, prepared: ProcessOrder.PreparedOrder, chargeId: String,
+    _ agreement: inout AgreementRow, terms: AgreementTerms, prepared: PreparedOrder, chargeId: String,
     gatewayPaymentId: String?, transaction: any StoreTransaction, now: Int64
   ) throws -> Result {
     var recorded = prepared
@@ -449,7 +449,7 @@ public struct AgreementPayment: Operation {
         return pending(
           "payment_processing", "\(gatewayName) is processing the payment \(paid.id): its event, or the next run, settles it.")
       case .notFound:
-        guard let created = RFC3339.parse(call.createdAt), now - created >= ProcessOrder.searchLagSeconds else {
+        guard let created = RFC3339.parse(call.createdAt), now - created >= PendingOrders.searchLagSeconds else {
           return pending(
             "gateway_unavailable",
             "\(gatewayName) stored a server error under the payment's key and its search finds no payment yet: the next run looks again.")

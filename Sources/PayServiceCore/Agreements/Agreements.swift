@@ -3,12 +3,13 @@
 /// locked (`StoreTransaction.lockAgreement`), so two processes never move one agreement at once.
 public enum Agreements {
   /// Records the agreement a checkout order made (`prepared.agreement`), paid with `credential`,
-  /// and returns its id. In the transaction that records the order.
+  /// and returns its id. In the transaction that records the order, with locks when it makes one.
   static func create(
-    for prepared: ProcessOrder.PreparedOrder, credential: AgreementCredential, sandboxOutcome: SandboxOutcome?,
-    transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    for prepared: PreparedOrder, credential: AgreementCredential, sandboxOutcome: SandboxOutcome?,
+    transaction: any OrderTransaction, context: ServiceContext, now: Int64
   ) throws -> String? {
     guard let planned = prepared.agreement else { return nil }
+    let transaction = try transaction.locked()
     let nowText = RFC3339.format(now)
     let orderId = prepared.document.orderId
     let agreementId = try context.identifiers.agreementId(orderId: orderId)

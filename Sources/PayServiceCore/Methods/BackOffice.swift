@@ -103,7 +103,7 @@ public enum BackOffice {
 
   /// The order a back-office operation is about, locked for the transaction (so that calls on one
   /// order take turns deciding); -32003 when unknown.
-  static func lockOrder(_ orderId: String?, _ transaction: any StoreTransaction) throws -> OrderState {
+  static func lockOrder(_ orderId: String?, _ transaction: any BackOfficeBook) throws -> OrderState {
     guard let orderId, let order = try transaction.lockOrder(orderId) else {
       throw ServiceError.orderNotFound(orderId ?? "")
     }
@@ -135,12 +135,12 @@ public enum BackOffice {
   }
 
   /// The work of `kind` pending at the order's gateway on `order`: each entry's key, call and when
-  /// it was made.
+  /// it was made. An order the sandbox charged has none, and asks for no locks.
   static func pending<Call: WireObject>(
-    _ kind: String, as _: Call.Type, on order: OrderState, _ transaction: any StoreTransaction
+    _ kind: String, as _: Call.Type, on order: OrderState, _ transaction: any OrderTransaction
   ) throws -> [(key: String, call: Call, created: String)] {
     guard order.gatewayPaymentId != nil else { return [] }
-    return try transaction.pendingOperations(subject: order.orderId).filter { $0.kind == kind }.map { entry in
+    return try transaction.locked().pendingOperations(subject: order.orderId).filter { $0.kind == kind }.map { entry in
       guard let request = entry.request else {
         throw StoreError.unavailable(reason: "operation \(kind) \(entry.key) is pending without its call")
       }
@@ -150,7 +150,7 @@ public enum BackOffice {
 
   /// A capture or cancel of `order` waiting for its gateway's answer, as the failure of another
   /// capture or cancel (the hold has one fate); nil when there is none.
-  static func holdChangePending(on order: OrderState, _ transaction: any StoreTransaction, now: Int64) throws -> Failed? {
+  static func holdChangePending(on order: OrderState, _ transaction: any OrderTransaction, now: Int64) throws -> Failed? {
     let waiting = { (what: String, keyName: String, key: String, created: String) in
       guard let made = RFC3339.parse(created), now - made <= CaptureOrder.Capture.maxResendAgeSeconds else {
         return Failed(
@@ -271,18 +271,24 @@ public protocol GatewayKeyed: Sendable {
 /// A back-office operation (capture, cancel, refund): about one order, locked at the start of each
 /// of its transactions; recorded at once when the sandbox charged the order, else sent to the order's
 /// gateway and recorded when it answers.
+///
+/// Their first step may run optimistically: it is given the books of an `OrderTransaction`, and
+/// records in them what the sandbox did.
 public protocol BackOfficeOperation: Operation
-where Subject == OrderState, Call: GatewayKeyed, Result == BackOffice.Result<Succeeded> {
+where
+  Subject == OrderState, Call: GatewayKeyed, Result == BackOffice.Result<Succeeded>,
+  Transaction == any OrderTransaction
+{
   associatedtype Succeeded: WireObject & Equatable & Sendable
   /// Records what `call` did to the order.
   static func record(
-    _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    _ call: Call, _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
   ) throws -> Result
 }
 
 extension BackOfficeOperation {
   public static func lock(
-    key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+    key: String, subject: String?, _ transaction: any OrderTransaction, context: ServiceContext
   ) throws -> OrderState {
     try BackOffice.lockOrder(subject, transaction)
   }
@@ -305,7 +311,7 @@ extension BackOfficeOperation {
   /// Where a decided call goes: the sandbox's is recorded now (a final answer), a remote gateway's
   /// is sent; an order whose gateway this process lacks is a failure that changes nothing.
   func route(
-    _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+    _ call: Call, _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
   ) throws -> Preparation<Result, Call> {
     switch BackOffice.route(order, kind: Self.kind, key: key, context: context) {
     case .sandbox: return .done(try Self.record(call, order, transaction, context: context, now: now), final: true)

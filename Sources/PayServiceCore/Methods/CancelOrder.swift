@@ -106,7 +106,7 @@ public enum CancelOrder: OperationMethod {
     }
 
     public func prepare(
-      _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
       guard order.status == .authorized else {
         return .done(.failed(.notAuthorized, BackOffice.notAuthorizedMessage(order.status, action: "canceled")), final: false)
@@ -124,7 +124,7 @@ public enum CancelOrder: OperationMethod {
 
     /// Records the cancel: the hold released, every line restocked, the order canceled.
     public static func record(
-      _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ call: Call, _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Result {
       guard order.status == .authorized else {
         throw StoreError.unavailable(reason: "order \(order.orderId) changed while its cancel was pending")

@@ -92,7 +92,7 @@ public enum CaptureOrder: OperationMethod {
     }
 
     public func prepare(
-      _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Call> {
       let config = context.config
       guard order.status == .authorized else {
@@ -100,7 +100,7 @@ public enum CaptureOrder: OperationMethod {
       }
       if let busy = try BackOffice.holdChangePending(on: order, transaction, now: now) { return .done(.failed(busy), final: false) }
       // An authorization the gateway let lapse cannot be captured: said at once, nothing sent.
-      if order.gatewayPaymentId != nil, let text = try transaction.orderDocument(order.orderId),
+      if order.gatewayPaymentId != nil, let text = try transaction.locked().orderDocument(order.orderId),
         let captureBefore = try StoredJSON.read(text, as: OrderDocument.self, "order document").captureBefore,
         let deadline = RFC3339.parse(captureBefore), now >= deadline
       {
@@ -133,7 +133,7 @@ public enum CaptureOrder: OperationMethod {
 
     /// Records the capture: the hold settled, the order paid.
     public static func record(
-      _ call: Call, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ call: Call, _ order: OrderState, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Result {
       guard order.status == .authorized else {
         throw StoreError.unavailable(reason: "order \(order.orderId) changed while its capture was pending")

@@ -34,7 +34,7 @@ public enum GetOrder: RPCMethod {
     guard let stored = try context.store.order(id: params.orderId) else {
       // Not recorded yet: it may be pending at a remote gateway.
       guard
-        var order = try ProcessOrder.pendingOrders(context.store).first(where: { $0.document.orderId == params.orderId })?
+        var order = try PendingOrders.of(context.store).first(where: { $0.document.orderId == params.orderId })?
           .document
       else { throw ServiceError.orderNotFound(params.orderId) }
       order.amountCaptured = config.format(0)

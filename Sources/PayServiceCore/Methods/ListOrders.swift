@@ -138,7 +138,7 @@ public enum ListOrders: RPCMethod {
     if params.status == nil || params.status == .pending {
       // Pending charges are few (each resolves with its gateway's answer): read whole, filtered
       // and merged here in the listing's order (RFC 3339 and ids are ASCII: String order is byte order).
-      let pending = try ProcessOrder.pendingOrders(entries).map(\.summary).filter(query.includes)
+      let pending = try PendingOrders.among(entries).map(\.summary).filter(query.includes)
       if !pending.isEmpty {
         rows = Array(
           (rows + pending).sorted { ($0.createdAt, $0.orderId) > ($1.createdAt, $1.orderId) }.prefix(query.limit))

@@ -242,7 +242,7 @@ public enum ProcessOrder: OperationMethod {
 
     /// The token, locked (PostgreSQL: a second request with it waits for the first to commit).
     public static func lock(
-      key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext
+      key: String, subject: String?, _ transaction: any OrderTransaction, context: ServiceContext
     ) throws -> ChargeTokenRecord? {
       try transaction.chargeToken(key)
     }
@@ -269,7 +269,7 @@ public enum ProcessOrder: OperationMethod {
     }
 
     public func prepare(
-      _ token: ChargeTokenRecord?, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64
+      _ token: ChargeTokenRecord?, _ transaction: any OrderTransaction, context: ServiceContext, now: Int64
     ) throws -> Preparation<Result, Charge> {
       guard let token else {
         return .done(.failed(.invalidChargeToken, "The charge token is unknown. Authorize the payment again."), final: false)
@@ -370,14 +370,14 @@ public enum ProcessOrder: OperationMethod {
             the card is never charged twice.
             """))
       case .succeeded(let payment) where payment.status == .notFound:
-        guard let created = RFC3339.parse(charge.createdAt), now - created >= searchLagSeconds else {
+        guard let created = RFC3339.parse(charge.createdAt), now - created >= PendingOrders.searchLagSeconds else {
           return .pending(
             .failed(
               .gatewayUnavailable,
               """
               \(gatewayName) answered the charge with a server error it stored under the idempotency key, and its \
               search finds no payment for order \(orderId) yet (search results can lag a minute behind). The order \
-              is pending: send the same processOrder again in \(searchLagSeconds / 60) minutes to settle it.
+              is pending: send the same processOrder again in \(PendingOrders.searchLagSeconds / 60) minutes to settle it.
               """))
         }
         return .settled(
@@ -517,32 +517,6 @@ public enum ProcessOrder: OperationMethod {
     }
   }
 
-  /// The orders pending at a remote gateway (not recorded yet), oldest first: checkouts, and
-  /// agreements' later payments. Each as its document (status pending) and as listOrders lists it.
-  static func pendingOrders(_ store: any Store) throws -> [(document: OrderDocument, summary: OrderSummaryRow)] {
-    try pendingOrders(store.pendingOperations())
-  }
-
-  /// The orders among pending journal entries (`Store.pendingOperations`).
-  static func pendingOrders(_ entries: [OperationRow]) throws -> [(document: OrderDocument, summary: OrderSummaryRow)] {
-    try entries.compactMap { entry in
-      switch entry.kind {
-      case Placement.kind:
-        let charge = try OperationRunner.call(of: entry, as: Placement.self).0
-        return (charge.prepared.document, charge.summary)
-      case AgreementPayment.kind:
-        let call = try OperationRunner.call(of: entry, as: AgreementPayment.self).0
-        return (call.prepared.document, call.summary)
-      default:
-        return nil
-      }
-    }
-  }
-
-  /// How old a charge must be before a search that finds no payment for it is believed: Stripe's
-  /// search results can lag a new PaymentIntent by up to a minute.
-  static let searchLagSeconds: Int64 = 120
-
   static let authenticationMessage = """
     The card's bank asks the buyer to authenticate this payment, which a payment confirmed by the server \
     cannot do: the card was not charged. Ask the buyer to pay again (Apple Pay authenticates on the device) \
@@ -569,94 +543,6 @@ public enum ProcessOrder: OperationMethod {
     return .failed(code, message, declineCode: declineCode, chargeId: chargeId)
   }
 
-  /// The order as it will be recorded, priced as authorized: kept with a pending attempt until the
-  /// gateway answers, so that the order recorded is the one charged whatever the config says then.
-  struct PreparedOrder: Sendable, WireObject {
-    struct Line: Sendable, Equatable, WireObject {
-      var sku = ""
-      var quantity = 1
-      var unitPriceMinor = 0
-      var amountMinor = 0
-      var discountMinor = 0
-      var taxMinor = 0
-
-      static let shape = ObjectShape<Line>(
-        blank: { Line() },
-        [
-          .member("sku", \.sku), .member("quantity", \.quantity), .member("unitPriceMinor", \.unitPriceMinor),
-          .member("amountMinor", \.amountMinor), .member("discountMinor", \.discountMinor),
-          .member("taxMinor", \.taxMinor),
-        ])
-    }
-
-    /// The document, without a charge yet (status pending).
-    var document = OrderDocument()
-    var lines: [Line] = []
-    var amountMinor = 0
-    var shippingMinor = 0
-    var shippingTaxMinor = 0
-    /// Priced with tax included (absent in attempts recorded before store v6: tax added).
-    var taxIncluded: Bool?
-    /// The agreement the order makes (its cart has a line with a billing plan); nil otherwise.
-    var agreement: Agreement?
-
-    /// What an order with a billing plan agrees to: the plan's line and the terms of its later payments.
-    struct Agreement: Sendable, WireObject {
-      var sku = ""
-      var quantity = 1
-      /// The first payment after the checkout's (`AgreementRow.period`).
-      var period = 0
-      var terms = AgreementTerms()
-
-      static let shape = ObjectShape<Agreement>(
-        blank: { Agreement() },
-        [
-          .member("sku", \.sku), .member("quantity", \.quantity), .member("period", \.period),
-          .member("terms", \.terms),
-        ])
-    }
-
-    static let shape = ObjectShape<PreparedOrder>(
-      blank: { PreparedOrder() },
-      [
-        .member("document", \.document), .member("lines", \.lines), .member("amountMinor", \.amountMinor),
-        .member("shippingMinor", \.shippingMinor), .member("shippingTaxMinor", \.shippingTaxMinor),
-        .member("taxIncluded", \.taxIncluded, .optional), .member("agreement", \.agreement, .optional),
-      ])
-
-    init() {}
-
-    /// The order `document` records, with its money split as `quote` priced it.
-    init(document: OrderDocument, quote: Pricer.Quote) {
-      self.document = document
-      lines = quote.lines.indices.map { index in
-        let line = quote.lines[index]
-        return Line(
-          sku: line.sku, quantity: line.quantity, unitPriceMinor: Int(line.unitPriceMinor),
-          amountMinor: Int(line.amountMinor), discountMinor: Int(quote.lineDiscountMinor(index)),
-          taxMinor: Int(quote.lineTaxMinor(index)))
-      }
-      amountMinor = Int(quote.totalMinor)
-      shippingMinor = Int(quote.shippingMinor)
-      shippingTaxMinor = Int(quote.shippingTaxMinor)
-      taxIncluded = quote.taxIncluded ? true : nil
-    }
-
-    func row(chargeId: String, gatewayPaymentId: String?, captured: Bool) -> OrderRow {
-      OrderRow(
-        orderId: document.orderId, chargeId: chargeId, createdAt: document.createdAt, amountMinor: Int64(amountMinor),
-        currencyCode: document.currencyCode, document: JSONWriter.string(document),
-        items: lines.map {
-          OrderRow.Item(
-            sku: $0.sku, quantity: $0.quantity, unitPriceMinor: Int64($0.unitPriceMinor),
-            amountMinor: Int64($0.amountMinor), discountMinor: Int64($0.discountMinor), taxMinor: Int64($0.taxMinor))
-        },
-        status: captured ? .paid : .authorized, capturedMinor: captured ? Int64(amountMinor) : nil,
-        shippingMinor: Int64(shippingMinor), shippingTaxMinor: Int64(shippingTaxMinor),
-        gatewayPaymentId: gatewayPaymentId, taxIncluded: taxIncluded ?? false, agreementId: document.agreement.flatMap { $0.payment == .checkout ? nil : $0.agreementId })
-    }
-  }
-
   enum Prepared {
     case failed(Failed)
     case ready(PreparedOrder)
@@ -665,7 +551,7 @@ public enum ProcessOrder: OperationMethod {
   /// Prices the order as authorized and checks it: a failure when the amount does not match or
   /// stock is short (the token stays unused), else the order to record.
   static func price(
-    _ token: ChargeTokenRecord, orderId: String, params: Params, billing: Contact?, transaction: any StoreTransaction,
+    _ token: ChargeTokenRecord, orderId: String, params: Params, billing: Contact?, transaction: any OrderTransaction,
     context: ServiceContext, now: Int64
   ) throws -> Prepared {
     let config = context.config
@@ -715,7 +601,7 @@ public enum ProcessOrder: OperationMethod {
     return .ready(prepared)
   }
 
-  static func takeStock(_ prepared: PreparedOrder, transaction: any StoreTransaction) throws {
+  static func takeStock(_ prepared: PreparedOrder, transaction: any OrderBook) throws {
     for line in prepared.lines {
       guard try transaction.decrementStock(line.sku, by: line.quantity) else {
         throw StoreError.unavailable(reason: "stock changed during the transaction")
@@ -726,7 +612,7 @@ public enum ProcessOrder: OperationMethod {
   /// The sandbox's charge, in the order's transaction: its test outcome decides; when it succeeds
   /// the stock is taken, the hold captured and the order recorded.
   static func chargeInSandbox(
-    _ token: ChargeTokenRecord, _ prepared: PreparedOrder, transaction: any StoreTransaction,
+    _ token: ChargeTokenRecord, _ prepared: PreparedOrder, transaction: any OrderTransaction,
     context: ServiceContext, now: Int64
   ) throws -> Result {
     let config = context.config

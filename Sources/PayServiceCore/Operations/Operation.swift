@@ -38,11 +38,19 @@ public protocol Operation: Sendable {
   /// The error for a key reused with another request.
   var conflict: ServiceError { get }
 
+  /// What `lock` and `prepare` are given: every book of the store (`any StoreTransaction`, by
+  /// default), or for a kind whose first step may run optimistically (`isOptimistic`) the books
+  /// an optimistic transaction keeps (`any OrderTransaction`), the rest asked for with `locked()`.
+  associatedtype Transaction = any StoreTransaction
+
   /// Reads, locked, what the work decides on (first in each transaction, so that two processes on
   /// the same thing queue here rather than deadlock). Throws when the subject is unknown, if that
   /// is an error.
-  static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
+  static func lock(key: String, subject: String?, _ transaction: Transaction, context: ServiceContext)
     throws -> Subject
+
+  /// A transaction as `lock` and `prepare` take it: as it is, or `locked()` (see `Transaction`).
+  static func books(_ transaction: any OrderTransaction) throws -> Transaction
 
   /// Whether the first transaction may run optimistically (`Store.writeOptimistically`): `lock`
   /// and `prepare` read and write only what `OptimisticReads` checks, so that a decision taken
@@ -64,7 +72,7 @@ public protocol Operation: Sendable {
   func matches(_ stored: String, _ subject: Subject, context: ServiceContext) throws -> Bool
 
   /// Decides on a key not recorded before, in the first transaction.
-  func prepare(_ subject: Subject, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64) throws
+  func prepare(_ subject: Subject, _ transaction: Transaction, context: ServiceContext, now: Int64) throws
     -> Preparation<Result, Call>
 
   /// What makes the network call, or nil when this process has no way to (no remote gateway).
@@ -97,6 +105,16 @@ extension Operation {
 
   /// Stripe prunes idempotency keys once they are at least 24 hours old.
   public static var maxResendAgeSeconds: Int64 { 23 * 3600 }
+}
+
+extension Operation where Transaction == any StoreTransaction {
+  public static func books(_ transaction: any OrderTransaction) throws -> any StoreTransaction {
+    try transaction.locked()
+  }
+}
+
+extension Operation where Transaction == any OrderTransaction {
+  public static func books(_ transaction: any OrderTransaction) -> any OrderTransaction { transaction }
 }
 
 /// What the first transaction decided.

@@ -39,8 +39,9 @@ public enum OperationRunner {
     typealias Step = PreparedStep<Op>
     let now = context.clock.now()
     let nowText = RFC3339.format(now)
-    let prepare = { (transaction: any StoreTransaction) throws -> Step in
-      let subject = try Op.lock(key: operation.key, subject: operation.subject, transaction, context: context)
+    let prepare = { (transaction: any OrderTransaction) throws -> Step in
+      let books = try Op.books(transaction)
+      let subject = try Op.lock(key: operation.key, subject: operation.subject, books, context: context)
       if operation.mayBeRecorded(subject), let entry = try transaction.operation(kind: Op.kind, key: operation.key) {
         guard try operation.matches(entry.fingerprint, subject, context: context) else { throw operation.conflict }
         switch entry.state {
@@ -56,7 +57,7 @@ public enum OperationRunner {
           subject: operation.subject, request: request, result: result, created: nowText,
           settled: state == .settled ? nowText : nil)
       }
-      switch try operation.prepare(subject, transaction, context: context, now: now) {
+      switch try operation.prepare(subject, books, context: context, now: now) {
       case .done(let result, let final):
         // Another process recorded the key meanwhile (for another subject: the same subject's
         // requests queue on its lock). Throwing undoes what `prepare` wrote.
@@ -71,7 +72,7 @@ public enum OperationRunner {
     let step =
       Op.isOptimistic
       ? try context.store.writeOptimistically(readAhead: operation.readAhead, prepare)
-      : try context.store.write(prepare)
+      : try context.store.write { try prepare($0) }
     switch step {
     case .answered(let result): return .answered(result)
     case .recorded(let result): return .recorded(result)
@@ -157,7 +158,7 @@ public enum OperationRunner {
       typealias Outcome = SettledStep<Op.Result>
       let (key, subject, call, request, context) = (self.key, self.subject, self.call, self.request, self.context)
       let outcome = try context.store.write { transaction -> Outcome in
-        let locked = try Op.lock(key: key, subject: subject, transaction, context: context)
+        let locked = try Op.lock(key: key, subject: subject, Op.books(transaction), context: context)
         guard let entry = try transaction.operation(kind: Op.kind, key: key), entry.request == request else {
           throw StoreError.unavailable(
             reason: "operation \(Op.kind) \(key) was released by another request while its call was in flight")

@@ -50,7 +50,7 @@ public struct ChargeTokenRecord: Sendable {
   }
 }
 
-extension StoreTransaction {
+extension TokenBook {
   /// Inserts a new charge token and returns it; `authorizationId` names the Apple Pay authorization
   /// hold it charges. The token is derived from the next sequence number, so the same store state
   /// and clock issue the same token.
@@ -76,7 +76,9 @@ extension StoreTransaction {
         gatewayPaymentData: gatewayPaymentData, walletOrderToken: walletToken))
     return (token, walletToken)
   }
+}
 
+extension OrderBook {
   /// Marks a token used; a token used meanwhile is a store failure (the caller's transaction read
   /// it unused and holds it locked, so this does not happen).
   func use(_ token: String, at now: String) throws {

@@ -252,3 +252,70 @@ public struct OrderSummaryRow: Sendable, Equatable {
     self.itemCount = itemCount
   }
 }
+
+/// A charge token to insert.
+public struct NewChargeToken: Sendable {
+  public var token: String
+  public var sequence: Int64
+  public var binding: String
+  public var billingContact: String?
+  public var paymentMethod: String?
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var sandboxOutcome: SandboxOutcome
+  public var issuedAt: String
+  public var expiresAt: Int64
+  public var authorizationId: String?
+  /// What a remote gateway charges (a Stripe `tok_…` or `pm_…`); nil for the sandbox.
+  public var gatewayPaymentData: String?
+  /// The Wallet order's authentication token (`walletOrders:`), which the merchant's order web
+  /// service checks; nil without Wallet order tracking.
+  public var walletOrderToken: String? = nil
+}
+
+/// A charge to insert: succeeded, or failed with its codes.
+public struct ChargeRow: Sendable {
+  public var chargeId: String
+  /// The charge token paid with; nil for a payment the merchant started from an agreement.
+  public var token: String?
+  public var succeeded: Bool
+  public var failureCode: String?
+  public var declineCode: String?
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var createdAt: String
+}
+
+/// An order to insert, with its lines and how its amount splits across them (what refunds give back).
+public struct OrderRow: Sendable {
+  public struct Item: Sendable {
+    public var sku: String
+    public var quantity: Int
+    public var unitPriceMinor: Int64
+    public var amountMinor: Int64
+    /// The line's share of the coupon and card adjustment (positive reduces it) and its tax.
+    public var discountMinor: Int64
+    public var taxMinor: Int64
+  }
+
+  public var orderId: String
+  public var chargeId: String
+  public var createdAt: String
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var document: String
+  public var items: [Item]
+  public var status: OrderStatus
+  /// What was captured: the amount when charged at once, nil while only authorized.
+  public var capturedMinor: Int64?
+  public var shippingMinor: Int64
+  public var shippingTaxMinor: Int64
+  /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
+  public var gatewayPaymentId: String? = nil
+  /// The amounts include their tax (`tax.pricesIncludeTax`): line and shipping taxes are contained
+  /// in them, not added.
+  public var taxIncluded = false
+  /// The agreement this order pays a later payment of (a renewal, a pre-order's payment, a
+  /// reload); nil for a checkout.
+  public var agreementId: String? = nil
+}

@@ -48,7 +48,7 @@ public struct PaymentAuthorization: Sendable, Equatable {
   }
 }
 
-extension StoreTransaction {
+extension TokenBook {
   /// Records an authorization. A transaction id seen before is a replay: nothing is written and
   /// `ApplePayTokenFailure.replay` is thrown.
   func record(_ authorization: PaymentAuthorization, at now: String) throws {
@@ -57,7 +57,9 @@ extension StoreTransaction {
         .replay, "this payment token was already used (header.transactionId \(authorization.transactionId)); authorize again")
     }
   }
+}
 
+extension OrderBook {
   /// Settles a held authorization; anything but exactly one held row is a store failure.
   func capture(_ authorizationId: String, chargeId: String, at now: String) throws {
     guard try markCaptured(authorizationId, chargeId: chargeId, at: now) else {

@@ -447,7 +447,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
   public func stockLevels() throws(StoreError) -> [StockLevel] {
     try read { db in
-      try Row.fetchAll(db, sql: "SELECT sku, quantityOnHand, sold FROM stock ORDER BY sku").map { row in
+      try Row.fetchAll(db, sql: StoreSQL.stockLevels.sqlite).map { row in
         StockLevel(sku: row[0], quantityOnHand: row[1], sold: row[2])
       }
     }
@@ -455,12 +455,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
   public func stockEvents(sku: String, limit: Int) throws(StoreError) -> [StockEventRow] {
     try read { db in
-      try Row.fetchAll(
-        db,
-        sql: """
-          SELECT \(SQLiteTransaction.stockEventColumns) FROM stockEvent WHERE sku = ? ORDER BY position DESC LIMIT ?
-          """, arguments: [sku, limit]
-      ).map(SQLiteTransaction.stockEvent)
+      try Row.fetchAll(db, sql: StoreSQL.stockEvents.sqlite, arguments: [sku, limit]).map(SQLiteTransaction.stockEvent)
     }
   }
 
@@ -479,16 +474,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   public func order(id: String) throws(StoreError) -> StoredOrder? {
     try read { db in
       guard
-        let row = try Row.fetchOne(
-          db, sql: #"SELECT document, status, capturedMinor, refundedMinor FROM "order" WHERE orderId = ?"#,
-          arguments: [id])
+        let row = try Row.fetchOne(db, sql: StoreSQL.storedOrder.sqlite, arguments: [id])
       else { return nil }
-      let events = try Row.fetchAll(
-        db,
-        sql: """
-          SELECT position, kind, at, amountMinor, reference, reason FROM orderEvent WHERE orderId = ? ORDER BY position
-          """, arguments: [id]
-      ).map { event throws(StoreError) in
+      let events = try Row.fetchAll(db, sql: StoreSQL.orderEvents.sqlite, arguments: [id]).map { event throws(StoreError) in
         guard let kind = OrderEventRow.Kind(rawValue: event[1]) else {
           throw StoreError.unavailable(reason: "order \(id) has an event of unknown kind")
         }
@@ -496,14 +484,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
           orderId: id, position: event[0], kind: kind, at: event[2], amountMinor: event[3], reference: event[4],
           reason: event[5])
       }
-      let refunds = try String.fetchAll(
-        db, sql: "SELECT document FROM refund WHERE orderId = ? ORDER BY createdAt, position", arguments: [id])
-      let disputes = try Row.fetchAll(
-        db,
-        sql: """
-          SELECT \(StoreSchema.disputeColumns) FROM dispute WHERE orderId = ? ORDER BY createdAt, disputeId
-          """, arguments: [id]
-      ).map(SQLiteTransaction.dispute)
+      let refunds = try String.fetchAll(db, sql: StoreSQL.refundDocuments.sqlite, arguments: [id])
+      let disputes = try Row.fetchAll(db, sql: StoreSQL.disputesOfOrder.sqlite, arguments: [id]).map(SQLiteTransaction.dispute)
       return StoredOrder(
         document: row[0], status: try OrderStatus(stored: row[1]), capturedMinor: row[2], refundedMinor: row[3],
         events: events, refunds: refunds, disputes: disputes)
@@ -511,34 +493,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   }
 
   public func orders(_ query: OrderQuery) throws(StoreError) -> [OrderSummaryRow] {
-    var conditions: [String] = []
-    var arguments: [any DatabaseValueConvertible] = []
-    if let status = query.status {
-      conditions.append("(\(StoreSchema.shownOrderStatus)) = ?")
-      arguments.append(status.rawValue)
-    }
-    if let from = query.createdFrom {
-      conditions.append("o.createdAt >= ?")
-      arguments.append(from)
-    }
-    if let to = query.createdTo {
-      conditions.append("o.createdAt < ?")
-      arguments.append(to)
-    }
-    if let after = query.after {
-      conditions.append("(o.createdAt, o.orderId) < (?, ?)")
-      arguments.append(after.createdAt)
-      arguments.append(after.orderId)
-    }
-    arguments.append(query.limit)
-    let sql = """
-      SELECT o.orderId, o.createdAt, \(StoreSchema.shownOrderStatus), o.amountMinor, o.refundedMinor, o.currencyCode,
-        (SELECT SUM(quantity) FROM orderItem i WHERE i.orderId = o.orderId), o.agreementId
-      FROM "order" o \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-      ORDER BY o.createdAt DESC, o.orderId DESC LIMIT ?
-      """
+    let (sql, values) = StoreSQL.orders(query, in: .sqlite)
     return try read { db in
-      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row throws(StoreError) in
+      try Row.fetchAll(db, sql: sql, arguments: SQLiteTransaction.arguments(values)).map { row throws(StoreError) in
         OrderSummaryRow(
           orderId: row[0], createdAt: row[1], status: try OrderStatus(stored: row[2]), amountMinor: row[3],
           refundedMinor: row[4], currencyCode: row[5], itemCount: row[6], agreementId: row[7])
@@ -563,57 +520,32 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   public func agreement(id: String) throws(StoreError) -> StoredAgreement? {
     try read { db in
       guard
-        let row = try Row.fetchOne(
-          db, sql: "SELECT \(StoreSchema.agreementColumns) FROM agreement WHERE agreementId = ?", arguments: [id])
+        let row = try Row.fetchOne(db, sql: StoreSQL.agreement.sqlite, arguments: [id])
       else { return nil }
-      let events = try Row.fetchAll(
-        db,
-        sql: """
-          SELECT \(StoreSchema.agreementEventColumns) FROM agreementEvent WHERE agreementId = ? ORDER BY position
-          """, arguments: [id]
-      ).map(SQLiteTransaction.agreementEvent)
+      let events = try Row.fetchAll(db, sql: StoreSQL.agreementEvents.sqlite, arguments: [id])
+        .map(SQLiteTransaction.agreementEvent)
       return StoredAgreement(row: try SQLiteTransaction.agreement(row), events: events)
     }
   }
 
   public func agreements(_ query: AgreementQuery) throws(StoreError) -> [AgreementRow] {
-    var arguments: [any DatabaseValueConvertible] = []
-    if let status = query.status { arguments.append(status.rawValue) }
-    if let dueBy = query.dueBy { arguments.append(dueBy) }
-    if let after = query.after {
-      let date = after.nextPaymentAt ?? AgreementCursor.noDate
-      arguments += [date, date, after.agreementId]
-    }
-    arguments.append(query.limit)
-    let sql = StoreSchema.agreementListing(query) { _ in "?" }.sql
+    let (sql, values) = StoreSQL.agreements(query, in: .sqlite)
     return try read { db in
-      try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(SQLiteTransaction.agreement)
+      try Row.fetchAll(db, sql: sql, arguments: SQLiteTransaction.arguments(values)).map(SQLiteTransaction.agreement)
     }
   }
 
   public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
-    let (date, id) = (after?.nextPaymentAt ?? Int64.min, after?.agreementId ?? "")
+    let values = StoreSQL.dueAgreementValues(by: by, after: after, limit: limit)
     return try read { db in
-      try Row.fetchAll(
-        db,
-        sql: """
-          SELECT \(StoreSchema.agreementColumns) FROM agreement
-          WHERE nextPaymentAt IS NOT NULL AND nextPaymentAt <= ? AND status IN ('active', 'past_due')
-            AND (nextPaymentAt > ? OR (nextPaymentAt = ? AND agreementId > ?))
-          ORDER BY nextPaymentAt, agreementId LIMIT ?
-          """, arguments: [by, date, date, id, limit]
-      ).map(SQLiteTransaction.agreement)
+      try Row.fetchAll(db, sql: StoreSQL.dueAgreements.sqlite, arguments: SQLiteTransaction.arguments(values))
+        .map(SQLiteTransaction.agreement)
     }
   }
 
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
     try read { db in
-      try Row.fetchAll(
-        db,
-        sql: """
-          SELECT \(SQLiteTransaction.operationColumns) FROM operation WHERE state = 'pending' ORDER BY created, kind, key
-          """
-      ).map(SQLiteTransaction.operation)
+      try Row.fetchAll(db, sql: StoreSQL.pendingOperations.sqlite).map(SQLiteTransaction.operation)
     }
   }
 }

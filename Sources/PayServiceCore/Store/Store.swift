@@ -39,10 +39,10 @@ public protocol Store: AnyObject, Sendable {
   /// in one round trip before `body` runs, its reads take no locks, and its writes are sent
   /// together in one statement at the end, which first checks under locks that what `body` read
   /// still holds (see `OptimisticReads`). When it no longer holds, or `body` asks for something
-  /// an optimistic transaction cannot do, nothing was written and `body` runs again as `write`
-  /// runs it. `body` may therefore run twice, and must decide only on what `OptimisticReads`
-  /// says is checked.
-  func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T
+  /// an optimistic transaction cannot do (what `OrderTransaction.locked()` gives, or a read it
+  /// cannot check), nothing was written and `body` runs again as `write` runs it. `body` may
+  /// therefore run twice, and must decide only on what `OptimisticReads` says is checked.
+  func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any OrderTransaction) throws -> T) throws -> T
 
   /// Group commit: runs `body`, in which every `write` and `writeOptimistically` is a member of
   /// one transaction committed when `body` returns (its own savepoint, or its place in the batch
@@ -108,7 +108,7 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
   /// A store whose statements cost no round trip (SQLite) gains nothing by optimism.
-  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any StoreTransaction) throws -> T) throws -> T {
+  public func writeOptimistically<T>(readAhead: ReadAhead, _ body: (any OrderTransaction) throws -> T) throws -> T {
     try write(body)
   }
 
@@ -174,27 +174,45 @@ public struct ReadAhead: Sendable, Equatable {
 /// - `markUsed`, `markCaptured`, `restock` and the other writes answering a Bool are assumed to
 ///   succeed and checked when the batch is applied; so are the keys of the order events and
 ///   refunds it inserts.
-/// Any other read or write makes the transaction run with locks instead. Reading a row the
-/// same batch wrote does too (except stock counts, which a batch keeps up to date itself).
+/// Anything else is asked for through `OrderTransaction.locked()`, and makes the transaction run
+/// with locks instead. Reading a row the same batch wrote does too (except stock counts, which a
+/// batch keeps up to date itself), and so does reading the disputes of an order not read ahead
+/// or read with some.
 public enum OptimisticReads {}
 
-/// The statements of one write transaction, the same on every backend. The methods' logic (what to
-/// check, what to write) lives with the methods; a transaction only reads and writes rows.
+/// The statements of one write transaction, the same on every backend, grouped by what they keep
+/// (each group a protocol, implemented once per backend). The methods' logic (what to check, what
+/// to write) lives with the methods; a transaction only reads and writes rows.
 ///
 /// Rows that decide a later write are read locked where the backend needs it: on PostgreSQL
 /// `chargeToken(_:)` and `quantitiesOnHand(_:)` lock their rows until the transaction ends (SQLite
 /// holds the whole store's write lock from the start), so a decision never rests on a stale read.
-public protocol StoreTransaction {
+public protocol StoreTransaction: OrderTransaction, TokenBook, JournalUpkeep, GatewayBook, AgreementBook, AppStoreBook,
+  StockBook, PersonalDataBook
+{}
+
+extension StoreTransaction {
+  /// A transaction that keeps every book takes its locks as it reads already.
+  public func locked() -> any StoreTransaction { self }
+}
+
+/// What placing an order and the back office's capture, cancel and refund read and write: the
+/// books an optimistic transaction (`Store.writeOptimistically`) keeps, checking what it read when
+/// its writes are applied (`OptimisticReads`). Anything else is asked for through `locked()`.
+public protocol OrderTransaction: OrderBook, Journal, BackOfficeBook {
+  /// This transaction with every book, its rows locked as they are read. An optimistic
+  /// transaction cannot give it: it throws, nothing it wrote is kept, and the body runs again
+  /// with locks (`Store.writeOptimistically`), where this is the transaction itself.
+  func locked() throws -> any StoreTransaction
+}
+
+// MARK: Orders and tokens
+
+/// Placing an order: its charge token (used once), the stock it takes, its charge and order rows,
+/// and the Apple Pay authorization hold the token charges.
+public protocol OrderBook {
   /// The charge token, locked for this transaction; nil when unknown.
   func chargeToken(_ token: String) throws -> ChargeTokenRecord?
-  /// The sequence number of the next charge token; issuing tokens is serialized from here to the
-  /// end of the transaction, so the same store state always issues the same token.
-  func nextChargeTokenSequence() throws -> Int64
-  func insert(_ token: NewChargeToken) throws
-  /// Deletes up to `limit` charge tokens never used and expired at `now` (with the billing contact
-  /// they kept), never the one with the highest sequence number, so that numbers are not reused;
-  /// returns how many went.
-  func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int
   /// Marks a token used (its use and answer are the journal's `order` entry); false when it was
   /// used meanwhile (nothing written).
   func markUsed(token: String, at now: String) throws -> Bool
@@ -208,19 +226,72 @@ public protocol StoreTransaction {
   func decrementStock(_ sku: String, by quantity: Int) throws -> Bool
   func insert(_ charge: ChargeRow) throws
   func insert(_ order: OrderRow) throws
-  /// Records an authorization; false when its transaction id was recorded before (nothing written).
-  func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool
   func authorization(_ authorizationId: String) throws -> PaymentAuthorization?
   /// Settles a held authorization; false when it is not held (nothing written).
   func markCaptured(_ authorizationId: String, chargeId: String, at now: String) throws -> Bool
   /// Releases a held authorization (the order was canceled); false when it is not held.
   func markReleased(_ authorizationId: String, at now: String) throws -> Bool
+}
 
-  // The back office: an order's state, locked, and what capture, cancel and refund write.
+extension OrderBook {
+  public func shortages(_ demand: [(sku: String, quantity: Int)]) throws -> [Int?] {
+    let onHand = try quantitiesOnHand(demand.map(\.sku))
+    return zip(demand, onHand).map { line, available in line.quantity <= available ? nil : available }
+  }
+}
 
+/// Issuing charge tokens, and the Apple Pay authorizations they charge.
+public protocol TokenBook {
+  /// The sequence number of the next charge token; issuing tokens is serialized from here to the
+  /// end of the transaction, so the same store state always issues the same token.
+  func nextChargeTokenSequence() throws -> Int64
+  func insert(_ token: NewChargeToken) throws
+  /// Deletes up to `limit` charge tokens never used and expired at `now` (with the billing contact
+  /// they kept), never the one with the highest sequence number, so that numbers are not reused;
+  /// returns how many went.
+  func purgeExpiredChargeTokens(now: Int64, limit: Int) throws -> Int
+  /// Records an authorization; false when its transaction id was recorded before (nothing written).
+  func insertAuthorization(_ authorization: PaymentAuthorization, at now: String) throws -> Bool
+}
+
+// MARK: The journal and key locks
+
+/// The operation journal (`OperationRunner`): every piece of work that must happen once, by key.
+public protocol Journal {
+  /// The journal's entry for `key`, locked for this transaction (PostgreSQL: `FOR UPDATE`); nil
+  /// when the key is unused.
+  func operation(kind: String, key: String) throws -> OperationRow?
+  /// Records a new entry; false when its key was recorded meanwhile (nothing written).
+  func insert(_ operation: OperationRow) throws -> Bool
+}
+
+/// What becomes of the journal's entries after they are recorded, and the locks work takes by key.
+public protocol JournalUpkeep {
+  /// Records a pending entry's answer: it is settled.
+  func settleOperation(kind: String, key: String, result: String, at now: String) throws
+  /// Removes a pending entry whose call changed nothing: its key is unused again.
+  func removeOperation(kind: String, key: String) throws
+  /// The pending entries about `subject`, oldest first.
+  func pendingOperations(subject: String) throws -> [OperationRow]
+  /// Replaces a settled entry's fingerprint and answer (an erasure of the personal data in them).
+  func rewriteOperation(kind: String, key: String, fingerprint: String, result: String?) throws
+  /// Serializes, among processes and to the end of the transaction, the work on `key` in `space`
+  /// (an operation kind and its key, an App Store chain or account): what work takes when no row
+  /// orders it (an event id, a notification, a chain not recorded yet), so that a second process
+  /// waits and reads what the first one wrote. SQLite's write lock serializes everything already.
+  func lockKey(_ space: String, _ key: String) throws
+}
+
+// MARK: Back office and gateway books
+
+/// An order after the sale as capture, cancel and refund change it: its state, locked, and what
+/// they write.
+public protocol BackOfficeBook {
   /// The order with its lines, locked for this transaction (PostgreSQL: `FOR UPDATE`), so that
   /// back-office calls on one order take turns; nil when unknown.
   func lockOrder(_ orderId: String) throws -> OrderState?
+  /// The disputes of an order's payment, oldest first. Lock the order first.
+  func disputes(orderId: String) throws -> [DisputeRow]
   /// Sets an order's status and money; the order is locked by `lockOrder` first.
   func updateOrder(
     _ orderId: String, status: OrderStatus, capturedMinor: Int64?, refundedMinor: Int64, shippingRefunded: Bool
@@ -232,38 +303,49 @@ public protocol StoreTransaction {
   func restock(_ sku: String, by quantity: Int) throws -> Bool
   func insert(_ event: OrderEventRow) throws
   func insert(_ refund: RefundRow) throws
+}
+
+/// What the gateway reports after the sale (`GatewayReport`): payments, refunds and disputes by
+/// the gateway's ids, and the documents they change.
+public protocol GatewayBook {
+  /// The order a remote gateway's payment (Stripe's PaymentIntent) paid for; nil when none.
+  func orderId(gatewayPaymentId: String) throws -> String?
   /// A recorded refund by its refundId; nil when unknown. Lock its order (`lockOrder`) first
   /// when the answer decides a write.
   func refund(_ refundId: String) throws -> RefundRow?
-  /// Replaces a recorded refund's document (where the gateway's settling of it is written).
-  func updateRefund(_ refundId: String, document: String) throws
-  /// Replaces the reasons staff wrote on an order's refunds and cancel (`refunded` and `canceled`
-  /// events) with `marker`, and answers each reason replaced with its event's kind and reference
-  /// (the refundId or cancelId), so that the caller erases it where else it is kept.
-  func eraseStaffReasons(orderId: String, marker: String) throws -> [OrderEventRow]
-  /// A recorded order's document (the order as placed), read in this transaction; nil when unknown.
-  func orderDocument(_ orderId: String) throws -> String?
-
-  // What the gateway reports after the sale (`GatewayReport`).
-
-  /// The order a remote gateway's payment (Stripe's PaymentIntent) paid for; nil when none.
-  func orderId(gatewayPaymentId: String) throws -> String?
   /// The recorded refund with this gateway refund id; nil when none. Lock its order first when
   /// the answer decides a write.
   func refund(gatewayRefundId: String) throws -> RefundRow?
+  /// Replaces a recorded refund's document (where the gateway's settling of it is written).
+  func updateRefund(_ refundId: String, document: String) throws
   /// A dispute by its gateway id; nil when unknown. Lock its order first.
   func dispute(_ disputeId: String) throws -> DisputeRow?
-  /// The disputes of an order's payment, oldest first. Lock the order first.
-  func disputes(orderId: String) throws -> [DisputeRow]
   /// Records a dispute (`isNew`) or replaces what is known of it.
   func save(_ dispute: DisputeRow, isNew: Bool) throws
+  /// A recorded order's document (the order as placed), read in this transaction; nil when unknown.
+  func orderDocument(_ orderId: String) throws -> String?
+}
 
-  // Agreements (`Agreements`): what a buyer agreed to be charged later.
+// MARK: Agreements
 
+/// Agreements (`Agreements`): what a buyer agreed to be charged later.
+public protocol AgreementBook {
   /// The agreement, locked for this transaction (PostgreSQL: `FOR UPDATE`), so that billing runs,
   /// reloads and cancellations of one agreement take turns; nil when unknown.
-  // MARK: App Store (v13)
+  func lockAgreement(_ agreementId: String) throws -> AgreementRow?
+  func insert(_ agreement: AgreementRow) throws
+  /// Replaces what billing moves (status, next payment, period, attempt, cancellation, credential,
+  /// customer action, updatedAt); the agreement is locked by `lockAgreement` first.
+  func update(_ agreement: AgreementRow) throws
+  /// Appends an event at the agreement's next position (its row is locked first); returns it.
+  @discardableResult func append(_ event: AgreementEventRow) throws -> AgreementEventRow
+}
 
+// MARK: The App Store ledger
+
+/// The App Store's purchases as `AppStoreLedger` keeps them: chains, transactions, notifications
+/// and what accounts spent.
+public protocol AppStoreBook {
   /// The purchase chain `originalTransactionId` (whoever changes it takes `lockKey("appStoreChain", id)`
   /// first, so that two processes recording the same new chain take turns).
   func appStoreChain(_ originalTransactionId: String) throws -> AppStoreChainRow?
@@ -287,38 +369,12 @@ public protocol StoreTransaction {
   /// Puts what `account` spent on `newAccount` (a purchase chain moving from the account named by
   /// its own originalTransactionId takes its spending along).
   func moveConsumptions(account: String, to newAccount: String) throws
+}
 
-  func lockAgreement(_ agreementId: String) throws -> AgreementRow?
-  func insert(_ agreement: AgreementRow) throws
-  /// Replaces what billing moves (status, next payment, period, attempt, cancellation, credential,
-  /// customer action, updatedAt); the agreement is locked by `lockAgreement` first.
-  func update(_ agreement: AgreementRow) throws
-  /// Appends an event at the agreement's next position (its row is locked first); returns it.
-  @discardableResult func append(_ event: AgreementEventRow) throws -> AgreementEventRow
+// MARK: Stock by hand and personal data
 
-  // The operation journal (`OperationRunner`): every piece of work that must happen once.
-
-  /// The journal's entry for `key`, locked for this transaction (PostgreSQL: `FOR UPDATE`); nil
-  /// when the key is unused.
-  /// Serializes, among processes and to the end of the transaction, the work on `key` in `space`
-  /// (an operation kind and its key, an App Store chain or account): what work takes when no row
-  /// orders it (an event id, a notification, a chain not recorded yet), so that a second process
-  /// waits and reads what the first one wrote. SQLite's write lock serializes everything already.
-  func lockKey(_ space: String, _ key: String) throws
-  func operation(kind: String, key: String) throws -> OperationRow?
-  /// Records a new entry; false when its key was recorded meanwhile (nothing written).
-  func insert(_ operation: OperationRow) throws -> Bool
-  /// Records a pending entry's answer: it is settled.
-  func settleOperation(kind: String, key: String, result: String, at now: String) throws
-  /// Removes a pending entry whose call changed nothing: its key is unused again.
-  func removeOperation(kind: String, key: String) throws
-  /// The pending entries about `subject`, oldest first.
-  func pendingOperations(subject: String) throws -> [OperationRow]
-  /// Replaces a settled entry's fingerprint and answer (an erasure of the personal data in them).
-  func rewriteOperation(kind: String, key: String, fingerprint: String, result: String?) throws
-
-  // Stock by hand (`adjustStock`).
-
+/// Stock changed by hand (`adjustStock`), with its events.
+public protocol StockBook {
   /// A sku's stock, locked for this transaction; nil when the store has no stock row for it.
   func stockLevel(_ sku: String) throws -> StockLevel?
   /// Sets a sku's stock on hand (its row is locked by `stockLevel` first).
@@ -326,9 +382,10 @@ public protocol StoreTransaction {
   /// The position the next stock event of `sku` takes.
   func nextStockEventPosition(_ sku: String) throws -> Int
   func insert(_ event: StockEventRow) throws
+}
 
-  // Personal data (`erasePersonalData`).
-
+/// Personal data and its erasure (`erasePersonalData`).
+public protocol PersonalDataBook {
   /// Up to `limit` charge tokens the selector covers whose personal data is not erased yet and
   /// whose order is not pending at a gateway, oldest first.
   func tokensToErase(_ selector: ErasureSelector, limit: Int) throws -> [String]
@@ -336,80 +393,10 @@ public protocol StoreTransaction {
   func personalData(token: String) throws -> PersonalDataRow?
   /// Writes the token's and order's erased forms (`row`), marking both erased at `now`.
   func erasePersonalData(_ row: PersonalDataRow, at now: String) throws
-}
-
-extension StoreTransaction {
-  public func shortages(_ demand: [(sku: String, quantity: Int)]) throws -> [Int?] {
-    let onHand = try quantitiesOnHand(demand.map(\.sku))
-    return zip(demand, onHand).map { line, available in line.quantity <= available ? nil : available }
-  }
-}
-
-/// A charge token to insert.
-public struct NewChargeToken: Sendable {
-  public var token: String
-  public var sequence: Int64
-  public var binding: String
-  public var billingContact: String?
-  public var paymentMethod: String?
-  public var amountMinor: Int64
-  public var currencyCode: String
-  public var sandboxOutcome: SandboxOutcome
-  public var issuedAt: String
-  public var expiresAt: Int64
-  public var authorizationId: String?
-  /// What a remote gateway charges (a Stripe `tok_…` or `pm_…`); nil for the sandbox.
-  public var gatewayPaymentData: String?
-  /// The Wallet order's authentication token (`walletOrders:`), which the merchant's order web
-  /// service checks; nil without Wallet order tracking.
-  public var walletOrderToken: String? = nil
-}
-
-/// A charge to insert: succeeded, or failed with its codes.
-public struct ChargeRow: Sendable {
-  public var chargeId: String
-  /// The charge token paid with; nil for a payment the merchant started from an agreement.
-  public var token: String?
-  public var succeeded: Bool
-  public var failureCode: String?
-  public var declineCode: String?
-  public var amountMinor: Int64
-  public var currencyCode: String
-  public var createdAt: String
-}
-
-/// An order to insert, with its lines and how its amount splits across them (what refunds give back).
-public struct OrderRow: Sendable {
-  public struct Item: Sendable {
-    public var sku: String
-    public var quantity: Int
-    public var unitPriceMinor: Int64
-    public var amountMinor: Int64
-    /// The line's share of the coupon and card adjustment (positive reduces it) and its tax.
-    public var discountMinor: Int64
-    public var taxMinor: Int64
-  }
-
-  public var orderId: String
-  public var chargeId: String
-  public var createdAt: String
-  public var amountMinor: Int64
-  public var currencyCode: String
-  public var document: String
-  public var items: [Item]
-  public var status: OrderStatus
-  /// What was captured: the amount when charged at once, nil while only authorized.
-  public var capturedMinor: Int64?
-  public var shippingMinor: Int64
-  public var shippingTaxMinor: Int64
-  /// The remote gateway's payment (Stripe's PaymentIntent `pi_…`); nil for the sandbox.
-  public var gatewayPaymentId: String? = nil
-  /// The amounts include their tax (`tax.pricesIncludeTax`): line and shipping taxes are contained
-  /// in them, not added.
-  public var taxIncluded = false
-  /// The agreement this order pays a later payment of (a renewal, a pre-order's payment, a
-  /// reload); nil for a checkout.
-  public var agreementId: String? = nil
+  /// Replaces the reasons staff wrote on an order's refunds and cancel (`refunded` and `canceled`
+  /// events) with `marker`, and answers each reason replaced with its event's kind and reference
+  /// (the refundId or cancelId), so that the caller erases it where else it is kept.
+  func eraseStaffReasons(orderId: String, marker: String) throws -> [OrderEventRow]
 }
 
 /// Where `--database` points: a SQLite file (or `:memory:`), or a PostgreSQL server.

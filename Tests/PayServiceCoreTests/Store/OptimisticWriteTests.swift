@@ -127,7 +127,7 @@ struct OptimisticWriteTests {
       runs += 1
       #expect(try transaction.decrementStock("clock", by: 2))
       // Stock events by hand are not among the optimistic writes.
-      return try transaction.nextStockEventPosition("clock")
+      return try transaction.locked().nextStockEventPosition("clock")
     }
     #expect(event == 1)
     #expect(runs == (backend == .postgres ? 2 : 1))
@@ -141,7 +141,7 @@ struct OptimisticWriteTests {
     let (store, _) = try Self.shop(backend, clocks: 3)
     let token = try store.write { try StoreContractTests.issue($0) }
     var seen: [String] = []
-    func member(_ body: (any StoreTransaction) throws -> String) {
+    func member(_ body: (any OrderTransaction) throws -> String) {
       do {
         seen.append(try store.writeOptimistically(readAhead: ReadAhead(tokens: [token], skus: ["clock"]), body))
       } catch {
@@ -149,14 +149,14 @@ struct OptimisticWriteTests {
       }
     }
     try store.groupCommit(readAhead: ReadAhead(tokens: [token], skus: ["clock"])) {
-      member { (transaction: any StoreTransaction) throws -> String in
+      member { (transaction: any OrderTransaction) throws -> String in
         let onHand = try transaction.quantitiesOnHand(["clock"])[0]
         #expect(try transaction.decrementStock("clock", by: 2))
         return "took 2 of \(onHand)"
       }
       member { transaction in "\(try transaction.quantitiesOnHand(["clock"])[0]) left" }
       member { transaction in "3 more: \(try transaction.decrementStock("clock", by: 3))" }
-      member { (transaction: any StoreTransaction) throws -> String in
+      member { (transaction: any OrderTransaction) throws -> String in
         #expect(try transaction.chargeToken(token)?.usedAt == nil)
         #expect(try transaction.markUsed(token: token, at: "2026-11-21T12:00:01Z"))
         #expect(try transaction.insert(Self.entry("k", fingerprint: "first")))
@@ -164,7 +164,7 @@ struct OptimisticWriteTests {
       }
       member { transaction in "used at \(try transaction.chargeToken(token)?.usedAt ?? "-")" }
       member { transaction in "entry \(try transaction.operation(kind: "test", key: "k")?.fingerprint ?? "-")" }
-      member { (transaction: any StoreTransaction) throws -> String in
+      member { (transaction: any OrderTransaction) throws -> String in
         #expect(try transaction.decrementStock("clock", by: 1))
         return "took the last"
       }
@@ -267,7 +267,7 @@ struct OptimisticWriteTests {
   /// `interleave` (between its reads and its writes); the result and how many times `body` ran.
   static func race<T>(
     _ store: any Store, readAhead: ReadAhead = ReadAhead(), meanwhile: @escaping () throws -> Void,
-    _ body: (any StoreTransaction, _ interleave: () throws -> Void) throws -> T
+    _ body: (any OrderTransaction, _ interleave: () throws -> Void) throws -> T
   ) throws -> (result: T, runs: Int) {
     var runs = 0
     let result = try store.writeOptimistically(readAhead: readAhead) { transaction in
@@ -286,7 +286,7 @@ struct OptimisticWriteTests {
 
   /// A refund of `amountMinor` as refundOrder records it, on the order as read: its money, event
   /// and refund row.
-  static func refund(_ transaction: any StoreTransaction, _ orderId: String, _ refundId: String, _ amountMinor: Int64)
+  static func refund(_ transaction: any OrderTransaction, _ orderId: String, _ refundId: String, _ amountMinor: Int64)
     throws -> Int64?
   {
     let order = try #require(try transaction.lockOrder(orderId))

@@ -205,18 +205,68 @@ public enum GatewayReport {
     return .applied(orderId: orderId, .refundRecorded)
   }
 
+  /// Where a refund recorded as `pending` or `requires_action` ends at its gateway, for what
+  /// hears of it later (Stripe's `refund.updated` / `refund.failed` events, a reconciliation).
+  public enum RefundOutcome: Sendable, Equatable {
+    case succeeded
+    /// Failed or canceled: no money went back.
+    case failed(status: String)
+  }
+
+  /// Settles a refund at what its gateway says of it later, found by its refundId (Stripe's
+  /// `metadata[refund_id]`) and checked against the gateway's refund id. `succeeded` drops the
+  /// marker of a refund recorded while its gateway had not decided (`pending`,
+  /// `requires_action`). `failed` marks the refund with the gateway's status and takes its
+  /// amount off the order's refunded money (the order's status follows), whether it was pending
+  /// or had succeeded (a bank can return a refund days later), with a `refund_failed` event; the
+  /// units it refunded stay refunded (and restocked: the goods came back). A failed refund stays failed: an
+  /// older `succeeded` heard after it changes nothing. Returns false, changing nothing, when the
+  /// refund is unknown, another gateway refund, or already where the outcome would put it; so an
+  /// event heard twice settles once. Locks the order first.
+  public static func settleRefund(
+    refundId: String, gatewayRefundId: String, outcome: RefundOutcome, _ transaction: any StoreTransaction,
+    at now: String
+  ) throws -> Bool {
+    guard let row = try transaction.refund(refundId), let order = try transaction.lockOrder(row.orderId) else {
+      return false
+    }
+    var refund = try StoredJSON.read(row.document, as: RefundRecord.self, "refund")
+    guard refund.gatewayRefundId == gatewayRefundId else { return false }
+    let undecided = refund.status.map { RefundRecord.unsettledStatuses.contains($0) } ?? false
+    switch outcome {
+    case .succeeded where !undecided, .failed where !(undecided || refund.status == nil): return false
+    default: break
+    }
+    switch outcome {
+    case .succeeded:
+      refund.status = nil
+    case .failed(let status):
+      refund.status = status
+      let refunded = order.refundedMinor - row.amountMinor
+      try transaction.updateOrder(
+        order.orderId, status: OrderStatus.afterRefunds(refunded, of: order.capturedMinor ?? 0),
+        capturedMinor: order.capturedMinor, refundedMinor: refunded, shippingRefunded: order.shippingRefunded)
+      try transaction.insert(
+        OrderEventRow(
+          orderId: order.orderId, position: order.nextEventPosition, kind: .refundFailed, at: now,
+          amountMinor: row.amountMinor, reference: refundId))
+    }
+    try transaction.updateRefund(refundId, document: JSONWriter.string(refund))
+    return true
+  }
+
   /// A refund payservice made, settled at what Stripe reports of it.
   static func settleOwn(_ row: RefundRow, _ report: Refund, _ transaction: any StoreTransaction, at: String) throws
     -> Effect
   {
-    let outcome: RefundOrder.Refund.GatewayOutcome
+    let outcome: RefundOutcome
     switch Refund.rank(report.status) {
     case 1: outcome = .succeeded
     case 2: outcome = .failed(status: report.status)
     default: return .none
     }
     guard
-      try RefundOrder.Refund.settleAtGateway(
+      try settleRefund(
         refundId: row.refundId, gatewayRefundId: report.id, outcome: outcome, transaction, at: at)
     else { return .none }
     return outcome == .succeeded ? .refundSucceeded : .refundFailed
