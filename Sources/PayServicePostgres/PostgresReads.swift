@@ -161,7 +161,7 @@ final class PostgresReads {
         if let kind, let key, let fingerprint, let state, let created, let entryVersion {
           journal = (
             OperationRow(
-              kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state),
+              kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.State(stored: state),
               subject: subject, request: request, result: result, created: created, settled: settled),
             entryVersion
           )
@@ -212,7 +212,7 @@ final class PostgresReads {
       (String, String, String, String, String?, String?, String?, String, String?, String).self)
     entries[entry] = (
       OperationRow(
-        kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state), subject: subject,
+        kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.State(stored: state), subject: subject,
         request: request, result: result, created: created, settled: settled),
       version
     )

@@ -538,7 +538,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
           else { throw StoreError.unavailable(reason: "a pending entry lacks a column") }
           pending.append(
             OperationRow(
-              kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state),
+              kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.State(stored: state),
               subject: columns.13, request: columns.14, result: columns.15, created: created, settled: columns.17))
         }
       }

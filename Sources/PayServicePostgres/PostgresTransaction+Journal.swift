@@ -9,7 +9,7 @@ extension PostgresTransaction: Journal, JournalUpkeep {
     let (kind, key, fingerprint, state, subject, request, result, created, settled) = try row.columns(
       (String, String, String, String, String?, String?, String?, String, String?).self)
     return OperationRow(
-      kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.state(stored: state), subject: subject,
+      kind: kind, key: key, fingerprint: fingerprint, state: try OperationRow.State(stored: state), subject: subject,
       request: request, result: result, created: created, settled: settled)
   }
 

@@ -1,6 +1,6 @@
 import Foundation
 import PayServiceApplePay
-import PayServiceCore
+@testable import PayServiceCore
 import PayServiceTestSupport
 import Testing
 

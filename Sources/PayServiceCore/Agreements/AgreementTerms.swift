@@ -116,12 +116,6 @@ public struct AgreementCredential: Sendable, Equatable, WireObject {
   public var customerId: String?
   public var paymentMethodId: String?
 
-  public init(gateway: String = "sandbox", customerId: String? = nil, paymentMethodId: String? = nil) {
-    self.gateway = gateway
-    self.customerId = customerId
-    self.paymentMethodId = paymentMethodId
-  }
-
   public static let shape = ObjectShape<AgreementCredential>(
     blank: { AgreementCredential() },
     [
@@ -148,11 +142,6 @@ public struct CustomerAction: Sendable, Equatable, WireObject {
   public var code = Code.updatePaymentMethod
   /// For the merchant's page (`applePay.managementURL`), written for the customer.
   public var message = ""
-
-  public init(code: Code = .updatePaymentMethod, message: String = "") {
-    self.code = code
-    self.message = message
-  }
 
   public static let shape = ObjectShape<CustomerAction>(
     blank: { CustomerAction() },

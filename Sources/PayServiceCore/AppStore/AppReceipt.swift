@@ -65,11 +65,6 @@ public enum AppReceipt {
     /// The bundle identifier (type 2), when the receipt holds one.
     public var bundleId: String?
     public var purchases: [InAppPurchase]
-
-    public init(bundleId: String?, purchases: [InAppPurchase]) {
-      self.bundleId = bundleId
-      self.purchases = purchases
-    }
   }
 
   /// The bundle identifier and every in-app purchase of the base64 app receipt `receipt`. Line

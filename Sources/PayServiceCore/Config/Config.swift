@@ -185,11 +185,6 @@ public struct MerchantSessionSettings: Sendable {
   public var trustRootsPEM: String?
   public var connectTimeoutSeconds: Double = 5
   public var requestTimeoutSeconds: Double = 10
-
-  public init(identity: MerchantIdentity, domains: [String]) {
-    self.identity = identity
-    self.domains = domains
-  }
 }
 
 /// Apple Wallet order tracking (`walletOrders:`): authorizePayment's success carries the order's
@@ -199,11 +194,6 @@ public struct WalletOrders: Sendable {
   public var orderTypeIdentifier: String
   /// The merchant's order web service (https).
   public var webServiceURL: String
-
-  public init(orderTypeIdentifier: String, webServiceURL: String) {
-    self.orderTypeIdentifier = orderTypeIdentifier
-    self.webServiceURL = webServiceURL
-  }
 }
 
 /// The name of a tax rate class: `standard`, or one a config names (`reduced`, `zero`, …).
@@ -246,12 +236,6 @@ public struct Tax: Sendable {
   /// "Includes VAT"); nil shows none.
   public var inclusiveLabel: String?
 
-  public init(rounding: Rounding, defaultRate: Rate, rules: [TaxRule]) {
-    self.rounding = rounding
-    self.defaultRate = defaultRate
-    self.rules = rules
-  }
-
   /// The default rate of `taxClass` (where no rule matches); nil when the config has none.
   public func defaultRate(for taxClass: String) -> Rate? {
     taxClass == TaxClass.standard ? defaultRate : defaultClassRates[taxClass]
@@ -267,14 +251,6 @@ public struct TaxRule: Sendable {
   public var shippingTaxable: Bool
   /// The rates of classes other than standard (`rates` in config, whose `standard` is `rate`).
   public var classRates: [String: Rate] = [:]
-
-  public init(region: String, postalCodePrefixes: [String]?, rate: Rate, shippingTaxable: Bool, classRates: [String: Rate] = [:]) {
-    self.region = region
-    self.postalCodePrefixes = postalCodePrefixes
-    self.rate = rate
-    self.shippingTaxable = shippingTaxable
-    self.classRates = classRates
-  }
 
   /// The rule's rate for `taxClass`; nil when it has none (a config error for any class in use).
   public func rate(for taxClass: String) -> Rate? {
@@ -382,13 +358,6 @@ public struct Gateway: Sendable {
   public var capture: Capture
   /// Set when `kind` is stripe.
   public var stripe: Stripe?
-
-  public init(kind: Kind, chargeTokenTTLSeconds: Int, capture: Capture = .automatic, stripe: Stripe? = nil) {
-    self.kind = kind
-    self.chargeTokenTTLSeconds = chargeTokenTTLSeconds
-    self.capture = capture
-    self.stripe = stripe
-  }
 }
 
 /// Apple Pay network names as Apple Pay on the Web spells them.

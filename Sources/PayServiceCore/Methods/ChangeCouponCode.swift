@@ -1,6 +1,6 @@
 /// The payment sheet's coupon code changed: apply it or say why not, and reprice. Shipping methods
 /// are offered again because a discount can cross a method's freeOver threshold.
-public enum ChangeCouponCode: RPCMethod {
+public enum ChangeCouponCode: SheetEvent {
   public static let name = "changeCouponCode"
 
   public static let documentation = MethodDocumentation(
@@ -15,34 +15,17 @@ public enum ChangeCouponCode: RPCMethod {
   public static let usesStore = false
 
   public static let params = SheetState.params(required: [.couponCode])
+  public typealias Result = SheetUpdate<Self>
 
-  public struct Result: MethodResult, WireObject {
-    public var errors: [ApplePayError] = []
-    public var shippingMethods: [ShippingMethodOffer] = []
-    public var shippingMethod: String?
-    public var summaryItems: [SummaryItem] = []
-    public var currencyCode = ""
-    public var taxBreakdown: [TaxBreakdownItem]?
-
-    public static let shape = ObjectShape<Result>(
-      blank: { Result() },
-      [
-        .member("errors", \.errors),
-        .member("shippingMethods", \.shippingMethods, .required, Shapes.shippingMethodOffers),
-        .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
-        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
-        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
-        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
-      ])
-  }
+  public static let updateShape = Result.shape(status: false, shippingMethods: true)
 
   /// An unknown, expired or not-yet-reached coupon is reported and left out; the rest is priced as
   /// usual. An empty code removes the coupon without an error.
   public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let priced = context.price(params)
-    return Result(
-      errors: priced.merchandise.errors, shippingMethods: context.offers(priced.methods, for: priced.merchandise),
-      shippingMethod: priced.methods.first?.identifier, summaryItems: priced.quote.summaryItems,
-      currencyCode: context.config.currency.code, taxBreakdown: priced.quote.taxBreakdownItems(context.config))
+    var result = Result(errors: priced.merchandise.errors, quote: priced.quote, config: context.config)
+    result.shippingMethods = context.offers(priced.methods, for: priced.merchandise)
+    result.shippingMethod = priced.methods.first?.identifier
+    return result
   }
 }

@@ -75,24 +75,13 @@ public enum ListAppStoreNotifications: RPCMethod {
 
   /// A notification as recorded.
   public struct Heard: Equatable, Sendable, WireObject {
-    public var notificationUUID = ""
-    public var notificationType = ""
-    public var subtype: String?
-    public var environment = ""
-    public var signedDate = ""
-    public var originalTransactionId: String?
-    public var transactionId: String?
+    public var about = ProcessAppStoreNotification.About()
     public var effect = ""
     public var receivedAt = ""
 
     public static let shape = ObjectShape<Heard>(
       blank: { Heard() },
-      [
-        .member("notificationUUID", \.notificationUUID), .member("notificationType", \.notificationType),
-        .member("subtype", \.subtype, .optional), .member("environment", \.environment),
-        .member("signedDate", \.signedDate, .required, Shapes.timestamp),
-        .member("originalTransactionId", \.originalTransactionId, .optional),
-        .member("transactionId", \.transactionId, .optional),
+      ProcessAppStoreNotification.About.shape.fields(at: \.about) + [
         .member(
           "effect", \.effect, .required,
           .string("What it changed, as processAppStoreNotification answered.", values: AppStoreLedger.Effect.allCases.map(\.rawValue))),
@@ -121,11 +110,7 @@ public enum ListAppStoreNotifications: RPCMethod {
     let page = rows.prefix(params.limit)
     return Result(
       notifications: page.map {
-        Heard(
-          notificationUUID: $0.notificationUUID, notificationType: $0.type, subtype: $0.subtype,
-          environment: $0.environment, signedDate: RFC3339.format($0.signedDate / 1000),
-          originalTransactionId: $0.originalTransactionId, transactionId: $0.transactionId, effect: $0.effect,
-          receivedAt: $0.receivedAt)
+        Heard(about: ProcessAppStoreNotification.About($0), effect: $0.effect, receivedAt: $0.receivedAt)
       },
       nextCursor: rows.count > params.limit
         ? page.last.map { Cursor(signedDate: $0.signedDate, notificationUUID: $0.notificationUUID) } : nil)

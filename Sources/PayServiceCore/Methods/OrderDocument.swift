@@ -280,13 +280,6 @@ public struct AgreementLink: Equatable, Sendable, WireObject {
   public var period: Int?
   public var reloadId: String?
 
-  public init(agreementId: String = "", payment: Payment = .checkout, period: Int? = nil, reloadId: String? = nil) {
-    self.agreementId = agreementId
-    self.payment = payment
-    self.period = period
-    self.reloadId = reloadId
-  }
-
   public static let shape = ObjectShape<AgreementLink>(
     "The agreement the order made (payment checkout) or pays a later payment of.", blank: { AgreementLink() },
     [

@@ -50,8 +50,10 @@ public enum ProcessAppStoreNotification: RPCMethod {
         })
     ])
 
-  /// A verified notification, recorded.
-  public struct Recorded: Equatable, Sendable, WireObject {
+  /// What a notification says of itself: its id, type, environment, signing time and the
+  /// transaction it is about. Written flat among the members of a notification's answer and of
+  /// listAppStoreNotifications' items.
+  public struct About: Equatable, Sendable {
     public var notificationUUID = ""
     public var notificationType = ""
     public var subtype: String?
@@ -59,18 +61,28 @@ public enum ProcessAppStoreNotification: RPCMethod {
     public var signedDate = ""
     public var originalTransactionId: String?
     public var transactionId: String?
+
+    static let shape = ObjectShape<About>(
+      blank: { About() },
+      [
+        .member("notificationUUID", \.notificationUUID), .member("notificationType", \.notificationType),
+        .member("subtype", \.subtype, .optional), .member("environment", \.environment),
+        .member("signedDate", \.signedDate, .required, Shapes.timestamp),
+        .member("originalTransactionId", \.originalTransactionId, .optional),
+        .member("transactionId", \.transactionId, .optional),
+      ])
+  }
+
+  /// A verified notification, recorded.
+  public struct Recorded: Equatable, Sendable, WireObject {
+    public var about = About()
     public var account: String?
     public var effect = AppStoreLedger.Effect.none
     public var recordedAt = ""
 
     public static let shape = ObjectShape<Recorded>(
       blank: { Recorded() },
-      [
-        .constant("status", "succeeded"), .member("notificationUUID", \.notificationUUID),
-        .member("notificationType", \.notificationType), .member("subtype", \.subtype, .optional),
-        .member("environment", \.environment), .member("signedDate", \.signedDate, .required, Shapes.timestamp),
-        .member("originalTransactionId", \.originalTransactionId, .optional),
-        .member("transactionId", \.transactionId, .optional),
+      [.constant("status", "succeeded")] + About.shape.fields(at: \.about) + [
         .member("account", \.account, .optional, .string("The account the purchase belongs to.")),
         .member(
           "effect", \.effect, .required,
@@ -204,18 +216,24 @@ public enum ProcessAppStoreNotification: RPCMethod {
           transaction, now: now)
       }
       let effect = applied?.effect ?? .none
-      let recorded = Recorded(
-        notificationUUID: payload.notificationUUID, notificationType: payload.notificationType, subtype: payload.subtype,
-        environment: payload.environment, signedDate: RFC3339.format(Int64(payload.signedDate / 1000)),
+      let row = AppStoreNotificationRow(
+        notificationUUID: payload.notificationUUID, type: payload.notificationType, subtype: payload.subtype,
+        signedDate: Int64(payload.signedDate), environment: payload.environment,
         originalTransactionId: applied?.originalTransactionId, transactionId: notification.transaction?.transactionId,
-        account: applied?.account, effect: effect, recordedAt: RFC3339.format(now))
-      _ = try transaction.insert(
-        AppStoreNotificationRow(
-          notificationUUID: payload.notificationUUID, type: payload.notificationType, subtype: payload.subtype,
-          signedDate: Int64(payload.signedDate), environment: payload.environment,
-          originalTransactionId: recorded.originalTransactionId, transactionId: recorded.transactionId,
-          effect: effect.rawValue, receivedAt: recorded.recordedAt))
+        effect: effect.rawValue, receivedAt: RFC3339.format(now))
+      _ = try transaction.insert(row)
+      let recorded = Recorded(about: About(row), account: applied?.account, effect: effect, recordedAt: row.receivedAt)
       return .done(.succeeded(recorded), final: true)
     }
+  }
+}
+
+extension ProcessAppStoreNotification.About {
+  /// As the store keeps it (`signedDate` in milliseconds there, to the second here).
+  init(_ row: AppStoreNotificationRow) {
+    self.init(
+      notificationUUID: row.notificationUUID, notificationType: row.type, subtype: row.subtype,
+      environment: row.environment, signedDate: RFC3339.format(row.signedDate / 1000),
+      originalTransactionId: row.originalTransactionId, transactionId: row.transactionId)
   }
 }

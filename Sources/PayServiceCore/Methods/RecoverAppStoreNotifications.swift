@@ -121,7 +121,7 @@ public enum RecoverAppStoreNotifications: RPCMethod {
             case .recorded(let recorded):
               done.recorded.append(
                 Recovered(
-                  notificationUUID: recorded.notificationUUID, notificationType: recorded.notificationType,
+                  notificationUUID: recorded.about.notificationUUID, notificationType: recorded.about.notificationType,
                   effect: recorded.effect))
             }
           }

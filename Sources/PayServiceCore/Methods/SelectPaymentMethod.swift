@@ -1,6 +1,6 @@
 /// The payment sheet's card changed: reprice with the card's adjustment (a surcharge or a discount),
 /// or say the card cannot be used.
-public enum SelectPaymentMethod: RPCMethod {
+public enum SelectPaymentMethod: SheetEvent {
   public static let name = "selectPaymentMethod"
 
   public static let documentation = MethodDocumentation(
@@ -15,29 +15,14 @@ public enum SelectPaymentMethod: RPCMethod {
   public static let usesStore = false
 
   public static let params = SheetState.params(required: [.paymentMethod])
+  public typealias Result = SheetUpdate<Self>
 
-  public struct Result: MethodResult, WireObject {
-    public var errors: [ApplePayError] = []
-    public var summaryItems: [SummaryItem] = []
-    public var currencyCode = ""
-    public var taxBreakdown: [TaxBreakdownItem]?
-
-    public static let shape = ObjectShape<Result>(
-      blank: { Result() },
-      [
-        .member("errors", \.errors),
-        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
-        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
-        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
-      ])
-  }
+  public static let updateShape = Result.shape(status: false, shippingMethods: false)
 
   /// A card the merchant does not take gives an `unknown` error and summary items without an
   /// adjustment. Shipping is priced like computeSummaryItems.
   public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let priced = context.price(params)
-    return Result(
-      errors: priced.merchandise.errors, summaryItems: priced.quote.summaryItems,
-      currencyCode: context.config.currency.code, taxBreakdown: priced.quote.taxBreakdownItems(context.config))
+    return Result(errors: priced.merchandise.errors, quote: priced.quote, config: context.config)
   }
 }

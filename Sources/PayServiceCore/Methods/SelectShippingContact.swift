@@ -1,6 +1,6 @@
 /// The payment sheet's shipping contact changed: validate the (redacted) address, offer the
 /// shipping methods for its region and reprice.
-public enum SelectShippingContact: RPCMethod {
+public enum SelectShippingContact: SheetEvent {
   public static let name = "selectShippingContact"
 
   public static let documentation = MethodDocumentation(
@@ -17,31 +17,9 @@ public enum SelectShippingContact: RPCMethod {
   public static let usesStore = false
 
   public static let params = SheetState.params(required: [.shippingContact])
+  public typealias Result = SheetUpdate<Self>
 
-  public enum Status: String, Sendable, WireEnum {
-    case success, invalidShippingPostalAddress
-  }
-
-  public struct Result: MethodResult, WireObject {
-    public var status = Status.success
-    public var errors: [ApplePayError] = []
-    public var shippingMethods: [ShippingMethodOffer] = []
-    public var shippingMethod: String?
-    public var summaryItems: [SummaryItem] = []
-    public var currencyCode = ""
-    public var taxBreakdown: [TaxBreakdownItem]?
-
-    public static let shape = ObjectShape<Result>(
-      blank: { Result() },
-      [
-        .member("status", \.status), .member("errors", \.errors),
-        .member("shippingMethods", \.shippingMethods, .required, Shapes.shippingMethodOffers),
-        .member("shippingMethod", \.shippingMethod, .alwaysOrNull, Shapes.pricedShippingMethod),
-        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
-        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
-        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
-      ])
-  }
+  public static let updateShape = Result.shape(status: true, shippingMethods: true)
 
   public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let pricer = context.pricer
@@ -55,12 +33,12 @@ public enum SelectShippingContact: RPCMethod {
           ApplePayError(.addressUnserviceable, .postalAddress, "We can't ship to this address. Try another address."))
       }
     }
-    let status: Status = errors.isEmpty ? .success : .invalidShippingPostalAddress
     let merchandise = context.merchandise(params)
-    let quote = pricer.quote(merchandise, method: methods.first, region: region)
-    return Result(
-      status: status, errors: errors + merchandise.errors, shippingMethods: context.offers(methods, for: merchandise),
-      shippingMethod: methods.first?.identifier, summaryItems: quote.summaryItems,
-      currencyCode: context.config.currency.code, taxBreakdown: quote.taxBreakdownItems(context.config))
+    var result = Result(
+      errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
+      quote: pricer.quote(merchandise, method: methods.first, region: region), config: context.config)
+    result.shippingMethods = context.offers(methods, for: merchandise)
+    result.shippingMethod = methods.first?.identifier
+    return result
   }
 }

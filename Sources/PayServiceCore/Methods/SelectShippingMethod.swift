@@ -1,5 +1,5 @@
 /// The payment sheet's shipping method changed: reprice with it, or say it does not serve the address.
-public enum SelectShippingMethod: RPCMethod {
+public enum SelectShippingMethod: SheetEvent {
   public static let name = "selectShippingMethod"
 
   public static let documentation = MethodDocumentation(
@@ -15,27 +15,9 @@ public enum SelectShippingMethod: RPCMethod {
   public static let usesStore = false
 
   public static let params = SheetState.params(required: [.shippingMethod])
+  public typealias Result = SheetUpdate<Self>
 
-  public enum Status: String, Sendable, WireEnum {
-    case success, invalidShippingPostalAddress
-  }
-
-  public struct Result: MethodResult, WireObject {
-    public var status = Status.success
-    public var errors: [ApplePayError] = []
-    public var summaryItems: [SummaryItem] = []
-    public var currencyCode = ""
-    public var taxBreakdown: [TaxBreakdownItem]?
-
-    public static let shape = ObjectShape<Result>(
-      blank: { Result() },
-      [
-        .member("status", \.status), .member("errors", \.errors),
-        .member("summaryItems", \.summaryItems, .required, Shapes.summaryItems),
-        .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
-        .member("taxBreakdown", \.taxBreakdown, .optional, TaxBreakdownItem.listSchema),
-      ])
-  }
+  public static let updateShape = Result.shape(status: true, shippingMethods: false)
 
   /// A method not offered for the contact's region (the merchant's country without a contact) is
   /// status invalidShippingPostalAddress with addressUnserviceable, priced with the first offered method.
@@ -52,9 +34,8 @@ public enum SelectShippingMethod: RPCMethod {
       method = offered.first
     }
     let merchandise = context.merchandise(params)
-    let quote = pricer.quote(merchandise, method: method, region: region)
     return Result(
-      status: errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
-      summaryItems: quote.summaryItems, currencyCode: config.currency.code, taxBreakdown: quote.taxBreakdownItems(config))
+      errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
+      quote: pricer.quote(merchandise, method: method, region: region), config: config)
   }
 }

@@ -12,12 +12,6 @@ public struct PaymentMethod: Equatable, Sendable, WireObject {
   public var network: String
   public var type: CardType
 
-  public init(displayName: String? = nil, network: String, type: CardType) {
-    self.displayName = displayName
-    self.network = network
-    self.type = type
-  }
-
   /// The card as a charge token records it: network lower-cased, type, no display name.
   public var recorded: PaymentMethod { PaymentMethod(network: network.lowercased(), type: type) }
 

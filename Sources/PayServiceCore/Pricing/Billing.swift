@@ -29,11 +29,6 @@ public final class BillingPlan: Sendable, Equatable {
     public var unit: IntervalUnit
     public var count: Int
 
-    public init(unit: IntervalUnit, count: Int) {
-      self.unit = unit
-      self.count = count
-    }
-
     /// `seconds` advanced by this interval in UTC; a month end is kept within the target month
     /// (January 31 + 1 month is February 28 or 29).
     public func advance(_ seconds: Int64) -> Int64 {
@@ -55,11 +50,6 @@ public final class BillingPlan: Sendable, Equatable {
   public struct Trial: Sendable, Equatable {
     public var amountMinor: Int64
     public var interval: Interval
-
-    public init(amountMinor: Int64, interval: Interval) {
-      self.amountMinor = amountMinor
-      self.interval = interval
-    }
   }
 
   public enum Schedule: Sendable, Equatable {

@@ -19,11 +19,6 @@ public struct CartItem: Equatable, Sendable, WireObject {
   public var sku: String
   public var quantity: Int
 
-  public init(sku: String, quantity: Int) {
-    self.sku = sku
-    self.quantity = quantity
-  }
-
   public static let maxItems = 100
   public static let quantityRange = 1...9999
 

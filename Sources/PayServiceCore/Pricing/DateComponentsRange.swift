@@ -4,18 +4,6 @@ public struct DateComponents: Equatable, Sendable, WireObject {
   public var months: Int
   public var days: Int
 
-  public init(years: Int, months: Int, days: Int) {
-    self.years = years
-    self.months = months
-    self.days = days
-  }
-
-  /// The UTC calendar date of `seconds` since the epoch plus `addingDays` days.
-  public init(seconds: Int64, addingDays: Int) {
-    let day = Int(RFC3339.floorDiv(seconds, 86400)) + addingDays
-    (years, months, days) = RFC3339.civilFromDays(day)
-  }
-
   public static let shape = ObjectShape<DateComponents>(
     blank: { DateComponents(years: 0, months: 1, days: 1) },
     [
@@ -23,6 +11,14 @@ public struct DateComponents: Equatable, Sendable, WireObject {
       .member("months", \.months, .required, .integer(minimum: 1, maximum: 12)),
       .member("days", \.days, .required, .integer(minimum: 1, maximum: 31)),
     ])
+}
+
+extension DateComponents {
+  /// The UTC calendar date of `seconds` since the epoch plus `addingDays` days.
+  public init(seconds: Int64, addingDays: Int) {
+    let day = Int(RFC3339.floorDiv(seconds, 86400)) + addingDays
+    (years, months, days) = RFC3339.civilFromDays(day)
+  }
 }
 
 /// A shipping method's delivery window (`ApplePayDateComponentsRange`): the service clock's UTC date

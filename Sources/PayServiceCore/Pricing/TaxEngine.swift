@@ -29,11 +29,6 @@ public enum TaxEngine {
   public struct Amount: Equatable, Sendable {
     public var minor: Int64
     public var rate: Rate
-
-    public init(minor: Int64, rate: Rate) {
-      self.minor = minor
-      self.rate = rate
-    }
   }
 
   /// The amounts with one rate, as a receipt lists them: net + tax = gross.
@@ -42,13 +37,6 @@ public enum TaxEngine {
     public var netMinor: Int64
     public var taxMinor: Int64
     public var grossMinor: Int64
-
-    public init(rate: Rate, netMinor: Int64, taxMinor: Int64, grossMinor: Int64) {
-      self.rate = rate
-      self.netMinor = netMinor
-      self.taxMinor = taxMinor
-      self.grossMinor = grossMinor
-    }
   }
 
   public struct Result: Equatable, Sendable {
@@ -59,11 +47,6 @@ public enum TaxEngine {
     public var groups: [Group]
 
     public var totalTaxMinor: Int64 { taxes.reduce(0, +) }
-
-    public init(taxes: [Int64], groups: [Group]) {
-      self.taxes = taxes
-      self.groups = groups
-    }
   }
 
   /// The tax of `amounts` (each at least 0).

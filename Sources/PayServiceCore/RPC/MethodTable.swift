@@ -105,12 +105,5 @@ public struct ResultFailure: Equatable, Sendable {
   public var status: String
   public var code: String?
   public var message: String?
-  public var lines: [String]
-
-  public init(status: String, code: String? = nil, message: String? = nil, lines: [String] = []) {
-    self.status = status
-    self.code = code
-    self.message = message
-    self.lines = lines
-  }
+  public var lines: [String] = []
 }

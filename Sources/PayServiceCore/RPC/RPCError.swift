@@ -44,12 +44,6 @@ public struct RPCError: Error, Equatable, Sendable, JSONRepresentable {
   public var message: String
   public var data: Data?
 
-  public init(code: Code, message: String, data: Data? = nil) {
-    self.code = code
-    self.message = message
-    self.data = data
-  }
-
   public func write(to writer: inout JSONWriter) {
     writer.beginObject()
     writer.member("code", code.rawValue)
@@ -121,11 +115,6 @@ extension RPCError {
 public struct FieldError: Equatable, Sendable, JSONRepresentable {
   public var path: String
   public var message: String
-
-  public init(path: String, message: String) {
-    self.path = path
-    self.message = message
-  }
 
   public func write(to writer: inout JSONWriter) {
     writer.beginObject()

@@ -145,24 +145,12 @@ public struct AgreementQuery: Sendable, Equatable {
   /// last), then agreementId.
   public var after: AgreementCursor?
   public var limit: Int
-
-  public init(status: AgreementStatus? = nil, dueBy: Int64? = nil, after: AgreementCursor? = nil, limit: Int) {
-    self.status = status
-    self.dueBy = dueBy
-    self.after = after
-    self.limit = limit
-  }
 }
 
 /// A place in the agreements' listing order: by next payment date (those with none last), then id.
 public struct AgreementCursor: Sendable, Equatable {
   public var nextPaymentAt: Int64?
   public var agreementId: String
-
-  public init(nextPaymentAt: Int64?, agreementId: String) {
-    self.nextPaymentAt = nextPaymentAt
-    self.agreementId = agreementId
-  }
 
   /// The listing's sort key: an agreement with nothing scheduled sorts after every date.
   public static let noDate: Int64 = Int64.max

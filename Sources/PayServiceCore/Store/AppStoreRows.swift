@@ -148,14 +148,6 @@ public struct AppStoreConsumptionRow: Sendable, Equatable {
   public var entitlement: String
   public var units: Int64
   public var consumedAt: String
-
-  public init(consumptionId: String, account: String, entitlement: String, units: Int64, consumedAt: String) {
-    self.consumptionId = consumptionId
-    self.account = account
-    self.entitlement = entitlement
-    self.units = units
-    self.consumedAt = consumedAt
-  }
 }
 
 extension StoreSchema {

@@ -2,11 +2,13 @@
 /// happen exactly once, by its kind and key, with the fingerprint of the request that claimed the
 /// key and, once settled, the answer every identical request gets again. See `OperationRunner`.
 public struct OperationRow: Sendable, Equatable {
-  public enum State: String, Sendable {
+  public enum State: String, Sendable, StoredText {
     /// Its network call was (or is being) made and its answer is not recorded yet.
     case pending
     /// Its answer is recorded in `result`.
     case settled
+
+    public static let storedAs = "an operation's state"
   }
 
   /// The kind of work (`Operation.kind`): "order", "capture", "cancel", "refund".
@@ -40,14 +42,6 @@ public struct OperationRow: Sendable, Equatable {
     self.result = result
     self.created = created
     self.settled = settled
-  }
-
-  /// A state column read back; an unknown one is a store failure.
-  public static func state(stored: String) throws(StoreError) -> State {
-    guard let state = State(rawValue: stored) else {
-      throw StoreError.unavailable(reason: "an operation has an unknown state \"\(stored)\"")
-    }
-    return state
   }
 }
 

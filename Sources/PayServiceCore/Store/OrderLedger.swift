@@ -1,5 +1,5 @@
 /// Where an order stands after the sale.
-public enum OrderStatus: String, Sendable, WireEnum {
+public enum OrderStatus: String, Sendable, WireEnum, StoredText {
   /// Sent to a remote gateway whose answer is not recorded yet: its stock is taken and its token
   /// used. Sending the same processOrder again (or the sweep at start-up) resolves it.
   case pending
@@ -17,13 +17,7 @@ public enum OrderStatus: String, Sendable, WireEnum {
   /// stored status underneath is where refunds left the order.
   case disputed
 
-  /// A status column read back; an unknown one is a store failure.
-  public init(stored: String) throws(StoreError) {
-    guard let status = OrderStatus(rawValue: stored) else {
-      throw StoreError.unavailable(reason: "an order has an unknown status \"\(stored)\"")
-    }
-    self = status
-  }
+  public static let storedAs = "an order's status"
 }
 
 /// An order as the back office decides on it: its money, its lines and what was refunded of them,

@@ -1,7 +1,7 @@
 /// An authorization hold placed for a decrypted Apple Pay token, as stored: the card's network,
 /// type and last four digits and Apple's transaction id, and nothing else of the card.
 public struct PaymentAuthorization: Sendable, Equatable {
-  public enum Status: String, Sendable {
+  public enum Status: String, Sendable, StoredText {
     /// Placed by the network, waiting for processOrder to capture it.
     case held
     /// Refused by the network: no charge token was issued.
@@ -9,13 +9,7 @@ public struct PaymentAuthorization: Sendable, Equatable {
     /// Settled by processOrder.
     case captured
 
-    /// A status column read back; an unknown one is a store failure.
-    public init(stored: String) throws(StoreError) {
-      guard let status = Status(rawValue: stored) else {
-        throw StoreError.unavailable(reason: "an authorization has an unknown status")
-      }
-      self = status
-    }
+    public static let storedAs = "an authorization's status"
   }
 
   public var authorizationId: String

@@ -6,7 +6,7 @@ extension SQLiteTransaction: Journal, JournalUpkeep {
   /// A row selected with `StoreSQL.operationColumns`.
   static func operation(_ row: Row) throws(StoreError) -> OperationRow {
     OperationRow(
-      kind: row[0], key: row[1], fingerprint: row[2], state: try OperationRow.state(stored: row[3]), subject: row[4],
+      kind: row[0], key: row[1], fingerprint: row[2], state: try OperationRow.State(stored: row[3]), subject: row[4],
       request: row[5], result: row[6], created: row[7], settled: row[8])
   }
 

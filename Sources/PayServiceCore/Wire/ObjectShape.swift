@@ -188,6 +188,14 @@ public final class Field<Root>: Sendable {
       })
   }
 
+  /// This member as one of an object that stores this member's object `offset` bytes in: the
+  /// closures reach members by address, so only the offset moves.
+  func moved<Outer>(by offset: Int) -> Field<Outer> {
+    Field<Outer>(
+      staticKey, presence: presence, offset: self.offset + offset, schema: schema, read: read, write: write,
+      isWritten: isWritten)
+  }
+
   /// A member whose value is fixed: a result's `status` in one of its variants.
   public static func constant(_ name: StaticString, _ value: String) -> Field {
     Field(
@@ -242,6 +250,14 @@ public final class ObjectShape<Root>: Sendable {
     self.readingOrder = order
     keyLengths = keys.map(\.utf8.count)
     unretainedFields = fields.map { Unmanaged.passUnretained($0) }
+  }
+
+  /// The members, as members of another object that keeps this one in its stored property at
+  /// `keyPath`: they are read and written flat among its own, in this shape's order. (This
+  /// shape's `check` is not part of them.)
+  public func fields<Outer>(at keyPath: WritableKeyPath<Outer, Root> & Sendable) -> [Field<Outer>] {
+    let offset = memberOffset("(nested)", keyPath)
+    return fields.map { $0.moved(by: offset) }
   }
 
   /// The object's schema: closed or open as read, null allowed where the presence accepts it.

@@ -1,5 +1,5 @@
 import Foundation
-import PayServiceCore
+@testable import PayServiceCore
 import PayServiceTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import PayServiceCore
+@testable import PayServiceCore
 import PayServiceTestSupport
 import Testing
 

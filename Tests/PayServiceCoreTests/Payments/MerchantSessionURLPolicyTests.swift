@@ -1,4 +1,4 @@
-import PayServiceCore
+@testable import PayServiceCore
 import Testing
 
 /// Which validation URLs merchant validation may POST to: Apple's gateways on 443, the merchant's

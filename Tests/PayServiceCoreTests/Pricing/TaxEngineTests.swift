@@ -1,4 +1,4 @@
-import PayServiceCore
+@testable import PayServiceCore
 import PayServiceTestSupport
 import Testing
 

@@ -49,12 +49,6 @@ public struct MerchantSessionEndpoint: Sendable, Equatable {
   public let port: Int
   public let path: String
 
-  public init(host: String, port: Int, path: String) {
-    self.host = host
-    self.port = port
-    self.path = path
-  }
-
   /// The URL rebuilt from the checked parts (the port only when it is not 443).
   public var url: String {
     port == 443 ? "https://\(host)\(path)" : "https://\(host):\(port)\(path)"
@@ -313,11 +307,6 @@ public struct MerchantIdentity: Sendable {
     /// `merchantIdentityCertificate` or `merchantIdentityKey`.
     public var key: String
     public var message: String
-
-    public init(key: String, message: String) {
-      self.key = key
-      self.message = message
-    }
   }
 
   /// Where a moment falls in the certificate's validity.

@@ -102,14 +102,6 @@ public struct GatewayRefundRequest: Sendable, Equatable {
   public var orderId: String
   public var refundId: String
   public var idempotencyKey: String
-
-  public init(paymentId: String, amountMinor: Int64, orderId: String, refundId: String, idempotencyKey: String) {
-    self.paymentId = paymentId
-    self.amountMinor = amountMinor
-    self.orderId = orderId
-    self.refundId = refundId
-    self.idempotencyKey = idempotencyKey
-  }
 }
 
 /// A payment at the gateway (a Stripe PaymentIntent) after a call.
