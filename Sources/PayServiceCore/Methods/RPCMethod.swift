@@ -25,6 +25,11 @@ public protocol RPCMethod: SendableMetatype {
   /// specialized for each method rather than generic code that looks its types up on every call.
   static func call(_ params: JSONValue?, context: ServiceContext, into writer: inout JSONWriter) throws
     -> ResultFailure?
+  /// The method as an entry of the method table: one default for every method, another for an
+  /// `OperationMethod`. A requirement, so that what a method is comes from its declaration (a
+  /// cast to a protocol would look the conformance up at start-up, scanning every conformance in
+  /// the binary once per method).
+  static var tableEntry: MethodTable.Entry { get }
 }
 
 extension RPCMethod {
@@ -48,6 +53,18 @@ extension RPCMethod {
   public static var runsAsNotification: Bool { true }
   public static var usesStore: Bool { true }
   public static var operationKinds: [any Operation.Type] { [] }
+  public static var tableEntry: MethodTable.Entry { tableEntry(operation: nil) }
+
+  /// The entry, with the executor's way in for a method that is one operation.
+  static func tableEntry(
+    commitsInGroups: Bool = false, operation: (@Sendable (JSONValue?, ServiceContext) throws -> OperationRequest)?
+  ) -> MethodTable.Entry {
+    let usesStore = usesStore
+    return MethodTable.Entry(
+      answerRequired: runsAsNotification ? nil : "a payment", usesStore: { _ in usesStore },
+      commitsInGroups: commitsInGroups, operation: operation
+    ) { params, context, _, writer in try call(params, context: context, into: &writer) }
+  }
 
   /// Everything `rpc.discover` and MCP's `tools/list` say about the method.
   public static var description: MethodDescription {
@@ -186,21 +203,8 @@ public enum MethodRegistry {
 
   /// The methods as entries of a method table.
   static func register(_ methods: [any RPCMethod.Type], into table: inout MethodTable) {
-    for method in methods { table.register(method.name, entry(for: method)) }
+    for method in methods { table.register(method.name, method.tableEntry) }
     for method in borrowedMethods where table[method.name] != nil { table.registerBorrowed(method) }
   }
 
-  static func entry(for method: any RPCMethod.Type) -> MethodTable.Entry {
-    var commitsInGroups = false
-    var request: (@Sendable (JSONValue?, ServiceContext) throws -> OperationRequest)?
-    if let operation = method as? any OperationMethod.Type {
-      commitsInGroups = operation.commitsInGroups
-      request = { params, context in try operation.request(params, context: context) }
-    }
-    let usesStore = method.usesStore
-    return MethodTable.Entry(
-      answerRequired: method.runsAsNotification ? nil : "a payment", usesStore: { _ in usesStore },
-      commitsInGroups: commitsInGroups, operation: request
-    ) { params, context, _, writer in try method.call(params, context: context, into: &writer) }
-  }
 }

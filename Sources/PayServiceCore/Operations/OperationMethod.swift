@@ -27,6 +27,10 @@ extension OperationMethod {
 
   public static var operationKinds: [any Operation.Type] { [Work.self] }
 
+  public static var tableEntry: MethodTable.Entry {
+    tableEntry(commitsInGroups: commitsInGroups) { params, context in try request(params, context: context) }
+  }
+
   public static func request(_ params: JSONValue?, context: ServiceContext) throws -> OperationRequest {
     let operation = try operation(readParams(params, context: context), context: context)
     return OperationRequest(readAhead: operation.readAhead) { context in

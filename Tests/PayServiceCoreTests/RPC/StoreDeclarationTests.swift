@@ -68,7 +68,7 @@ struct StoreDeclarationTests {
     }
     // The store-free methods each ran at least once: the check above covered them.
     let storeFree = MethodRegistry.methods(backOffice: true).filter { method in
-      !MethodRegistry.entry(for: method).usesStore(nil)
+      !method.tableEntry.usesStore(nil)
     }.map { method in method.name }
     #expect(
       Set(storeFree)
@@ -84,7 +84,7 @@ struct StoreDeclarationTests {
   @Test("an entry or method that does not declare is taken to use the store")
   func undeclaredUsesStore() {
     #expect(Undeclared.usesStore)
-    #expect(MethodRegistry.entry(for: Undeclared.self).usesStore(nil))
+    #expect(Undeclared.tableEntry.usesStore(nil))
     #expect(MethodTable.Entry { _, _, _ in SerializedJSON(JSONValue.null) }.usesStore(nil))
   }
 }
