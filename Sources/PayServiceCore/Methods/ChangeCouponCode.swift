@@ -24,8 +24,7 @@ public enum ChangeCouponCode: SheetEvent {
   public static func run(_ params: SheetState, context: ServiceContext) -> Result {
     let priced = context.price(params)
     var result = Result(errors: priced.merchandise.errors, quote: priced.quote, config: context.config)
-    result.shippingMethods = context.offers(priced.methods, for: priced.merchandise)
-    result.shippingMethod = priced.methods.first?.identifier
+    result.offer(priced.methods, for: priced.merchandise, context: context)
     return result
   }
 }

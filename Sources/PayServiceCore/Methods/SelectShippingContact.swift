@@ -37,8 +37,7 @@ public enum SelectShippingContact: SheetEvent {
     var result = Result(
       errors.isEmpty ? .success : .invalidShippingPostalAddress, errors: errors + merchandise.errors,
       quote: pricer.quote(merchandise, method: methods.first, region: region), config: context.config)
-    result.shippingMethods = context.offers(methods, for: merchandise)
-    result.shippingMethod = methods.first?.identifier
+    result.offer(methods, for: merchandise, context: context)
     return result
   }
 }

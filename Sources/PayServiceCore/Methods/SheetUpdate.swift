@@ -24,6 +24,12 @@ public struct SheetUpdate<Event: SheetEvent>: MethodResult, WireObject {
 
   init() {}
 
+  /// Offers `methods` again (the first is the one priced), as an event with shipping methods does.
+  mutating func offer(_ methods: [ShippingMethod], for merchandise: Merchandise, context: ServiceContext) {
+    shippingMethods = context.offers(methods, for: merchandise)
+    shippingMethod = methods.first?.identifier
+  }
+
   /// The shape of an event's answer: `status` first where it has one, then `errors`, the offered
   /// shipping methods where it offers them, and the priced cart.
   static func shape(status: Bool, shippingMethods: Bool) -> ObjectShape<SheetUpdate> {
