@@ -87,20 +87,6 @@ extension BackOfficeOneShot {
       method: method, paramsText: OneShotSession.params(params), pretty: pretty, to: responses)
     Foundation.exit(code)
   }
-
-  /// As `run`, but a result that `incomplete` says did not do everything exits 1, for cron to see.
-  func run(exitingOneWhen incomplete: (JSONObject) -> Bool) {
-    let responses = StdoutGuard.install()
-    let (method, params) = request()
-    let session = OneShotSession(service, backOffice: true)
-    let outcome = session.call(method: method, paramsText: OneShotSession.params(params), pretty: pretty)
-    session.close()
-    Call.write(outcome.stdout, to: responses)
-    Call.write(outcome.stderr, to: STDERR_FILENO)
-    var failed = false
-    if case .object(let result)? = try? JSONParser.parse(outcome.stdout) { failed = incomplete(result) }
-    Foundation.exit(outcome.exitCode == 0 && failed ? 1 : outcome.exitCode)
-  }
 }
 
 /// `payservice stripe reconcile`: catch up with Stripe.
@@ -110,30 +96,117 @@ struct StripeCommand: ParsableCommand {
     abstract: "Catch up with Stripe (the back office's reconcileStripe).",
     subcommands: [Reconcile.self])
 
-  struct Reconcile: BackOfficeOneShot {
+  struct Reconcile: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Take in the payments, refunds and disputes Stripe made since a time (reconcileStripe).",
       discussion: """
-        Prints the method's result JSON and exits 0 when every list was read (what it changed, order by \
-        order); prints the failed result and exits 1 when Stripe could not be read; an invalid config or store \
-        exits 2. Running it again changes nothing. For cron: run it daily with --since a few days back.
+        Calls reconcileStripe --limit objects at a time, each call going on from where the last stopped, until \
+        Stripe lists nothing more; after each call a line on stderr says how far it got. Prints one JSON \
+        object: status succeeded, since, calls, listed (objects of each kind), effects (changes of each \
+        effect), and orders, the changes order by order (the first 1000 orders; ordersOmitted counts the \
+        rest). Exits 0 when every list was read; prints the failed result and exits 1 when Stripe could not \
+        be read (what earlier calls took in stays); an invalid config or store exits 2. Running it again \
+        changes nothing. For cron: run it daily with --since a few days back.
         """)
 
     @Option(help: "Take in what Stripe made at or after this RFC 3339 time.")
     var since: String
+
+    @Option(help: "Objects read per reconcileStripe call (1 to 2000).")
+    var limit = ReconcileStripe.defaultLimit
 
     @OptionGroup var service: ServiceOptions
 
     @Flag(help: "Indent the JSON printed.")
     var pretty = false
 
-    func request() -> (method: String, params: [(String, JSONValue)]) {
-      ("reconcileStripe", [("since", .string(since))])
+    func validate() throws {
+      guard (1...ReconcileStripe.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 2000") }
     }
 
-    /// As every back-office one-shot, but a failed result (Stripe not read) exits 1: cron sees it.
+    /// The orders whose changes are listed at most in what is printed.
+    static let listed = 1000
+
     func run() throws {
-      run(exitingOneWhen: { $0["status"] == .string("failed") })
+      let responses = StdoutGuard.install()
+      let calls = PagedCalls(
+        session: OneShotSession(service, backOffice: true), method: ReconcileStripe.name,
+        command: "payservice stripe reconcile")
+      let kinds = ["paymentIntents", "refunds", "disputes"]
+      var listed = Dictionary(uniqueKeysWithValues: kinds.map { ($0, 0) })
+      var effects: [String: Int] = [:]
+      var orders: [(orderId: String, changes: [JSONValue])] = []
+      var positions: [String: Int] = [:]
+      var omitted: Set<String> = []
+      var failed: JSONObject?
+      var runSince = JSONValue.null
+      var made = 0
+      let failure = calls.run(
+        [("since", .string(since)), ("limit", .number(String(limit)))],
+        next: { result in
+          guard failed == nil, case .string(let cursor)? = result["cursor"] else { return nil }
+          return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
+        },
+        take: { result in
+          guard result["status"] == .string("succeeded"), case .object(let counts)? = result["listed"],
+            case .array(let changed)? = result["orders"], case .array(let counted)? = result["effects"]
+          else {
+            failed = result
+            return "Stripe not read"
+          }
+          made += 1
+          runSince = result["since"] ?? .null
+          for kind in kinds {
+            if case .number(let count)? = counts[kind] { listed[kind, default: 0] += Int(count) ?? 0 }
+          }
+          for case .object(let entry) in counted {
+            if case .string(let effect)? = entry["effect"], case .number(let count)? = entry["count"] {
+              effects[effect, default: 0] += Int(count) ?? 0
+            }
+          }
+          for case .object(let order) in changed {
+            guard case .string(let orderId)? = order["orderId"], case .array(let changes)? = order["changes"] else { continue }
+            if let at = positions[orderId] {
+              orders[at].changes += changes
+            } else if orders.count < Self.listed {
+              positions[orderId] = orders.count
+              orders.append((orderId, changes))
+            } else {
+              omitted.insert(orderId)
+            }
+          }
+          return kinds.map { "\(listed[$0] ?? 0) \($0)" }.joined(separator: ", ") + " listed, "
+            + "\(effects.values.reduce(0, +)) changes"
+        })
+      if let failure { calls.fail(failure, pretty: pretty, to: responses) }
+      if let failed { calls.finish(.object(failed), pretty: pretty, to: responses, status: 1) }
+      var summary = JSONObjectBuilder(capacity: 8)
+      summary.set("status", "succeeded")
+      summary.set("since", runSince)
+      summary.set("calls", made)
+      var counts = JSONObjectBuilder(capacity: 3)
+      for kind in kinds { counts.set(kind, listed[kind] ?? 0) }
+      summary.set("listed", counts.value)
+      summary.set(
+        "effects",
+        .array(
+          effects.keys.sorted().map { effect in
+            var entry = JSONObjectBuilder(capacity: 2)
+            entry.set("effect", effect)
+            entry.set("count", effects[effect] ?? 0)
+            return entry.value
+          }))
+      summary.set(
+        "orders",
+        .array(
+          orders.map { order in
+            var entry = JSONObjectBuilder(capacity: 2)
+            entry.set("orderId", order.orderId)
+            entry.set("changes", .array(order.changes))
+            return entry.value
+          }))
+      summary.set("ordersOmitted", omitted.count)
+      calls.finish(summary.value, pretty: pretty, to: responses, status: 0)
     }
   }
 }
@@ -145,33 +218,98 @@ struct BillingCommand: ParsableCommand {
     abstract: "Collect what agreements promised (the back office's runBilling).",
     subcommands: [Run.self])
 
-  struct Run: BackOfficeOneShot {
+  struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Charge every agreement payment due: subscription periods, pre-orders, retries (runBilling).",
       discussion: """
-        Prints the method's result JSON. Exits 0 when every payment due went through (or none was due), 1 when \
-        any failed, is pending at the gateway or was skipped (the result lists them), 2 for an invalid config or \
-        store. Runs that overlap (two hosts, a slow cron) charge each payment once. For cron: every hour, or a \
-        systemd timer with Persistent=true.
+        Calls runBilling --limit payments at a time, each call going on from where the last stopped, until \
+        nothing more is due; after each call a line on stderr says how far it got. Prints one JSON object: \
+        until, calls, the counts of succeeded, failed, pending, skipped and ended payments, charged (one total \
+        per currency), and notThrough, the payments that did not go through (the first 1000; \
+        notThroughOmitted counts the rest). Exits 0 when every payment due went through (or none was due), 1 \
+        when any failed, is pending at the gateway or was skipped, 2 for an invalid config or store. Runs \
+        that overlap (two hosts, a slow cron) or a run killed and started again charge each payment once. \
+        For cron: every hour, or a systemd timer with Persistent=true.
         """)
 
     @Option(help: "Charge payments due at or before this RFC 3339 time (default and latest: now).")
     var until: String?
+
+    @Option(help: "Payments per runBilling call (1 to 2000).")
+    var limit = RunBilling.defaultLimit
 
     @OptionGroup var service: ServiceOptions
 
     @Flag(help: "Indent the JSON printed.")
     var pretty = false
 
-    func request() -> (method: String, params: [(String, JSONValue)]) {
-      ("runBilling", until.map { [("until", JSONValue.string($0))] } ?? [])
+    func validate() throws {
+      guard (1...RunBilling.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 2000") }
     }
 
-    /// As every back-office one-shot, but a run that left a payment failed, pending or skipped exits 1.
+    /// The payments that did not go through listed at most in what is printed.
+    static let listed = 1000
+
     func run() throws {
-      run(exitingOneWhen: { result in
-        ["failed", "pending", "skipped"].contains { result[$0] != .number("0") && result[$0] != nil }
-      })
+      let responses = StdoutGuard.install()
+      let calls = PagedCalls(
+        session: OneShotSession(service, backOffice: true), method: RunBilling.name, command: "payservice billing run")
+      var first: [(String, JSONValue)] = [("limit", .number(String(limit)))]
+      if let until { first.append(("until", .string(until))) }
+      let counted = ["succeeded", "failed", "pending", "skipped", "ended"]
+      var counts = Dictionary(uniqueKeysWithValues: counted.map { ($0, 0) })
+      var charged = CurrencyTotal.Sums()
+      var notThrough: [JSONValue] = []
+      var omitted = 0
+      var runUntil = JSONValue.null
+      var made = 0
+      let failure = calls.run(
+        first,
+        next: { result in
+          guard case .string(let cursor)? = result["cursor"] else { return nil }
+          return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
+        },
+        take: { result in
+          made += 1
+          runUntil = result["until"] ?? .null
+          for name in counted {
+            if case .number(let count)? = result[name] { counts[name, default: 0] += Int(count) ?? 0 }
+          }
+          guard case .array(let totals)? = result["charged"], case .array(let payments)? = result["payments"] else {
+            return "an answer without its payments"
+          }
+          for case .object(let total) in totals {
+            if case .string(let amount)? = total["amount"], case .string(let code)? = total["currencyCode"] {
+              charged.add(amount, code)
+            }
+          }
+          for payment in payments {
+            guard case .object(let fields) = payment, case .string(let status)? = fields["status"], ["failed", "pending", "skipped"].contains(status) else {
+              continue
+            }
+            if notThrough.count < Self.listed { notThrough.append(payment) } else { omitted += 1 }
+          }
+          let paid = counted.map { counts[$0] ?? 0 }.reduce(0, +)
+          return "\(paid) payments: " + counted.map { "\(counts[$0] ?? 0) \($0)" }.joined(separator: ", ")
+        })
+      if let failure { calls.fail(failure, pretty: pretty, to: responses) }
+      var summary = JSONObjectBuilder(capacity: 10)
+      summary.set("until", runUntil)
+      summary.set("calls", made)
+      for name in counted { summary.set(name, counts[name] ?? 0) }
+      summary.set(
+        "charged",
+        .array(
+          charged.totals.map { total in
+            var object = JSONObjectBuilder(capacity: 2)
+            object.set("currencyCode", total.currencyCode)
+            object.set("amount", total.amount)
+            return object.value
+          }))
+      summary.set("notThrough", .array(notThrough))
+      summary.set("notThroughOmitted", omitted)
+      let complete = ["failed", "pending", "skipped"].allSatisfy { (counts[$0] ?? 0) == 0 }
+      calls.finish(summary.value, pretty: pretty, to: responses, status: complete ? 0 : 1)
     }
   }
 }
@@ -265,13 +403,14 @@ struct StockCommand: ParsableCommand {
 }
 
 /// `payservice erase`: one buyer's or one order's personal data erased on request.
-struct Erase: BackOfficeOneShot {
+struct Erase: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Erase one buyer's (or one order's) personal data from orders and payments (erasePersonalData).",
     discussion: """
       Names, street lines, localities, email addresses and phone numbers go; country, region, postal prefix \
-      and every amount stay for tax and the books. Prints the result JSON like payservice call; "more": true \
-      says more payments remain: run it again with another --erasure-id.
+      and every amount stay for tax and the books. Prints each erasePersonalData result as one JSON line, \
+      like payservice call; while one says "more": true, calls it again under the erasure id with -2, -3, … \
+      appended, so the same command again erases nothing twice. A line on stderr says how far it got.
       """)
 
   @Option(help: "The buyer's email address.")
@@ -292,11 +431,15 @@ struct Erase: BackOfficeOneShot {
     if (emailAddress == nil) == (orderId == nil) { throw ValidationError("give exactly one of --email-address and --order-id") }
   }
 
-  func request() -> (method: String, params: [(String, JSONValue)]) {
-    var params: [(String, JSONValue)] = [("erasureId", .string(erasureId))]
-    if let emailAddress { params.append(("emailAddress", .string(emailAddress))) }
-    if let orderId { params.append(("orderId", .string(orderId))) }
-    return ("erasePersonalData", params)
+  func run() throws {
+    let responses = StdoutGuard.install()
+    var selector: [(String, JSONValue)] = []
+    if let emailAddress { selector.append(("emailAddress", .string(emailAddress))) }
+    if let orderId { selector.append(("orderId", .string(orderId))) }
+    let calls = PagedCalls(
+      session: OneShotSession(service, backOffice: true), method: ErasePersonalData.name, command: "payservice erase")
+    calls.erasing(
+      key: { round in round == 1 ? erasureId : "\(erasureId)-\(round)" }, selector, pretty: pretty, to: responses)
   }
 }
 
@@ -308,7 +451,8 @@ struct Retention: ParsableCommand {
       Erases, in batches (--batch, 500 by default), the personal data of every payment authorized more \
       than privacy.retainPersonalDataDays days ago (erasePersonalData with before and limit). Each batch's \
       erasureId is retention-<cutoff>-<n>, so a run repeated for the same cutoff erases nothing twice. \
-      Prints one result JSON line per batch; exits 2 when the config sets no retention.
+      Prints one result JSON line per batch, and a line on stderr after each saying how far it got; exits 2 \
+      when the config sets no retention.
       """)
 
   @OptionGroup var service: ServiceOptions
@@ -328,22 +472,36 @@ struct Retention: ParsableCommand {
       ServeSettings.fail("\(service.config) sets no privacy.retainPersonalDataDays: nothing is past its retention")
     }
     let cutoff = RFC3339.format(session.context.clock.now() - Int64(days) * 86_400)
+    PagedCalls(session: session, method: ErasePersonalData.name, command: "payservice retention").erasing(
+      key: { round in "retention-\(cutoff)-\(round)" },
+      [("before", .string(cutoff)), ("limit", .number(String(batch)))], pretty: false, to: responses)
+  }
+}
+
+extension PagedCalls {
+  /// erasePersonalData with `selector` under `key(1)`, then `key(2)`, … while an answer says more,
+  /// each answer printed as a line of its own.
+  func erasing(
+    key: (Int) -> String, _ selector: [(String, JSONValue)], pretty: Bool, to responses: Int32
+  ) -> Never {
     var round = 1
-    while true {
-      let params = OneShotSession.params([
-        ("erasureId", .string("retention-\(cutoff)-\(round)")), ("before", .string(cutoff)),
-        ("limit", .number(String(self.batch))),
-      ])
-      let outcome = session.call(method: "erasePersonalData", paramsText: params, pretty: false)
-      Call.write(outcome.stdout, to: responses)
-      Call.write(outcome.stderr, to: STDERR_FILENO)
-      guard outcome.exitCode == 0 else {
-        session.close()
-        Foundation.exit(outcome.exitCode)
-      }
-      guard case .object(let result)? = try? JSONParser.parse(outcome.stdout), result["more"] == .bool(true) else { break }
-      round += 1
-    }
+    var orders = 0
+    var others = 0
+    let failure = run(
+      [("erasureId", .string(key(1)))] + selector,
+      next: { result in
+        guard result["more"] == .bool(true) else { return nil }
+        round += 1
+        return [("erasureId", .string(key(round)))] + selector
+      },
+      take: { result in
+        let text = JSONWriter.string(JSONValue.object(result))
+        Call.write((pretty ? JSONPrettyPrinter.indent(text) : text) + "\n", to: responses)
+        if case .array(let erased)? = result["orders"] { orders += erased.count }
+        if case .number(let count)? = result["otherPayments"] { others += Int(count) ?? 0 }
+        return "\(orders) orders and \(others) other payments erased"
+      })
+    if let failure { fail(failure, pretty: pretty, to: responses) }
     session.close()
     Foundation.exit(0)
   }

@@ -402,37 +402,26 @@ public final class StripeGateway: RemoteGateway {
     }
   }
 
-  /// `GET /v1/{payment_intents|refunds|disputes}` with `created[gte]`, 100 a page, following
-  /// `has_more` with `starting_after` (the last id of each page), as Stripe documents pagination.
-  public func list(_ kind: GatewayListKind, createdSince: Int64) async -> GatewayReply<[JSONValue]> {
-    var objects: [JSONValue] = []
-    var after: String?
-    while true {
-      var query = [("created[gte]", String(createdSince)), ("limit", "100")]
-      if let after { query.append(("starting_after", after)) }
-      let page: JSONValue
-      switch await get("/v1/\(kind.rawValue)?" + RemoteText.formEncoded(query)) {
-      case .object(let object, _): page = object
-      case .storedServerError(let reason): return .unanswered(reason: reason)
-      case .reply(let reply): return reply.map()
-      }
-      guard case .array(let data)? = page.member("data"), case .bool(let more)? = page.member("has_more") else {
-        return .unanswered(reason: "a list payservice cannot read")
-      }
-      objects += data
-      guard more else { return .succeeded(objects) }
-      guard case .string(let last)? = data.last?.member("id") else {
-        return .unanswered(reason: "a list page with more to come and no last id")
-      }
-      guard objects.count < GatewayListKind.maxObjects else {
-        return .refused(
-          GatewayRefusal(
-            type: "invalid_request_error", code: nil,
-            message: "Stripe lists more than \(GatewayListKind.maxObjects) \(kind.rawValue) since then: reconcile a shorter span (a later since).",
-            final: true))
-      }
-      after = last
+  /// `GET /v1/{payment_intents|refunds|disputes}` with `created[gte]`, `limit` and `starting_after`,
+  /// as Stripe documents pagination.
+  public func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
+    -> GatewayReply<GatewayListPage>
+  {
+    var query = [("created[gte]", String(createdSince)), ("limit", String(min(max(limit, 1), GatewayListKind.pageSize)))]
+    if let startingAfter { query.append(("starting_after", startingAfter)) }
+    let page: JSONValue
+    switch await get("/v1/\(kind.rawValue)?" + RemoteText.formEncoded(query)) {
+    case .object(let object, _): page = object
+    case .storedServerError(let reason): return .unanswered(reason: reason)
+    case .reply(let reply): return reply.map()
     }
+    guard case .array(let data)? = page.member("data"), case .bool(let more)? = page.member("has_more") else {
+      return .unanswered(reason: "a list payservice cannot read")
+    }
+    guard !more || { if case .string? = data.last?.member("id") { return true } else { return false } }() else {
+      return .unanswered(reason: "a list page with more to come and no last id")
+    }
+    return .succeeded(GatewayListPage(objects: data, more: more))
   }
 
   public func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {

@@ -91,6 +91,8 @@ public struct SilentGateway: RemoteGateway {
   public func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund> { .unanswered(reason: "fuzzing") }
   public func card(of paymentData: String) async -> GatewayReply<GatewayCard> { .unanswered(reason: "fuzzing") }
   public func tokenize(applePayToken: ApplePayTokenization) async -> GatewayReply<GatewayToken> { .unanswered(reason: "fuzzing") }
-  public func list(_ kind: GatewayListKind, createdSince: Int64) async -> GatewayReply<[JSONValue]> { .unanswered(reason: "fuzzing") }
+  public func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
+    -> GatewayReply<GatewayListPage>
+  { .unanswered(reason: "fuzzing") }
   public func shutdown() async {}
 }

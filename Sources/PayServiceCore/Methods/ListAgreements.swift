@@ -21,31 +21,22 @@ public enum ListAgreements: RPCMethod {
   }
 
   /// A position in the listing: the last agreement of a page. Opaque to clients.
-  public struct Cursor: Equatable, Sendable, WireValue {
+  public struct Cursor: KeysetCursor {
     public var nextPaymentAt: Int64?
     public var agreementId: String
 
-    static let prefix = "ac1_"
+    public static let prefix = "ac1_"
+    public static let method = ListAgreements.name
+    public var fields: [String] { [nextPaymentAt.map(String.init) ?? "", agreementId] }
 
-    public static var schema: JSONSchema {
-      .string("A nextCursor from listAgreements.", pattern: "^ac1_[0-9a-f]+$")
+    public init(nextPaymentAt: Int64?, agreementId: String) {
+      self.nextPaymentAt = nextPaymentAt
+      self.agreementId = agreementId
     }
 
-    public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Cursor? {
-      guard case .string(let text) = value, text.hasPrefix(prefix),
-        let bytes = Hex.decode(String(text.dropFirst(prefix.count))),
-        let decoded = String(validating: bytes, as: UTF8.self),
-        case let parts = decoded.split(separator: "\u{1F}", omittingEmptySubsequences: false), parts.count == 2,
-        parts[0].isEmpty || Int64(parts[0]) != nil, !parts[1].isEmpty
-      else {
-        reader.fail(path(), "must be a nextCursor listAgreements returned")
-        return nil
-      }
-      return Cursor(nextPaymentAt: Int64(parts[0]), agreementId: String(parts[1]))
-    }
-
-    public func write(to writer: inout JSONWriter) {
-      writer.write(Self.prefix + Hex.encode(Array("\(nextPaymentAt.map(String.init) ?? "")\u{1F}\(agreementId)".utf8)))
+    public init?(fields: [Substring]) {
+      guard fields.count == 2, fields[0].isEmpty || Int64(fields[0]) != nil, !fields[1].isEmpty else { return nil }
+      self.init(nextPaymentAt: Int64(fields[0]), agreementId: String(fields[1]))
     }
   }
 

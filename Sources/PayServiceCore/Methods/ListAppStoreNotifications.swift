@@ -24,31 +24,22 @@ public enum ListAppStoreNotifications: RPCMethod {
   }
 
   /// A position in the listing: the last notification of a page. Opaque to clients.
-  public struct Cursor: Equatable, Sendable, WireValue {
+  public struct Cursor: KeysetCursor {
     public var signedDate: Int64
     public var notificationUUID: String
 
-    static let prefix = "an1_"
+    public static let prefix = "an1_"
+    public static let method = ListAppStoreNotifications.name
+    public var fields: [String] { [String(signedDate), notificationUUID] }
 
-    public static var schema: JSONSchema {
-      .string("A nextCursor from listAppStoreNotifications.", pattern: "^an1_[0-9a-f]+$")
+    public init(signedDate: Int64, notificationUUID: String) {
+      self.signedDate = signedDate
+      self.notificationUUID = notificationUUID
     }
 
-    public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Cursor? {
-      guard case .string(let text) = value, text.hasPrefix(prefix),
-        let bytes = Hex.decode(String(text.dropFirst(prefix.count))),
-        let decoded = String(validating: bytes, as: UTF8.self),
-        case let parts = decoded.split(separator: "\u{1F}", omittingEmptySubsequences: false), parts.count == 2,
-        let date = Int64(parts[0]), !parts[1].isEmpty
-      else {
-        reader.fail(path(), "must be a nextCursor listAppStoreNotifications returned")
-        return nil
-      }
-      return Cursor(signedDate: date, notificationUUID: String(parts[1]))
-    }
-
-    public func write(to writer: inout JSONWriter) {
-      writer.write(Self.prefix + Hex.encode(Array("\(signedDate)\u{1F}\(notificationUUID)".utf8)))
+    public init?(fields: [Substring]) {
+      guard fields.count == 2, let date = Int64(fields[0]), !fields[1].isEmpty else { return nil }
+      self.init(signedDate: date, notificationUUID: String(fields[1]))
     }
   }
 

@@ -26,31 +26,22 @@ public enum ListOrders: RPCMethod {
 
   /// A position in the listing: the last order of a page. Opaque to clients (hex of its createdAt
   /// and orderId).
-  public struct Cursor: Equatable, Sendable, WireValue {
+  public struct Cursor: KeysetCursor {
     public var createdAt: String
     public var orderId: String
 
-    static let prefix = "oc1_"
+    public static let prefix = "oc1_"
+    public static let method = ListOrders.name
+    public var fields: [String] { [createdAt, orderId] }
 
-    public static var schema: JSONSchema {
-      .string("A nextCursor from listOrders.", pattern: "^oc1_[0-9a-f]+$")
+    public init(createdAt: String, orderId: String) {
+      self.createdAt = createdAt
+      self.orderId = orderId
     }
 
-    public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Cursor? {
-      guard case .string(let text) = value, text.hasPrefix(prefix),
-        let bytes = Hex.decode(String(text.dropFirst(prefix.count))),
-        let decoded = String(validating: bytes, as: UTF8.self),
-        case let parts = decoded.split(separator: "\u{1F}", omittingEmptySubsequences: false), parts.count == 2,
-        RFC3339.parse(String(parts[0])) != nil, !parts[1].isEmpty
-      else {
-        reader.fail(path(), "must be a nextCursor listOrders returned")
-        return nil
-      }
-      return Cursor(createdAt: String(parts[0]), orderId: String(parts[1]))
-    }
-
-    public func write(to writer: inout JSONWriter) {
-      writer.write(Self.prefix + Hex.encode(Array("\(createdAt)\u{1F}\(orderId)".utf8)))
+    public init?(fields: [Substring]) {
+      guard fields.count == 2, RFC3339.parse(String(fields[0])) != nil, !fields[1].isEmpty else { return nil }
+      self.init(createdAt: String(fields[0]), orderId: String(fields[1]))
     }
   }
 

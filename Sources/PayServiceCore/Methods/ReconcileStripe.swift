@@ -8,14 +8,18 @@ public enum ReconcileStripe: RPCMethod {
   public static let documentation = MethodDocumentation(
     summary: "Catch up with Stripe: take in the payments, refunds and disputes made since a time.",
     description: """
-      Lists, with Stripe's list APIs (every page, created at or after since), the PaymentIntents, refunds and \
-      disputes, and takes each in as its webhook event would be (processStripeEvent): a PaymentIntent of an \
+      Lists, with Stripe's list APIs (created at or after since), the PaymentIntents, refunds and disputes, \
+      and takes each in as its webhook event would be (processStripeEvent): a PaymentIntent of an \
       order still pending sends its pending charge again, as recovery would; a refund payservice made is \
       settled at its status, and one made outside payservice (the Dashboard) is put on its order (amount \
       only); a dispute shows on its order at its current status. Nothing is taken in twice and nothing \
-      moves back: running it again changes nothing. The lists are read with no transaction open; each \
+      moves back: running it again changes nothing. One call reads at most limit objects (default 500), \
+      PaymentIntents, then refunds, then disputes, each list newest first, and takes them in oldest first; \
+      when more remain, cursor says where the next call goes on (send it back as cursor). The lists are \
+      read with no transaction open, and a list that cannot be read takes nothing of the call in; each \
       object is taken in by a short transaction of its own. Answers what it listed and what it changed, \
-      order by order. Objects of other systems (no order of this store) are counted and left alone. A \
+      order by order, and how many changes of each effect. Objects of other systems (no order of this \
+      store) are counted and left alone. A \
       refund created before since that changed after it is not listed: reconcile from the oldest refund \
       that may still change (Stripe gives up on refunds within 30 days).
       """,
@@ -23,17 +27,62 @@ public enum ReconcileStripe: RPCMethod {
   public static let runsAsNotification = false
   public static let usesStore = true
 
+  public static let defaultLimit = 500
+  public static let maxLimit = 2000
+
   public struct Params: Sendable {
-    public var since = ""
+    public var since: String?
+    public var limit = ReconcileStripe.defaultLimit
+    public var cursor: Cursor?
+  }
+
+  /// Where a call stopped at its limit: the since it reconciles from, the list it was reading, and
+  /// the last object of it taken in.
+  public struct Cursor: KeysetCursor {
+    public var since: Int64
+    public var kind: GatewayListKind
+    public var after: String?
+
+    public static let prefix = "rc1_"
+    public static let method = ReconcileStripe.name
+    public static let answerMember = "cursor"
+    public var fields: [String] { [String(since), kind.rawValue, after ?? ""] }
+
+    public init(since: Int64, kind: GatewayListKind, after: String?) {
+      self.since = since
+      self.kind = kind
+      self.after = after
+    }
+
+    public init?(fields: [Substring]) {
+      guard fields.count == 3, let since = Int64(fields[0]), let kind = GatewayListKind(rawValue: String(fields[1])),
+        fields[2].utf8.count <= 255
+      else { return nil }
+      self.init(since: since, kind: kind, after: fields[2].isEmpty ? nil : String(fields[2]))
+    }
   }
 
   public static let params = ObjectShape<Params>(
     blank: { Params() },
     [
       .member(
-        "since", \.since, .required,
-        .string("Take in what Stripe made at or after this RFC 3339 time.", minLength: 1), read: ListOrders.readTime)
-    ])
+        "since", \.since, .optional,
+        .string("Take in what Stripe made at or after this RFC 3339 time; required without cursor.", minLength: 1),
+        read: ListOrders.readTime),
+      .member(
+        "limit", \.limit, .optional,
+        .integer("The most objects this call reads, 1 to 2000; default 500.", minimum: 1, maximum: maxLimit),
+        read: { value, path, reader in reader.integer(value, path(), range: 1...maxLimit) }),
+      .member("cursor", \.cursor, .optional),
+    ],
+    check: { params, reader in
+      switch (params.since.flatMap(RFC3339.parse), params.cursor) {
+      case (nil, nil): reader.fail("since", "is required without cursor")
+      case (let since?, let cursor?) where since != cursor.since:
+        reader.fail("since", "must be the cursor's since \(RFC3339.format(cursor.since)), or left out to go on from the cursor")
+      default: break
+      }
+    })
 
   public enum FailureCode: String, Sendable, WireEnum {
     /// This payservice's gateway is not Stripe.
@@ -100,10 +149,22 @@ public enum ReconcileStripe: RPCMethod {
       ])
   }
 
+  /// How many changes of one effect a call made.
+  public struct EffectCount: Equatable, Sendable, WireObject {
+    public var effect = GatewayReport.Effect.none
+    public var count = 0
+
+    public static let shape = ObjectShape<EffectCount>(
+      blank: { EffectCount() },
+      [.member("effect", \.effect), .member("count", \.count, .required, .integer(minimum: 1))])
+  }
+
   public struct Reconciled: Equatable, Sendable, WireObject {
     public var since = ""
     public var listed = Listed()
     public var orders: [OrderChanges] = []
+    public var effects: [EffectCount] = []
+    public var cursor: Cursor?
 
     public static let shape = ObjectShape<Reconciled>(
       blank: { Reconciled() },
@@ -113,6 +174,14 @@ public enum ReconcileStripe: RPCMethod {
         .member(
           "orders", \.orders, .required,
           .array(OrderChanges.schema, "The orders it changed, by orderId; empty when everything was known already.")),
+        .member(
+          "effects", \.effects, .required,
+          .array(EffectCount.schema, "How many changes of each effect, by effect; empty when nothing changed.")),
+        .member(
+          "cursor", \.cursor, .alwaysOrNull,
+          .string(
+            "Not null when Stripe lists more than this call read: send it back as cursor to go on.",
+            pattern: "^rc1_[0-9a-f]+$")),
       ])
   }
 
@@ -123,13 +192,28 @@ public enum ReconcileStripe: RPCMethod {
       return .failed(
         Failed(failureCode: .notConfigured, message: "This payservice's gateway is not Stripe: there is nothing to reconcile."))
     }
-    // readTime made it a whole-second RFC 3339 time.
-    let since = RFC3339.parse(params.since) ?? 0
-    // Every list first, with no transaction open: a list that cannot be read takes nothing in.
+    // readTime made it a whole-second RFC 3339 time; the params' check made one of the two given.
+    let since = params.cursor?.since ?? params.since.flatMap(RFC3339.parse) ?? 0
+    // This call's pages first, with no transaction open: a list that cannot be read takes nothing in.
     var lists: [GatewayListKind: [JSONValue]] = [:]
-    for kind in GatewayListKind.allCases {
-      switch calls.run({ gateway in await gateway.list(kind, createdSince: since) }) {
-      case .succeeded(let objects): lists[kind] = objects
+    var read = 0
+    var position: (kind: GatewayListKind, after: String?)? = params.cursor.map { ($0.kind, $0.after) } ?? (.paymentIntents, nil)
+    while let (kind, after) = position, read < params.limit {
+      let limit = min(params.limit - read, GatewayListKind.pageSize)
+      switch calls.run({ gateway in await gateway.list(kind, createdSince: since, startingAfter: after, limit: limit) }) {
+      case .succeeded(let page):
+        let objects = page.objects.prefix(limit)
+        lists[kind, default: []] += objects
+        read += objects.count
+        if page.more || objects.count < page.objects.count, case .object(let last)? = objects.last,
+          case .string(let id)? = last["id"]
+        {
+          position = (kind, id)
+        } else {
+          let kinds = GatewayListKind.allCases
+          let next = kinds.firstIndex(of: kind).map { $0 + 1 } ?? kinds.count
+          position = next < kinds.count ? (kinds[next], nil) : nil
+        }
       case .declined(let decline):
         return .failed(Failed(message: "Stripe refused to list \(kind.rawValue): \(decline.message)"))
       case .refused(let refusal):
@@ -179,6 +263,8 @@ public enum ReconcileStripe: RPCMethod {
           try GatewayReport.apply(dispute, observed: observed, transaction, context: context, now: now)
         }, dispute.id)
     }
+    var effects: [GatewayReport.Effect: Int] = [:]
+    for change in changes.values.joined() { effects[change.effect, default: 0] += 1 }
     return .succeeded(
       Reconciled(
         since: RFC3339.format(since),
@@ -187,6 +273,8 @@ public enum ReconcileStripe: RPCMethod {
           disputes: lists[.disputes]?.count ?? 0),
         orders: changes.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map {
           OrderChanges(orderId: $0, changes: changes[$0] ?? [])
-        }))
+        },
+        effects: effects.keys.sorted { $0.rawValue < $1.rawValue }.map { EffectCount(effect: $0, count: effects[$0] ?? 0) },
+        cursor: position.map { Cursor(since: since, kind: $0.kind, after: $0.after) }))
   }
 }

@@ -25,9 +25,50 @@ public enum RunBilling: RPCMethod {
   public static let runsAsNotification = false
   public static let usesStore = true
 
+  /// Payments one call makes at most, by default and at most: a call's answer lists each, so
+  /// that no answer outgrows a line (a payment's entry is a few hundred bytes).
+  public static let defaultLimit = 500
+  public static let maxLimit = 2000
+
   public struct Params: Sendable {
-    /// RFC 3339 UTC to the second; nil: the service clock.
+    /// RFC 3339 UTC to the second; nil: the service clock (or the cursor's).
     public var until: String?
+    public var limit = RunBilling.defaultLimit
+    public var cursor: Cursor?
+  }
+
+  /// Where a call stopped at its limit: its until, the last agreement it reached in the sweep, and
+  /// the agreements it charged that are due again behind that point (behind by several periods),
+  /// which the next call charges first.
+  public struct Cursor: KeysetCursor {
+    public var until: Int64
+    public var after: AgreementCursor?
+    public var dueAgain: [String]
+
+    public static let prefix = "bc1_"
+    public static let method = RunBilling.name
+    public static let answerMember = "cursor"
+    public var fields: [String] {
+      [String(until), after.map { String($0.nextPaymentAt ?? 0) } ?? "", after?.agreementId ?? "", dueAgain.joined(separator: " ")]
+    }
+
+    public init(until: Int64, after: AgreementCursor?, dueAgain: [String]) {
+      self.until = until
+      self.after = after
+      self.dueAgain = dueAgain
+    }
+
+    public init?(fields: [Substring]) {
+      guard fields.count == 4, let until = Int64(fields[0]), fields[1].isEmpty == fields[2].isEmpty,
+        fields[1].isEmpty || Int64(fields[1]) != nil, fields[2].utf8.count <= 255
+      else { return nil }
+      let dueAgain = fields[3].split(separator: " ").map(String.init)
+      guard dueAgain.count <= 256, dueAgain.allSatisfy({ $0.utf8.count <= 255 }) else { return nil }
+      self.init(
+        until: until,
+        after: Int64(fields[1]).map { AgreementCursor(nextPaymentAt: $0, agreementId: String(fields[2])) },
+        dueAgain: dueAgain)
+    }
   }
 
   public static let params = ObjectShape<Params>(
@@ -36,7 +77,12 @@ public enum RunBilling: RPCMethod {
       .member(
         "until", \.until, .optional,
         .string("Charge the payments due at or before this RFC 3339 time; default, and latest, the service clock."),
-        read: ListOrders.readTime)
+        read: ListOrders.readTime),
+      .member(
+        "limit", \.limit, .optional,
+        .integer("The most payments this call makes, 1 to 2000; default 500.", minimum: 1, maximum: maxLimit),
+        read: { value, path, reader in reader.integer(value, path(), range: 1...maxLimit) }),
+      .member("cursor", \.cursor, .optional),
     ])
 
   public struct Result: MethodResult, WireObject {
@@ -46,16 +92,30 @@ public enum RunBilling: RPCMethod {
     public var failed = 0
     public var pending = 0
     public var skipped = 0
+    public var ended = 0
+    public var charged: [CurrencyTotal] = []
+    public var cursor: Cursor?
 
     public static let shape = ObjectShape<Result>(
       blank: { Result() },
       [
         .member("until", \.until, .required, Shapes.timestamp),
-        .member("payments", \.payments, .required, .array(AgreementPayment.Result.schema, "What this run did, in order.")),
+        .member(
+          "payments", \.payments, .required,
+          .array(AgreementPayment.Result.schema, "What this call did, in order: at most limit.")),
         .member("succeeded", \.succeeded, .required, .integer(minimum: 0)),
         .member("failed", \.failed, .required, .integer(minimum: 0)),
         .member("pending", \.pending, .required, .integer(minimum: 0)),
         .member("skipped", \.skipped, .required, .integer(minimum: 0)),
+        .member("ended", \.ended, .required, .integer(minimum: 0)),
+        .member(
+          "charged", \.charged, .required,
+          .array(CurrencyTotal.schema, "The succeeded payments' amounts added up, one total per currency.")),
+        .member(
+          "cursor", \.cursor, .alwaysOrNull,
+          .string(
+            "Not null when this call stopped at limit and more may be due: send it back as cursor to go on.",
+            pattern: "^bc1_[0-9a-f]+$")),
       ])
 
     /// Whether everything due went through: what `payservice billing run`'s exit status says.
@@ -83,69 +143,89 @@ public enum RunBilling: RPCMethod {
         FieldError(path: "until", message: "must not be after the service clock \(RFC3339.format(now))")
       ])
     }
-    let until = asked ?? now
+    if let cursor = params.cursor, let until = asked, until != cursor.until {
+      throw ServiceError.invalidParams([
+        FieldError(
+          path: "until",
+          message: "must be the cursor's until \(RFC3339.format(cursor.until)), or left out to go on from the cursor")
+      ])
+    }
+    let until = params.cursor?.until ?? asked ?? now
     let identifiers = try context.identifiers
     var result = Result()
     result.until = RFC3339.format(until)
-    // An agreement is done for this run once a payment of it did not go through; one that went
-    // through may be due again (behind by several periods): passes repeat until one charges nothing.
-    var done: Set<String> = []
+    var charged = CurrencyTotal.Sums()
+    // One sweep through the due agreements, soonest first by (nextPaymentAt, agreementId). A payment
+    // that went through moves its agreement on by a period: when it is due again at or before the
+    // sweep's position (behind by several periods), it is charged again before the sweep goes on;
+    // later, the sweep meets it again. One that did not go through stays behind, for the next run.
+    var after = params.cursor?.after
+    var dueAgain = params.cursor?.dueAgain ?? []
+    var page: ArraySlice<AgreementRow> = []
     let width = max(context.gatewayCalls?.maxConcurrent ?? 1, 1)
     while true {
-      var charged = false
-      var after: AgreementCursor?
-      while true {
-        let page = try context.store.dueAgreements(by: until, after: after, limit: pageSize)
-        guard let last = page.last else { break }
-        after = AgreementCursor(nextPaymentAt: last.nextPaymentAt, agreementId: last.agreementId)
-        let due = page.filter { !done.contains($0.agreementId) }
-        var index = 0
-        while index < due.count {
-          let batch = due[index..<min(index + width, due.count)]
-          index = batch.endIndex
-          // Started together, so that their gateway calls overlap; each settles in its own transaction.
-          var started: [OperationRunner.Started<AgreementPayment>] = []
-          for agreement in batch {
-            let payment = AgreementPayment(
-              agreementId: agreement.agreementId,
-              trigger: .scheduled(period: agreement.period, attempt: agreement.attempt + 1), identifiers: identifiers)
-            let step = try OperationRunner.start(payment, context: context)
-            if case .inFlight(let inFlight) = step { inFlight.send() }
-            started.append(step)
+      if page.isEmpty && dueAgain.isEmpty {
+        page = try context.store.dueAgreements(by: until, after: after, limit: pageSize)[...]
+        if page.isEmpty { break }
+      }
+      let room = min(width, params.limit - result.payments.count)
+      if room == 0 {
+        result.cursor = Cursor(until: until, after: after, dueAgain: dueAgain)
+        break
+      }
+      var batch: [AgreementRow] = []
+      while batch.count < room, !dueAgain.isEmpty {
+        let id = dueAgain.removeFirst()
+        if let row = try context.store.agreement(id: id)?.row, row.collects(by: until) { batch.append(row) }
+      }
+      while batch.count < room, let row = page.popFirst() {
+        batch.append(row)
+        after = AgreementCursor(nextPaymentAt: row.nextPaymentAt, agreementId: row.agreementId)
+      }
+      // Started together, so that their gateway calls overlap; each settles in its own transaction.
+      var started: [(step: OperationRunner.Started<AgreementPayment>, agreement: AgreementRow)] = []
+      for agreement in batch {
+        let payment = AgreementPayment(
+          agreementId: agreement.agreementId,
+          trigger: .scheduled(period: agreement.period, attempt: agreement.attempt + 1), identifiers: identifiers)
+        let step = try OperationRunner.start(payment, context: context)
+        if case .inFlight(let inFlight) = step { inFlight.send() }
+        started.append((step, agreement))
+      }
+      for (step, agreement) in started {
+        let answer: AgreementPayment.Result
+        switch step {
+        case .answered(let decided): answer = decided
+        // Another run (on this host or another) charged or ended the payment under this key
+        // (recorded before this run started it, or while both sent the same call): that run's
+        // to report, and to follow up, not this one's.
+        case .recorded: continue
+        case .inFlight(let inFlight):
+          let (finished, theirs) = try inFlight.finishRecorded()
+          if theirs { continue }
+          answer = finished
+        }
+        // Another run moved the agreement on meanwhile: nothing to report.
+        if answer.status == .skipped && answer.failureCode == "not_due" { continue }
+        result.payments.append(answer)
+        switch answer.status {
+        case .succeeded:
+          result.succeeded += 1
+          if let amount = answer.amount { charged.add(amount, agreement.currencyCode) }
+          if let next = answer.nextPaymentAt.flatMap(RFC3339.parse), next <= until,
+            next <= after?.nextPaymentAt ?? AgreementCursor.noDate
+          {
+            dueAgain.append(agreement.agreementId)
           }
-          for step in started {
-            let answer: AgreementPayment.Result
-            // Another run (on this host or another) charged or ended the payment under this key
-            // (recorded before this run started it, or while both sent the same call): that
-            // run's to report, not this one's.
-            var theirs = false
-            switch step {
-            case .answered(let decided): answer = decided
-            case .recorded(let stored):
-              answer = stored
-              theirs = true
-            case .inFlight(let inFlight): (answer, theirs) = try inFlight.finishRecorded()
-            }
-            if theirs {
-              if answer.status == .succeeded { charged = true } else { done.insert(answer.agreementId) }
-              continue
-            }
-            // Another run moved the agreement on meanwhile: nothing to report.
-            if answer.status == .skipped && answer.failureCode == "not_due" { continue }
-            result.payments.append(answer)
-            switch answer.status {
-            case .succeeded: result.succeeded += 1
-            case .failed: result.failed += 1
-            case .pending: result.pending += 1
-            case .skipped: result.skipped += 1
-            case .ended, .notNeeded: break
-            }
-            if answer.status == .succeeded { charged = true } else { done.insert(answer.agreementId) }
-          }
+        case .failed: result.failed += 1
+        case .pending: result.pending += 1
+        case .skipped: result.skipped += 1
+        case .ended: result.ended += 1
+        case .notNeeded: break
         }
       }
-      if !charged { break }
     }
+    result.charged = charged.totals
     return result
   }
 }

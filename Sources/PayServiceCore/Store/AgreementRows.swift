@@ -50,6 +50,11 @@ public struct AgreementRow: Sendable, Equatable {
   public var customerAction: String?
   public var updatedAt: String
 
+  /// Whether a billing run up to `until` charges it: it collects, with a payment due by then.
+  public func collects(by until: Int64) -> Bool {
+    status.collects && (nextPaymentAt.map { $0 <= until } ?? false)
+  }
+
   public init(
     agreementId: String, orderId: String, kind: BillingPlan.Kind, sku: String, quantity: Int, currencyCode: String,
     createdAt: String, status: AgreementStatus, nextPaymentAt: Int64?, period: Int, attempt: Int,

@@ -23,10 +23,12 @@ public protocol RemoteGateway: Sendable {
   /// authorization, and what `charge` later charges. Used with a gateway that holds the merchant's
   /// Payment Processing Certificate: payservice neither verifies nor decrypts the token.
   func tokenize(applePayToken: ApplePayTokenization) async -> GatewayReply<GatewayToken>
-  /// Every object of `kind` the gateway made at or after `createdSince` (Unix seconds), every page
-  /// of its list API read, as the gateway shows them now: what a reconciliation takes in. Reads
-  /// only. At most `GatewayListKind.maxObjects`; more is refused, with a message saying so.
-  func list(_ kind: GatewayListKind, createdSince: Int64) async -> GatewayReply<[JSONValue]>
+  /// One page of the objects of `kind` the gateway made at or after `createdSince` (Unix seconds),
+  /// newest first, the first after `startingAfter` (an object id of the previous page), at most
+  /// `limit` (1 to `GatewayListKind.pageSize`), as the gateway shows them now: what a
+  /// reconciliation takes in. Reads only.
+  func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
+    -> GatewayReply<GatewayListPage>
   /// Closes connections; called once when the process is done with the gateway.
   func shutdown() async
 }
@@ -40,6 +42,19 @@ public enum GatewayListKind: String, Sendable, CaseIterable {
 
   /// Objects one reconciliation takes in at most, per kind: 100 pages of Stripe's largest page.
   public static let maxObjects = 10_000
+  /// The most objects one page of a list holds (Stripe's largest page).
+  public static let pageSize = 100
+}
+
+/// A page of a gateway's list: its objects, and whether more follow the last of them.
+public struct GatewayListPage: Sendable, Equatable {
+  public var objects: [JSONValue]
+  public var more: Bool
+
+  public init(objects: [JSONValue], more: Bool) {
+    self.objects = objects
+    self.more = more
+  }
 }
 
 /// A charge for an order: exactly what is sent, and re-sent under the same key after a crash.
