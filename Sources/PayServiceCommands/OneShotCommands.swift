@@ -100,13 +100,12 @@ struct StripeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Take in the payments, refunds and disputes Stripe made since a time (reconcileStripe).",
       discussion: """
-        Calls reconcileStripe --limit objects at a time, each call going on from where the last stopped, until \
-        Stripe lists nothing more; after each call a line on stderr says how far it got. Prints one JSON \
-        object: status succeeded, since, calls, listed (objects of each kind), effects (changes of each \
-        effect), and orders, the changes order by order (the first 1000 orders; ordersOmitted counts the \
-        rest). Exits 0 when every list was read; prints the failed result and exits 1 when Stripe could not \
-        be read (what earlier calls took in stays); an invalid config or store exits 2. Running it again \
-        changes nothing. For cron: run it daily with --since a few days back.
+        Calls reconcileStripe --limit objects at a time, each call going on from the cursor of the one \
+        before, until Stripe lists nothing more. Prints each call's result as a line of JSON (what it \
+        changed, order by order), and after each a line on stderr saying how far the run got. Exits 0 when \
+        every list was read; 1 after a failed result (Stripe could not be read: what earlier calls took in \
+        stays); an invalid config or store exits 2. Running it again changes nothing. For cron: run it daily \
+        with --since a few days back.
         """)
 
     @Option(help: "Take in what Stripe made at or after this RFC 3339 time.")
@@ -124,89 +123,36 @@ struct StripeCommand: ParsableCommand {
       guard (1...ReconcileStripe.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 2000") }
     }
 
-    /// The orders whose changes are listed at most in what is printed.
-    static let listed = 1000
-
     func run() throws {
       let responses = StdoutGuard.install()
-      let calls = PagedCalls(
+      var failed = false
+      var listed = 0
+      var changes = 0
+      PagedCalls(
         session: OneShotSession(service, backOffice: true), method: ReconcileStripe.name,
-        command: "payservice stripe reconcile")
-      let kinds = ["paymentIntents", "refunds", "disputes"]
-      var listed = Dictionary(uniqueKeysWithValues: kinds.map { ($0, 0) })
-      var effects: [String: Int] = [:]
-      var orders: [(orderId: String, changes: [JSONValue])] = []
-      var positions: [String: Int] = [:]
-      var omitted: Set<String> = []
-      var failed: JSONObject?
-      var runSince = JSONValue.null
-      var made = 0
-      let failure = calls.run(
-        [("since", .string(since)), ("limit", .number(String(limit)))],
+        command: "payservice stripe reconcile"
+      ).run(
+        [("since", .string(since)), ("limit", .number(String(limit)))], pretty: pretty, to: responses,
         next: { result in
-          guard failed == nil, case .string(let cursor)? = result["cursor"] else { return nil }
+          guard case .string(let cursor)? = result["cursor"] else { return nil }
           return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
         },
         take: { result in
-          guard result["status"] == .string("succeeded"), case .object(let counts)? = result["listed"],
-            case .array(let changed)? = result["orders"], case .array(let counted)? = result["effects"]
-          else {
-            failed = result
+          guard result["status"] == .string("succeeded") else {
+            failed = true
             return "Stripe not read"
           }
-          made += 1
-          runSince = result["since"] ?? .null
-          for kind in kinds {
-            if case .number(let count)? = counts[kind] { listed[kind, default: 0] += Int(count) ?? 0 }
+          if case .object(let counts)? = result["listed"] {
+            for case .number(let count) in counts.members.map(\.value) { listed += Int(count) ?? 0 }
           }
-          for case .object(let entry) in counted {
-            if case .string(let effect)? = entry["effect"], case .number(let count)? = entry["count"] {
-              effects[effect, default: 0] += Int(count) ?? 0
+          if case .array(let effects)? = result["effects"] {
+            for case .object(let effect) in effects {
+              if case .number(let count)? = effect["count"] { changes += Int(count) ?? 0 }
             }
           }
-          for case .object(let order) in changed {
-            guard case .string(let orderId)? = order["orderId"], case .array(let changes)? = order["changes"] else { continue }
-            if let at = positions[orderId] {
-              orders[at].changes += changes
-            } else if orders.count < Self.listed {
-              positions[orderId] = orders.count
-              orders.append((orderId, changes))
-            } else {
-              omitted.insert(orderId)
-            }
-          }
-          return kinds.map { "\(listed[$0] ?? 0) \($0)" }.joined(separator: ", ") + " listed, "
-            + "\(effects.values.reduce(0, +)) changes"
+          return "\(PagedCalls.count(listed, "object")) listed, \(PagedCalls.count(changes, "change"))"
         })
-      if let failure { calls.fail(failure, pretty: pretty, to: responses) }
-      if let failed { calls.finish(.object(failed), pretty: pretty, to: responses, status: 1) }
-      var summary = JSONObjectBuilder(capacity: 8)
-      summary.set("status", "succeeded")
-      summary.set("since", runSince)
-      summary.set("calls", made)
-      var counts = JSONObjectBuilder(capacity: 3)
-      for kind in kinds { counts.set(kind, listed[kind] ?? 0) }
-      summary.set("listed", counts.value)
-      summary.set(
-        "effects",
-        .array(
-          effects.keys.sorted().map { effect in
-            var entry = JSONObjectBuilder(capacity: 2)
-            entry.set("effect", effect)
-            entry.set("count", effects[effect] ?? 0)
-            return entry.value
-          }))
-      summary.set(
-        "orders",
-        .array(
-          orders.map { order in
-            var entry = JSONObjectBuilder(capacity: 2)
-            entry.set("orderId", order.orderId)
-            entry.set("changes", .array(order.changes))
-            return entry.value
-          }))
-      summary.set("ordersOmitted", omitted.count)
-      calls.finish(summary.value, pretty: pretty, to: responses, status: 0)
+      Foundation.exit(failed ? 1 : 0)
     }
   }
 }
@@ -222,12 +168,11 @@ struct BillingCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Charge every agreement payment due: subscription periods, pre-orders, retries (runBilling).",
       discussion: """
-        Calls runBilling --limit payments at a time, each call going on from where the last stopped, until \
-        nothing more is due; after each call a line on stderr says how far it got. Prints one JSON object: \
-        until, calls, the counts of succeeded, failed, pending, skipped and ended payments, charged (one total \
-        per currency), and notThrough, the payments that did not go through (the first 1000; \
-        notThroughOmitted counts the rest). Exits 0 when every payment due went through (or none was due), 1 \
-        when any failed, is pending at the gateway or was skipped, 2 for an invalid config or store. Runs \
+        Calls runBilling --limit payments at a time, each call going on from the cursor of the one before, \
+        until nothing more is due. Prints each call's result as a line of JSON (its payments, counts and money \
+        charged), and after each a line on stderr saying how far the run got. Exits 0 when every payment due \
+        went through (or none was due), 1 when any failed, is pending at the gateway or was skipped (the \
+        results list them), 2 for an invalid config or store. Runs \
         that overlap (two hosts, a slow cron) or a run killed and started again charge each payment once. \
         For cron: every hour, or a systemd timer with Persistent=true.
         """)
@@ -247,69 +192,29 @@ struct BillingCommand: ParsableCommand {
       guard (1...RunBilling.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 2000") }
     }
 
-    /// The payments that did not go through listed at most in what is printed.
-    static let listed = 1000
-
     func run() throws {
       let responses = StdoutGuard.install()
-      let calls = PagedCalls(
-        session: OneShotSession(service, backOffice: true), method: RunBilling.name, command: "payservice billing run")
-      var first: [(String, JSONValue)] = [("limit", .number(String(limit)))]
-      if let until { first.append(("until", .string(until))) }
       let counted = ["succeeded", "failed", "pending", "skipped", "ended"]
       var counts = Dictionary(uniqueKeysWithValues: counted.map { ($0, 0) })
-      var charged = CurrencyTotal.Sums()
-      var notThrough: [JSONValue] = []
-      var omitted = 0
-      var runUntil = JSONValue.null
-      var made = 0
-      let failure = calls.run(
-        first,
+      var first: [(String, JSONValue)] = [("limit", .number(String(limit)))]
+      if let until { first.append(("until", .string(until))) }
+      PagedCalls(
+        session: OneShotSession(service, backOffice: true), method: RunBilling.name, command: "payservice billing run"
+      ).run(
+        first, pretty: pretty, to: responses,
         next: { result in
           guard case .string(let cursor)? = result["cursor"] else { return nil }
           return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
         },
         take: { result in
-          made += 1
-          runUntil = result["until"] ?? .null
           for name in counted {
             if case .number(let count)? = result[name] { counts[name, default: 0] += Int(count) ?? 0 }
           }
-          guard case .array(let totals)? = result["charged"], case .array(let payments)? = result["payments"] else {
-            return "an answer without its payments"
-          }
-          for case .object(let total) in totals {
-            if case .string(let amount)? = total["amount"], case .string(let code)? = total["currencyCode"] {
-              charged.add(amount, code)
-            }
-          }
-          for payment in payments {
-            guard case .object(let fields) = payment, case .string(let status)? = fields["status"], ["failed", "pending", "skipped"].contains(status) else {
-              continue
-            }
-            if notThrough.count < Self.listed { notThrough.append(payment) } else { omitted += 1 }
-          }
-          let paid = counted.map { counts[$0] ?? 0 }.reduce(0, +)
-          return "\(paid) payments: " + counted.map { "\(counts[$0] ?? 0) \($0)" }.joined(separator: ", ")
+          let made = counted.map { counts[$0] ?? 0 }.reduce(0, +)
+          return "\(PagedCalls.count(made, "payment")): " + counted.map { "\(counts[$0] ?? 0) \($0)" }.joined(separator: ", ")
         })
-      if let failure { calls.fail(failure, pretty: pretty, to: responses) }
-      var summary = JSONObjectBuilder(capacity: 10)
-      summary.set("until", runUntil)
-      summary.set("calls", made)
-      for name in counted { summary.set(name, counts[name] ?? 0) }
-      summary.set(
-        "charged",
-        .array(
-          charged.totals.map { total in
-            var object = JSONObjectBuilder(capacity: 2)
-            object.set("currencyCode", total.currencyCode)
-            object.set("amount", total.amount)
-            return object.value
-          }))
-      summary.set("notThrough", .array(notThrough))
-      summary.set("notThroughOmitted", omitted)
       let complete = ["failed", "pending", "skipped"].allSatisfy { (counts[$0] ?? 0) == 0 }
-      calls.finish(summary.value, pretty: pretty, to: responses, status: complete ? 0 : 1)
+      Foundation.exit(complete ? 0 : 1)
     }
   }
 }
@@ -479,30 +384,25 @@ struct Retention: ParsableCommand {
 }
 
 extension PagedCalls {
-  /// erasePersonalData with `selector` under `key(1)`, then `key(2)`, … while an answer says more,
-  /// each answer printed as a line of its own.
+  /// erasePersonalData with `selector` under `key(1)`, then `key(2)`, … while an answer says more.
   func erasing(
     key: (Int) -> String, _ selector: [(String, JSONValue)], pretty: Bool, to responses: Int32
   ) -> Never {
     var round = 1
     var orders = 0
     var others = 0
-    let failure = run(
-      [("erasureId", .string(key(1)))] + selector,
+    run(
+      [("erasureId", .string(key(1)))] + selector, pretty: pretty, to: responses,
       next: { result in
         guard result["more"] == .bool(true) else { return nil }
         round += 1
         return [("erasureId", .string(key(round)))] + selector
       },
       take: { result in
-        let text = JSONWriter.string(JSONValue.object(result))
-        Call.write((pretty ? JSONPrettyPrinter.indent(text) : text) + "\n", to: responses)
         if case .array(let erased)? = result["orders"] { orders += erased.count }
         if case .number(let count)? = result["otherPayments"] { others += Int(count) ?? 0 }
-        return "\(orders) orders and \(others) other payments erased"
+        return "\(PagedCalls.count(orders, "order")) and \(PagedCalls.count(others, "other payment")) erased"
       })
-    if let failure { fail(failure, pretty: pretty, to: responses) }
-    session.close()
     Foundation.exit(0)
   }
 }

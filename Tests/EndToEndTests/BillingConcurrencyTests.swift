@@ -94,9 +94,9 @@ struct BillingConcurrencyTests {
     let process = Process()
     let directory = TestPaths.temporaryDirectory()
 
-    init(_ shop: BillingShop, at now: String) throws {
+    init(_ shop: BillingShop, at now: String, _ more: [String] = []) throws {
       process.executableURL = URL(fileURLWithPath: TestPaths.payserviceBinary)
-      process.arguments = ["billing", "run"] + shop.arguments(at: now)
+      process.arguments = ["billing", "run"] + shop.arguments(at: now) + more
       process.environment = shop.environment
       for name in ["stdout", "stderr"] {
         FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: nil)
@@ -107,12 +107,14 @@ struct BillingConcurrencyTests {
       try process.run()
     }
 
-    /// Waits for the end: the exit status, and the result printed (null when none).
-    func finish() throws -> (status: Int32, result: JSONValue, stderr: String) {
+    /// Waits for the end: the exit status, the first result printed (null when none), and every
+    /// result printed (one line each runBilling call).
+    func finish() throws -> (status: Int32, result: JSONValue, stderr: String, results: [JSONValue]) {
       process.waitUntilExit()
       let out = try String(contentsOf: directory.appendingPathComponent("stdout"), encoding: .utf8)
       let err = try String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)
-      return (process.terminationStatus, out.isEmpty ? .null : try JSONParser.parse(out), err)
+      let results = try out.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+      return (process.terminationStatus, results.first ?? .null, err, results)
     }
   }
 

@@ -241,12 +241,14 @@ extension StripeBooksGoldenTests {
     #expect(first.status == 0, "\(first.stderr)")
     #expect(
       first.stdoutText
-        == #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":1,"refunds":1,"disputes":0},"orders":[{"orderId":"\#(orderId)","changes":[{"object":"re_test000001","effect":"refund_recorded"}]}]}"#
+        == #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":1,"refunds":1,"disputes":0},"orders":[{"orderId":"\#(orderId)","changes":[{"object":"re_test000001","effect":"refund_recorded"}]}],"effects":[{"effect":"refund_recorded","count":1}],"cursor":null}"#
         + "\n")
+    #expect(first.stderr.contains("payservice stripe reconcile: 1 call, 2 objects listed, 1 change; "), "\(first.stderr)")
+    #expect(first.stderr.hasSuffix(" s; done\n"), "\(first.stderr)")
     let again = try PayserviceProcess.run(arguments + ["--config", fixture.configPath], environment: fixture.environment)
     #expect(
       again.stdoutText
-        == #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":1,"refunds":1,"disputes":0},"orders":[]}"#
+        == #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":1,"refunds":1,"disputes":0},"orders":[],"effects":[],"cursor":null}"#
         + "\n")
     let sandbox = try PayserviceProcess.run(
       arguments + ["--config", GoldenTranscriptTests.goldenRoot.appendingPathComponent("config.yaml").path])

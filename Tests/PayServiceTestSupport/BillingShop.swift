@@ -234,12 +234,21 @@ public struct BillingShop: Sendable {
     return id
   }
 
-  /// `payservice billing run` at `now` (`--until` when given): its exit status and the result it printed.
+  /// `payservice billing run` at `now` (`--until` when given): its exit status and the result it
+  /// printed (a run of one runBilling call).
   public func billingRun(at now: String, until: String? = nil) throws -> (status: Int32, result: JSONValue) {
-    let run = try PayserviceProcess.run(
-      ["billing", "run"] + arguments(at: now) + (until.map { ["--until", $0] } ?? []), environment: environment)
-    guard !run.stdoutText.isEmpty else { throw Failure(message: "billing run printed nothing (\(run.status)): \(run.stderr)") }
-    return (run.status, try JSONParser.parse(run.stdoutText))
+    let run = try billingRun(at: now, until.map { ["--until", $0] } ?? [])
+    guard run.results.count == 1 else {
+      throw Failure(message: "billing run printed \(run.results.count) results (\(run.status)): \(run.stderr)")
+    }
+    return (run.status, run.results[0])
+  }
+
+  /// `payservice billing run` at `now` with `options`: its exit status, each result it printed (one
+  /// line per runBilling call) and what it said on stderr.
+  public func billingRun(at now: String, _ options: [String]) throws -> (status: Int32, results: [JSONValue], stderr: String) {
+    let run = try PayserviceProcess.run(["billing", "run"] + arguments(at: now) + options, environment: environment)
+    return (run.status, try run.stdoutText.split(separator: "\n").map { try JSONParser.parse(String($0)) }, run.stderr)
   }
 
   /// The process of `payservice billing run` at `now`, started, not waited for.

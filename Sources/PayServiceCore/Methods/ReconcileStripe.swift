@@ -76,9 +76,9 @@ public enum ReconcileStripe: RPCMethod {
       .member("cursor", \.cursor, .optional),
     ],
     check: { params, reader in
-      switch (params.since.flatMap(RFC3339.parse), params.cursor) {
+      switch (params.since, params.cursor) {
       case (nil, nil): reader.fail("since", "is required without cursor")
-      case (let since?, let cursor?) where since != cursor.since:
+      case (let since?, let cursor?) where RFC3339.parse(since) != cursor.since:
         reader.fail("since", "must be the cursor's since \(RFC3339.format(cursor.since)), or left out to go on from the cursor")
       default: break
       }

@@ -164,9 +164,9 @@ public enum RunBilling: RPCMethod {
     var page: ArraySlice<AgreementRow> = []
     let width = max(context.gatewayCalls?.maxConcurrent ?? 1, 1)
     while true {
-      if page.isEmpty && dueAgain.isEmpty {
+      if page.isEmpty {
         page = try context.store.dueAgreements(by: until, after: after, limit: pageSize)[...]
-        if page.isEmpty { break }
+        if page.isEmpty && dueAgain.isEmpty { break }
       }
       let room = min(width, params.limit - result.payments.count)
       if room == 0 {

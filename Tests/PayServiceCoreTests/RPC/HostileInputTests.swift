@@ -158,6 +158,12 @@ struct HostileInputTests {
     #expect(
       call(8, "reconcileStripe", #"{"since":"\#(String(repeating: "9", count: 100_000))"}"#)
         == invalid(8, [("since", #"must be an RFC 3339 time like \"2026-11-21T12:00:00Z\""#)]))
+    #expect(
+      call(9, "reconcileStripe", #"{"limit":2001,"cursor":"rc1_\#(Array("1\u{1F}charges\u{1F}".utf8).map { String(format: "%02x", $0) }.joined())"}"#)
+        == invalid(9, [
+          ("limit", "must be an integer from 1 to 2000, got 2001"), ("cursor", "must be a cursor reconcileStripe returned"),
+        ]))
+    #expect(call(10, "reconcileStripe", "{}") == invalid(10, [("since", "is required without cursor")]))
   }
 
   @Test("agreements' times, ids, balances and cursors at their extremes: within them a result, past them -32602 or -32005")
@@ -169,8 +175,29 @@ struct HostileInputTests {
         == invalid(1, [("until", "must not be after the service clock 2026-11-21T12:00:00Z")]))
     #expect(
       call(2, "runBilling", #"{"until":"0001-01-01T00:00:00Z"}"#)
-        == #"{"jsonrpc":"2.0","id":2,"result":{"until":"0001-01-01T00:00:00Z","payments":[],"succeeded":0,"failed":0,"pending":0,"skipped":0}}"#)
+        == #"{"jsonrpc":"2.0","id":2,"result":{"until":"0001-01-01T00:00:00Z","payments":[],"succeeded":0,"failed":0,"pending":0,"skipped":0,"ended":0,"charged":[],"cursor":null}}"#)
     #expect(call(3, "runBilling", #"{"until":1e400}"#) == invalid(3, [("until", time)]))
+    // A limit past its bounds, a cursor of another method, one whose dates are past Int64 or whose
+    // until is not the one given: refused, never trapped on.
+    let billingCursor = "must be a cursor runBilling returned"
+    func hex(_ text: String) -> String { Array(text.utf8).map { String(format: "%02x", $0) }.joined() }
+    #expect(
+      call(3, "runBilling", #"{"limit":0,"cursor":"ac1_00"}"#)
+        == invalid(3, [("limit", "must be an integer from 1 to 2000, got 0"), ("cursor", billingCursor)]))
+    #expect(call(3, "runBilling", #"{"limit":2001}"#) == invalid(3, [("limit", "must be an integer from 1 to 2000, got 2001")]))
+    #expect(
+      call(3, "runBilling", #"{"cursor":"bc1_\#(hex("99999999999999999999\u{1F}1\u{1F}agr_x\u{1F}"))"}"#)
+        == invalid(3, [("cursor", billingCursor)]))
+    #expect(
+      call(3, "runBilling", #"{"cursor":"bc1_\#(hex("0\u{1F}1\u{1F}\u{1F}"))"}"#) == invalid(3, [("cursor", billingCursor)]))
+    #expect(
+      call(3, "runBilling", #"{"until":"2026-11-21T00:00:00Z","cursor":"bc1_\#(hex("0\u{1F}\u{1F}\u{1F}"))"}"#)
+        == invalid(3, [
+          ("until", "must be the cursor's until 1970-01-01T00:00:00Z, or left out to go on from the cursor")
+        ]))
+    #expect(
+      call(3, "runBilling", #"{"cursor":"bc1_\#(hex("0\u{1F}\u{1F}\u{1F}agr_a agr_b"))"}"#)
+        == #"{"jsonrpc":"2.0","id":3,"result":{"until":"1970-01-01T00:00:00Z","payments":[],"succeeded":0,"failed":0,"pending":0,"skipped":0,"ended":0,"charged":[],"cursor":null}}"#)
     #expect(
       call(4, "getAgreement", #"{"agreementId":"\#(big)"}"#)
         == #"{"jsonrpc":"2.0","id":4,"error":{"code":-32005,"message":"Agreement not found: \#(big)"}}"#)
