@@ -140,7 +140,7 @@ let package = Package(
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(
       name: "payservice-fuzz",
-      dependencies: ["PayServiceCore", "PayServiceTestSupport"],
+      dependencies: ["PayServiceCore", "PayServiceFuzzSupport"],
       path: "Fuzz/Sources"
     ),
     // The Stripe test server as a process (Benchmarks/bench.py); it moves no money.
@@ -162,10 +162,23 @@ let package = Package(
       dependencies: ["PayServiceTestSupport", "PayServiceCore"],
       path: "Tests/AppleSessionTestServerMain"
     ),
+    // The test support the fuzz harness needs (the test config, the oracles, App Store claims signed
+    // under a test chain): the core and the crypto libraries only, so that the fuzzer's sanitizer
+    // build compiles no SwiftNIO. PayServiceTestSupport re-exports it.
+    .target(
+      name: "PayServiceFuzzSupport",
+      dependencies: [
+        "PayServiceCore",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+      ],
+      path: "Tests/PayServiceFuzzSupport"
+    ),
     .target(
       name: "PayServiceTestSupport",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
+        "PayServiceFuzzSupport", "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NIOCore", package: "swift-nio"),

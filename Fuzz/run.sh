@@ -14,7 +14,7 @@
 # Stdout gets one summary line per target, or a failure report; libFuzzer's output goes to stderr.
 # Both start from Fuzz/corpus, insert Fuzz/payservice.dict's tokens (long digit runs, extreme exponents,
 # boundary values among them), and mutate JSON-RPC lines as trees (Fuzz/Sources/RequestMutator.swift).
-# The oracles (Tests/PayServiceTestSupport/FuzzOracle.swift): at most one answer line per input line,
+# The oracles (Tests/PayServiceFuzzSupport/FuzzOracle.swift): at most one answer line per input line,
 # every answer valid JSON-RPC 2.0, the borrowed path answering as the general one, no crash, RSS under
 # 2 GB. New interesting inputs go to a scratch directory; a failing input is written to Fuzz/crashers/
 # — commit it: `swift test` replays every file in Fuzz/corpus and Fuzz/crashers through both targets

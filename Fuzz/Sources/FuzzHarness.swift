@@ -1,6 +1,6 @@
 import Foundation
 import PayServiceCore
-import PayServiceTestSupport
+import PayServiceFuzzSupport
 
 /// What an input is run through, chosen by name (`Fuzz/run.sh [SECONDS] [TARGET]`).
 enum FuzzTarget: String, CaseIterable {

@@ -4,7 +4,7 @@
 // flips rarely turn a quantity of 3 into a 20-digit one or an exponent of Int.min; this does so in
 // one step, and the coverage feedback keeps the inputs that reach new code.
 import PayServiceCore
-import PayServiceTestSupport
+import PayServiceFuzzSupport
 
 struct RequestMutator {
   /// Every method the handler serves (the back office's and MCP's too).

@@ -10,7 +10,7 @@
 // `requests`), whose arguments are libFuzzer's (a corpus directory, -max_total_time=..., ...).
 import Foundation
 import PayServiceCore
-import PayServiceTestSupport
+import PayServiceFuzzSupport
 
 func fail(_ message: String) -> Never {
   FileHandle.standardError.write(Data("payservice-fuzz: \(message)\n".utf8))

@@ -90,11 +90,17 @@ struct MerchantSessionTests {
 
   @Test("a certificate expiring within 30 days starts with a warning; check-config flags the test host and trust roots")
   func warnings() throws {
-    let setup = try Setup(identity: { try $0.issue(merchantIdentifier: Self.merchant, now: Self.pinned, days: 10) })
+    // Issued now, by the real clock: a session's TLS and check-config read the certificate at the
+    // real time, whatever the service clock says.
+    let now = Int64(Date().timeIntervalSince1970)
+    let day = { (seconds: Int64) in String(RFC3339.format(seconds).prefix(10)) }
+    let setup = try Setup(identity: {
+      try $0.issue(merchantIdentifier: Self.merchant, now: Date(timeIntervalSince1970: TimeInterval(now)), days: 10)
+    })
     defer { setup.server.shutdown() }
-    let result = try setup.run([Setup.request(1, url: setup.server.validationURL)])
+    let result = try setup.run([Setup.request(1, url: setup.server.validationURL)], now: RFC3339.format(now))
     #expect(result.status == 0)
-    #expect(result.stderr.hasPrefix("payservice: warning: applePay.merchantIdentityCertificate expires in 10 days (2026-12-01T12:00:00Z): renew it in the Apple developer account\n"))
+    #expect(result.stderr.hasPrefix("payservice: warning: applePay.merchantIdentityCertificate expires in 10 days (\(RFC3339.format(now + 10 * 86_400))): renew it in the Apple developer account\n"))
     #expect(result.stdoutText.contains(#""status":"success","merchantSession":{"#))
 
     let check = try PayserviceProcess.run(["check-config", "--config", setup.config])
@@ -102,7 +108,7 @@ struct MerchantSessionTests {
     let lines = check.stdoutText.split(separator: "\n").filter { $0.hasPrefix("sessions") || $0.hasPrefix("  WARNING") }
     #expect(
       lines == [
-        "sessions   merchant identity valid 2026-11-20 to 2026-12-01, domains coffee.example.com, connect 5 s, request 5 s",
+        "sessions   merchant identity valid \(day(now - 86_400)) to \(day(now + 10 * 86_400)), domains coffee.example.com, connect 5 s, request 5 s",
         "  WARNING  validation URLs may also name \(setup.server.additionalHost) (applePay.merchantSession.additionalHosts): a test server or proxy, not Apple",
         "  WARNING  Apple's gateway is trusted through applePay.merchantSession.trustRoots, not the system roots",
       ])

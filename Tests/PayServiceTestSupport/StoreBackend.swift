@@ -149,3 +149,13 @@ public enum TestPostgres {
     return "postgres://payservice:\(password)@127.0.0.1:\(port)/postgres"
   }
 }
+
+extension TestConfig {
+  /// A context on a fresh store of `backend`, seeded with the config's catalog.
+  public static func context(config: Config = load(), backend: StoreBackend, now: Int64 = now, backOffice: Bool = false)
+    throws -> ServiceContext
+  {
+    let (store, _) = try backend.freshStore(config: config)
+    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), backOffice: backOffice)
+  }
+}

@@ -168,7 +168,7 @@ public struct MethodExample: Sendable {
       method: "reconcileStripe", name: "nothing-new", summary: "Every object Stripe lists is known already: nothing changed",
       golden: "stripe-books", requestId: 48,
       params: #"{"since":"2026-11-21T00:00:00Z"}"#,
-      result: #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":3,"refunds":2,"disputes":1},"orders":[]}"#),
+      result: #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":3,"refunds":2,"disputes":1},"orders":[],"effects":[],"cursor":null}"#),
     MethodExample(
       method: "payoutReport", name: "one-day", summary: "One day's books: charged, refunded, disputed and net",
       golden: "stripe-books", requestId: 49,
@@ -178,12 +178,12 @@ public struct MethodExample: Sendable {
       method: "runBilling", name: "two-months-caught-up", summary: "A run a month late charges each period due, once each",
       golden: "billing-year", requestId: 27,
       params: #"{}"#,
-      result: #"{"until":"2027-06-15T10:00:00Z","payments":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":5,"attempt":1,"status":"succeeded","orderId":"ord_651d4483aba8f7539aa83c175752e468","chargeId":"ch_0d0f32c6d42c7b1017c44d81c61d6788","amount":"19.31","agreementStatus":"active","nextPaymentAt":"2027-06-15T10:00:00Z"},{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":6,"attempt":1,"status":"succeeded","orderId":"ord_6829470c6b4cb6208ce6e2d2497bddf0","chargeId":"ch_7568cc609e34bb89ea4ec29a5d3da46d","amount":"19.31","agreementStatus":"active","nextPaymentAt":"2027-07-15T10:00:00Z"}],"succeeded":2,"failed":0,"pending":0,"skipped":0}"#),
+      result: #"{"until":"2027-06-15T10:00:00Z","payments":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":5,"attempt":1,"status":"succeeded","orderId":"ord_651d4483aba8f7539aa83c175752e468","chargeId":"ch_0d0f32c6d42c7b1017c44d81c61d6788","amount":"19.31","agreementStatus":"active","nextPaymentAt":"2027-06-15T10:00:00Z"},{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":6,"attempt":1,"status":"succeeded","orderId":"ord_6829470c6b4cb6208ce6e2d2497bddf0","chargeId":"ch_7568cc609e34bb89ea4ec29a5d3da46d","amount":"19.31","agreementStatus":"active","nextPaymentAt":"2027-07-15T10:00:00Z"}],"succeeded":2,"failed":0,"pending":0,"skipped":0,"ended":0,"charged":[{"currencyCode":"USD","amount":"38.62"}],"cursor":null}"#),
     MethodExample(
       method: "runBilling", name: "renewal-declined", summary: "A renewal declined: the agreement is past due, retried a day later",
       golden: "billing-year", requestId: 10,
       params: #"{}"#,
-      result: #"{"until":"2026-12-15T12:00:00Z","payments":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":0,"attempt":1,"status":"failed","chargeId":"ch_b4091e594fc993f1477b521c0ab64dcf","failureCode":"card_declined","declineCode":"insufficient_funds","message":"The card was declined for insufficient funds.","agreementStatus":"past_due","nextPaymentAt":"2026-12-16T12:00:00Z"}],"succeeded":0,"failed":1,"pending":0,"skipped":0}"#),
+      result: #"{"until":"2026-12-15T12:00:00Z","payments":[{"agreementId":"agr_abf2bb7437dbfb90ee4ab0392a3d21f7","period":0,"attempt":1,"status":"failed","chargeId":"ch_b4091e594fc993f1477b521c0ab64dcf","failureCode":"card_declined","declineCode":"insufficient_funds","message":"The card was declined for insufficient funds.","agreementStatus":"past_due","nextPaymentAt":"2026-12-16T12:00:00Z"}],"succeeded":0,"failed":1,"pending":0,"skipped":0,"ended":0,"charged":[],"cursor":null}"#),
     MethodExample(
       method: "reloadBalance", name: "reloaded", summary: "A balance below the threshold: the reload is charged, once per reloadId",
       golden: "billing-year", requestId: 11,
@@ -253,7 +253,7 @@ public struct MethodExample: Sendable {
       method: "syncAppStoreHistory", name: "history-synced", summary: "A customer's history fetched page by page and applied",
       golden: "appstore-api", requestId: 1,
       params: #"{"transactionId":"2000000000000101"}"#,
-      result: #"{"status":"succeeded","environment":"Sandbox","pages":2,"applied":[{"transactionId":"2000000000000100","effect":"updated"},{"transactionId":"2000000000000101","effect":"extended"},{"transactionId":"2000000000000102","effect":"extended"}],"refused":[],"entitlements":{"account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","asOf":"2027-02-10T00:00:00Z","entitlements":[{"entitlement":"pro","status":"active","active":true,"productId":"com.example.beans.pro.monthly","type":"autoRenewable","originalTransactionId":"2000000000000100","transactionId":"2000000000000102","expiresDate":"2027-03-08T10:00:00Z"}],"balances":[]}}"#),
+      result: #"{"status":"succeeded","environment":"Sandbox","pages":2,"applied":[{"transactionId":"2000000000000100","effect":"updated"},{"transactionId":"2000000000000101","effect":"extended"},{"transactionId":"2000000000000102","effect":"extended"}],"refused":[],"effects":[{"effect":"extended","count":2},{"effect":"updated","count":1}],"entitlements":{"account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","asOf":"2027-02-10T00:00:00Z","entitlements":[{"entitlement":"pro","status":"active","active":true,"productId":"com.example.beans.pro.monthly","type":"autoRenewable","originalTransactionId":"2000000000000100","transactionId":"2000000000000102","expiresDate":"2027-03-08T10:00:00Z"}],"balances":[]}}"#),
     MethodExample(
       method: "recoverAppStoreNotifications", name: "failures-recovered", summary: "The notifications Apple could not deliver, recovered once",
       golden: "appstore-api", requestId: 3,

@@ -149,21 +149,11 @@ public enum ReconcileStripe: RPCMethod {
       ])
   }
 
-  /// How many changes of one effect a call made.
-  public struct EffectCount: Equatable, Sendable, WireObject {
-    public var effect = GatewayReport.Effect.none
-    public var count = 0
-
-    public static let shape = ObjectShape<EffectCount>(
-      blank: { EffectCount() },
-      [.member("effect", \.effect), .member("count", \.count, .required, .integer(minimum: 1))])
-  }
-
   public struct Reconciled: Equatable, Sendable, WireObject {
     public var since = ""
     public var listed = Listed()
     public var orders: [OrderChanges] = []
-    public var effects: [EffectCount] = []
+    public var effects: [EffectCount<GatewayReport.Effect>] = []
     public var cursor: Cursor?
 
     public static let shape = ObjectShape<Reconciled>(
@@ -176,7 +166,9 @@ public enum ReconcileStripe: RPCMethod {
           .array(OrderChanges.schema, "The orders it changed, by orderId; empty when everything was known already.")),
         .member(
           "effects", \.effects, .required,
-          .array(EffectCount.schema, "How many changes of each effect, by effect; empty when nothing changed.")),
+          .array(
+            EffectCount<GatewayReport.Effect>.schema,
+            "How many changes of each effect, in the order of the effects above; empty when nothing changed.")),
         .member(
           "cursor", \.cursor, .alwaysOrNull,
           .string(
@@ -263,8 +255,6 @@ public enum ReconcileStripe: RPCMethod {
           try GatewayReport.apply(dispute, observed: observed, transaction, context: context, now: now)
         }, dispute.id)
     }
-    var effects: [GatewayReport.Effect: Int] = [:]
-    for change in changes.values.joined() { effects[change.effect, default: 0] += 1 }
     return .succeeded(
       Reconciled(
         since: RFC3339.format(since),
@@ -274,7 +264,7 @@ public enum ReconcileStripe: RPCMethod {
         orders: changes.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map {
           OrderChanges(orderId: $0, changes: changes[$0] ?? [])
         },
-        effects: effects.keys.sorted { $0.rawValue < $1.rawValue }.map { EffectCount(effect: $0, count: effects[$0] ?? 0) },
+        effects: EffectCount.counts(changes.values.joined().map(\.effect)),
         cursor: position.map { Cursor(since: since, kind: $0.kind, after: $0.after) }))
   }
 }

@@ -16,10 +16,13 @@ public enum RunBilling: RPCMethod {
       declined payment makes the agreement past_due (retried on billing.retries, then unpaid or canceled as \
       billing.whenRetriesFail says), or action_required when the customer must act (authenticate, or give \
       another card): that one is not retried. An agreement cancelled at period end ends at its next payment \
-      instead. Payments lists what this run did, in order; succeeded, failed, pending and skipped count \
-      them. skipped payments (out_of_stock, not_priced, gateway_mismatch) were not charged and are tried \
-      again by the next run; pending ones wait on the gateway, and the next run (or Stripe's event) settles \
-      them.
+      instead. One call makes at most limit payments (default 500): payments lists what it did, in order; \
+      succeeded, failed, pending, skipped and ended count them, and charged adds up what succeeded, per \
+      currency. When cursor is not null, more may be due: the same call with that cursor goes on where this \
+      one stopped. Agreements are gone through soonest due first; one that did not go through is not tried \
+      again until the next run. skipped payments (out_of_stock, not_priced, gateway_mismatch) were not \
+      charged and are tried again by the next run; pending ones wait on the gateway, and the next run (or \
+      Stripe's event) settles them.
       """,
     errors: [.storeUnavailable, .invalidParams], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
@@ -48,6 +51,9 @@ public enum RunBilling: RPCMethod {
     public static let prefix = "bc1_"
     public static let method = RunBilling.name
     public static let answerMember = "cursor"
+    /// Room for as many agreements due again as payments at once (`gateway.maxConcurrentCalls`, at
+    /// most 1024), each id at most 255 bytes, in hex.
+    public static let maxLength = 2 * 1024 * 256 + 256
     public var fields: [String] {
       [String(until), after.map { String($0.nextPaymentAt ?? 0) } ?? "", after?.agreementId ?? "", dueAgain.joined(separator: " ")]
     }
@@ -63,7 +69,7 @@ public enum RunBilling: RPCMethod {
         fields[1].isEmpty || Int64(fields[1]) != nil, fields[2].utf8.count <= 255
       else { return nil }
       let dueAgain = fields[3].split(separator: " ").map(String.init)
-      guard dueAgain.count <= 256, dueAgain.allSatisfy({ $0.utf8.count <= 255 }) else { return nil }
+      guard dueAgain.count <= 1024, dueAgain.allSatisfy({ $0.utf8.count <= 255 }) else { return nil }
       self.init(
         until: until,
         after: Int64(fields[1]).map { AgreementCursor(nextPaymentAt: $0, agreementId: String(fields[2])) },

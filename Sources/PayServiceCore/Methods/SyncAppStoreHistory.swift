@@ -13,8 +13,8 @@ public enum SyncAppStoreHistory: RPCMethod {
       Each signed transaction is verified and recorded as verifyAppStoreTransaction records it, so a \
       transaction known already changes nothing and an older version overwrites nothing. Pages are fetched \
       with no store transaction open. Answers each transaction's effect, those refused, and the account's \
-      entitlements. One call fetches at most 50 pages (1,000 transactions) or 60 s of them: when Apple has \
-      more, the answer says revision, and the same request with that revision goes on from there. 429 and 5xx answers are retried after Retry-After (appStore.api.maxRetries); a failure \
+      entitlements, and how many had each effect. One call fetches at most limit pages (default and most \
+      50: 1,000 transactions) or 60 s of them: when Apple has more, the answer says revision, and the same request with that revision goes on from there. 429 and 5xx answers are retried after Retry-After (appStore.api.maxRetries); a failure \
       (unauthorized, not_found, invalid_request, unavailable, invalid_response, not_configured) keeps what \
       earlier pages applied, and the same request again continues.
       """,
@@ -26,6 +26,7 @@ public enum SyncAppStoreHistory: RPCMethod {
     public var transactionId = ""
     public var environment: String?
     public var revision: String?
+    public var limit = AppStoreHistory.Bound.backOffice.pages
   }
 
   public static let params = ObjectShape<Params>(
@@ -57,6 +58,12 @@ public enum SyncAppStoreHistory: RPCMethod {
           }
           return text
         }),
+      .member(
+        "limit", \.limit, .optional,
+        .integer(
+          "The most pages of the history this call fetches (Apple's pages hold up to 20 transactions), 1 to 50; default 50.",
+          minimum: 1, maximum: AppStoreHistory.Bound.backOffice.pages),
+        read: { value, path, reader in reader.integer(value, path(), range: 1...AppStoreHistory.Bound.backOffice.pages) }),
     ])
 
   /// One transaction fetched and what recording it did.
@@ -75,6 +82,7 @@ public enum SyncAppStoreHistory: RPCMethod {
     public var revision: String?
     public var applied: [Applied] = []
     public var refused: [AppStoreRefused] = []
+    public var effects: [EffectCount<AppStoreLedger.Effect>] = []
     public var entitlements: AccountEntitlements?
 
     public static let shape = ObjectShape<Synced>(
@@ -85,6 +93,11 @@ public enum SyncAppStoreHistory: RPCMethod {
           "revision", \.revision, .optional,
           .string("Present when Apple has more than this call fetched: send it as revision, with this environment, to go on.")),
         .member("applied", \.applied), .member("refused", \.refused),
+        .member(
+          "effects", \.effects, .required,
+          .array(
+            EffectCount<AppStoreLedger.Effect>.schema,
+            "How many of the transactions applied had each effect, in the order of the effects.")),
         .member(
           "entitlements", \.entitlements, .optional,
           AccountEntitlements.schema),
@@ -103,7 +116,8 @@ public enum SyncAppStoreHistory: RPCMethod {
     guard let calls = context.appStoreServer else { return .failed(.noAPI) }
     switch try AppStoreHistory.sync(
       transactionId: params.transactionId, environment: params.environment.flatMap(AppStoreAPIEnvironment.init),
-      from: params.revision, bound: .backOffice, calls: calls, settings: settings, account: nil, context: context)
+      from: params.revision, bound: AppStoreHistory.Bound(pages: params.limit, seconds: AppStoreHistory.Bound.backOffice.seconds),
+      calls: calls, settings: settings, account: nil, context: context)
     {
     case .failure(let refused): return .failed(refused)
     case .success(let synced): return .succeeded(try answer(synced, context: context))
@@ -121,6 +135,7 @@ public enum SyncAppStoreHistory: RPCMethod {
         answer.refused.append(refused)
       }
     }
+    answer.effects = EffectCount.counts(answer.applied.map(\.effect))
     if let account = answer.entitlements?.account, let settings = context.config.appStore {
       // The account as it stands after the whole history, not after the transaction that named it.
       let now = context.clock.now()

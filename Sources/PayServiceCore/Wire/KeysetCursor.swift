@@ -8,6 +8,8 @@ public protocol KeysetCursor: Equatable, Sendable, WireValue {
   /// for the schema and the error.
   static var method: String { get }
   static var answerMember: String { get }
+  /// The longest cursor text read (default 2048 characters).
+  static var maxLength: Int { get }
   /// The fields, none containing U+001F.
   var fields: [String] { get }
   /// The cursor of `fields` (as many as `fields` writes), or nil when they are not one.
@@ -16,13 +18,14 @@ public protocol KeysetCursor: Equatable, Sendable, WireValue {
 
 extension KeysetCursor {
   public static var answerMember: String { "nextCursor" }
+  public static var maxLength: Int { 2048 }
 
   public static var schema: JSONSchema {
     .string("A \(answerMember) from \(method).", pattern: "^\(prefix)[0-9a-f]+$")
   }
 
   public static func read(_ value: JSONValue, at path: () -> String, reader: ParamReader) -> Self? {
-    guard case .string(let text) = value, text.hasPrefix(prefix), text.utf8.count <= 2048,
+    guard case .string(let text) = value, text.hasPrefix(prefix), text.utf8.count <= maxLength,
       let bytes = Hex.decode(String(text.dropFirst(prefix.count))),
       let decoded = String(validating: bytes, as: UTF8.self),
       let cursor = Self(fields: decoded.split(separator: "\u{1F}", omittingEmptySubsequences: false))

@@ -221,6 +221,10 @@ struct HostileInputTests {
     #expect(
       call(9, "listAgreements", #"{"cursor":"ac1_\#(Array("9999999999999999999999\u{1F}a".utf8).map { String(format: "%02x", $0) }.joined())"}"#)
         == invalid(9, [("cursor", "must be a nextCursor listAgreements returned")]))
+    // One longer than any listAgreements writes: refused before it is decoded.
+    #expect(
+      call(9, "listAgreements", #"{"cursor":"ac1_311f\#(String(repeating: "61", count: 1100))"}"#)
+        == invalid(9, [("cursor", "must be a nextCursor listAgreements returned")]))
     #expect(
       call(10, "cancelAgreement", #"{"agreementId":"agr_x","cancelId":"c","atPeriodEnd":"yes"}"#)
         == invalid(10, [("atPeriodEnd", "must be a boolean, got a string")]))

@@ -359,22 +359,26 @@ extension StripeTestLedger {
   /// A list answer: the objects of `kind` that pass the filters, newest first (for the same
   /// `created`, the later-made first), paged by `limit` and a cursor.
   func list(_ kind: ListKind, _ form: StripeForm) -> Result<StripeJSON, StripeAPIError> {
-    // Every object of the kind in creation order, with its `created`.
-    let all: [(id: String, created: Int64)]
+    // Every object of the kind in creation order: its ids, and each one's `created`.
+    let ids: [String]
+    let created: (String) -> Int64
     switch kind {
-    case .paymentIntents: all = paymentIntentOrder.map { ($0, paymentIntents[$0]!.created) }
-    case .setupIntents: all = setupIntentOrder.map { ($0, setupIntents[$0]!.created) }
-    case .refunds: all = refundOrder.map { ($0, refunds[$0]!.created) }
-    case .disputes: all = disputeOrder.map { ($0, disputes[$0]!.created) }
-    case .events: all = events.map { ($0.id, $0.created) }
-    case .balanceTransactions: all = balanceTransactionOrder.map { ($0, balanceTransactions[$0]!.created) }
+    case .paymentIntents: (ids, created) = (paymentIntentOrder, { self.paymentIntents[$0]!.created })
+    case .setupIntents: (ids, created) = (setupIntentOrder, { self.setupIntents[$0]!.created })
+    case .refunds: (ids, created) = (refundOrder, { self.refunds[$0]!.created })
+    case .disputes: (ids, created) = (disputeOrder, { self.disputes[$0]!.created })
+    case .events: (ids, created) = (events.map(\.id), { self.events[self.eventIndex[$0]!].created })
+    case .balanceTransactions: (ids, created) = (balanceTransactionOrder, { self.balanceTransactions[$0]!.created })
     }
-    let ordered = all.enumerated().sorted { lhs, rhs in
-      lhs.element.created != rhs.element.created
-        ? lhs.element.created > rhs.element.created : lhs.offset > rhs.offset
-    }.map(\.element)
-    var rank: [String: Int] = [:]
-    for (position, entry) in ordered.enumerated() { rank[entry.id] = position }
+    // Sorted once per kind while no object is added: a reconciliation pages through many thousands.
+    let (ordered, rank) = listOrder.sorted(kind, count: ids.count, last: ids.last) {
+      let ordered = ids.enumerated().map { (offset: $0.offset, id: $0.element, created: created($0.element)) }.sorted {
+        lhs, rhs in lhs.created != rhs.created ? lhs.created > rhs.created : lhs.offset > rhs.offset
+      }.map { (id: $0.id, created: $0.created) }
+      var rank: [String: Int] = [:]
+      for (position, entry) in ordered.enumerated() { rank[entry.id] = position }
+      return (ordered, rank)
+    }
 
     var cursor: (rank: Int, after: Bool)?
     for (name, after) in [("starting_after", true), ("ending_before", false)] {
@@ -387,7 +391,8 @@ extension StripeTestLedger {
 
     let bounds = form.hash("created")
     let exact = form["created"].flatMap { Int64($0) }
-    var matching = ordered.filter { entry in
+    let limit = form["limit"].flatMap { Int($0) } ?? 10
+    func matches(_ entry: (id: String, created: Int64)) -> Bool {
       if let exact, entry.created != exact { return false }
       for bound in bounds {
         let value = Int64(bound.value)!
@@ -400,11 +405,23 @@ extension StripeTestLedger {
       }
       return self.passes(kind, entry.id, form)
     }
-    if let cursor {
-      matching = matching.filter { cursor.after ? rank[$0.id]! > cursor.rank : rank[$0.id]! < cursor.rank }
+    let page: [(id: String, created: Int64)]
+    let more: Bool
+    if let cursor, !cursor.after {
+      // ending_before: the page just before the cursor.
+      let matching = ordered[..<cursor.rank].filter(matches)
+      page = Array(matching.suffix(limit))
+      more = matching.count > page.count
+    } else {
+      // From the top, or after starting_after: only as far as one past the page.
+      var found: [(id: String, created: Int64)] = []
+      for entry in ordered[(cursor.map { $0.rank + 1 } ?? 0)...] where matches(entry) {
+        found.append(entry)
+        if found.count > limit { break }
+      }
+      page = Array(found.prefix(limit))
+      more = found.count > limit
     }
-    let limit = form["limit"].flatMap { Int($0) } ?? 10
-    let page = cursor?.after == false ? Array(matching.suffix(limit)) : Array(matching.prefix(limit))
     let expandCharge = form.array("expand").contains("data.latest_charge")
     let data: [StripeJSON] = page.map { entry in
       switch kind {
@@ -420,7 +437,7 @@ extension StripeTestLedger {
       .object([
         ("object", .string("list")),
         ("data", .array(data)),
-        ("has_more", .bool(matching.count > page.count)),
+        ("has_more", .bool(more)),
         ("url", .string(kind.url)),
       ]))
   }

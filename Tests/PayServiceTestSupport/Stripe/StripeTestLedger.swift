@@ -190,6 +190,8 @@ struct StripeTestLedger: Sendable {
   var setupIntents: [String: SetupIntent] = [:]
   var setupIntentOrder: [String] = []
   var setupIntentsPerIdempotencyKey: [String: Int] = [:]
+  /// Each list's objects newest first, kept while no object of the kind is added.
+  let listOrder = ListOrderCache()
   /// Card errors queued per Customer for its next off-session PaymentIntents
   /// (`StripeTestServer.declineNextOffSessionCharges`), oldest first.
   var offSessionDeclines: [String: [ForcedDecline]] = [:]
@@ -1015,5 +1017,21 @@ struct StripeTestLedger: Sendable {
       ("refunded", .bool(charge.amountCaptured > 0 && charge.amountRefunded == charge.amountCaptured)),
       ("status", .string(charge.status)),
     ])
+  }
+}
+
+/// The newest-first order of each list's objects and each object's place in it, sorted again only
+/// when the kind's objects changed (counted, and the last one's id): the ledger is only ever
+/// read and changed under the server's lock.
+final class ListOrderCache: @unchecked Sendable {
+  typealias Order = (ordered: [(id: String, created: Int64)], rank: [String: Int])
+  private var cached: [String: (count: Int, last: String?, order: Order)] = [:]
+
+  func sorted(_ kind: StripeTestLedger.ListKind, count: Int, last: String?, _ sort: () -> Order) -> Order {
+    let key = kind.url
+    if let hit = cached[key], hit.count == count, hit.last == last { return hit.order }
+    let order = sort()
+    cached[key] = (count, last, order)
+    return order
   }
 }

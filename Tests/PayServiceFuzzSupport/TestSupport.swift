@@ -77,14 +77,6 @@ public enum TestConfig {
     return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), backOffice: backOffice)
   }
 
-  /// A context on a fresh store of `backend`, seeded with the config's catalog.
-  public static func context(config: Config = load(), backend: StoreBackend, now: Int64 = now, backOffice: Bool = false)
-    throws -> ServiceContext
-  {
-    let (store, _) = try backend.freshStore(config: config)
-    return ServiceContext(config: config, store: store, clock: ServiceClock(pinned: now), backOffice: backOffice)
-  }
-
   /// A handler answering payservice's methods; `backOffice` adds the back-office ones (`--back-office`).
   public static func handler(_ context: ServiceContext, backOffice: Bool = false) -> RequestHandler {
     RequestHandler(context: context, methods: .payservice(backOffice: backOffice), log: RequestLog(level: .quiet))
