@@ -30,7 +30,7 @@ SHOP = os.path.join(WEB, "shop.yaml")
 PAYSERVICE = os.environ.get("PAYSERVICE_BINARY", os.path.join(ROOT, ".build/release/payservice"))
 # The test servers (apple-session-test-server, stripe-test-server): beside payservice unless
 # PAYSERVICE_TEST_SERVERS names their directory (CI runs them from the debug build).
-BIN = os.environ.get("PAYSERVICE_TEST_SERVERS", os.path.dirname(os.path.abspath(PAYSERVICE)))
+BIN = os.path.abspath(os.environ.get("PAYSERVICE_TEST_SERVERS", os.path.dirname(os.path.abspath(PAYSERVICE))))
 MERCHANT = "merchant.com.example.coffee"
 # The page's host: Chromium resolves every *.localhost name to loopback and treats it as a secure
 # context, and payservice's applePay.domains takes it (a bare "localhost" is no registrable domain).
