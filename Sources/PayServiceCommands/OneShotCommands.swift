@@ -120,7 +120,7 @@ struct StripeCommand: ParsableCommand {
     var pretty = false
 
     func validate() throws {
-      guard (1...ReconcileStripe.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 2000") }
+      guard (1...ReconcileStripe.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to \(ReconcileStripe.maxLimit)") }
     }
 
     func run() throws {
@@ -133,10 +133,7 @@ struct StripeCommand: ParsableCommand {
         command: "payservice stripe reconcile"
       ).run(
         [("since", .string(since)), ("limit", .number(String(limit)))], pretty: pretty, to: responses,
-        next: { result in
-          guard case .string(let cursor)? = result["cursor"] else { return nil }
-          return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
-        },
+        next: PagedCalls.cursor(limit: limit),
         take: { result in
           guard result["status"] == .string("succeeded") else {
             failed = true
@@ -189,7 +186,7 @@ struct BillingCommand: ParsableCommand {
     var pretty = false
 
     func validate() throws {
-      guard (1...RunBilling.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 2000") }
+      guard (1...RunBilling.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to \(RunBilling.maxLimit)") }
     }
 
     func run() throws {
@@ -202,10 +199,7 @@ struct BillingCommand: ParsableCommand {
         session: OneShotSession(service, backOffice: true), method: RunBilling.name, command: "payservice billing run"
       ).run(
         first, pretty: pretty, to: responses,
-        next: { result in
-          guard case .string(let cursor)? = result["cursor"] else { return nil }
-          return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
-        },
+        next: PagedCalls.cursor(limit: limit),
         take: { result in
           for name in counted {
             if case .number(let count)? = result[name] { counts[name, default: 0] += Int(count) ?? 0 }

@@ -47,6 +47,15 @@ struct PagedCalls {
     }
   }
 
+  /// What goes on from an answer of a method paged by a `cursor`: the cursor it gave, with `limit`
+  /// again; nil (done) when it gave none.
+  static func cursor(limit: Int) -> (JSONObject) -> [(String, JSONValue)]? {
+    { result in
+      guard case .string(let cursor)? = result["cursor"] else { return nil }
+      return [("limit", .number(String(limit))), ("cursor", .string(cursor))]
+    }
+  }
+
   /// `1 call`, `2 calls`: a count and its noun, for people.
   static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
 }

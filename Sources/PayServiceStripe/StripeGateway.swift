@@ -295,19 +295,16 @@ public final class StripeGateway: RemoteGateway {
     var found: [JSONValue] = []
     var after: String?
     while true {
-      var query = [("customer", customer), ("limit", "100")]
-      if let after { query.append(("starting_after", after)) }
-      let page: JSONValue
-      switch await get("/v1/setup_intents?" + RemoteText.formEncoded(query)) {
-      case .object(let object, _): page = object
-      case .storedServerError(let reason): return .unanswered(reason: reason)
-      case .reply(let reply): return reply.map()
+      let page: GatewayListPage
+      switch await listPage("setup_intents", [("customer", customer)], startingAfter: after, limit: GatewayListKind.pageSize) {
+      case .succeeded(let read): page = read
+      case .declined(let decline): return .declined(decline)
+      case .refused(let refusal): return .refused(refusal)
+      case .unanswered(let reason): return .unanswered(reason: reason)
       }
-      guard case .array(let data)? = page.member("data"), case .bool(let more)? = page.member("has_more") else {
-        return .unanswered(reason: "a list payservice cannot read")
-      }
-      found += data.filter { $0.member("metadata")?.member("order_id") == .string(orderId) }
-      guard more, case .string(let last)? = data.last?.member("id"), found.count < GatewayListKind.maxObjects else { break }
+      found += page.objects.filter { $0.member("metadata")?.member("order_id") == .string(orderId) }
+      guard page.more, case .string(let last)? = page.objects.last?.member("id"), found.count < GatewayListKind.maxObjects
+      else { break }
       after = last
     }
     func status(_ intent: JSONValue) -> GatewayPayment.Status? { Self.setup(intent)?.status }
@@ -402,15 +399,22 @@ public final class StripeGateway: RemoteGateway {
     }
   }
 
-  /// `GET /v1/{payment_intents|refunds|disputes}` with `created[gte]`, `limit` and `starting_after`,
-  /// as Stripe documents pagination.
+  /// `GET /v1/{payment_intents|refunds|disputes}` with `created[gte]`.
   public func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
     -> GatewayReply<GatewayListPage>
   {
-    var query = [("created[gte]", String(createdSince)), ("limit", String(min(max(limit, 1), GatewayListKind.pageSize)))]
+    await listPage(kind.rawValue, [("created[gte]", String(createdSince))], startingAfter: startingAfter, limit: limit)
+  }
+
+  /// One page of `GET /v1/{resource}` with `filters`, `limit` (1 to 100) and `starting_after`, as
+  /// Stripe documents pagination.
+  func listPage(_ resource: String, _ filters: [(String, String)], startingAfter: String?, limit: Int) async
+    -> GatewayReply<GatewayListPage>
+  {
+    var query = filters + [("limit", String(min(max(limit, 1), GatewayListKind.pageSize)))]
     if let startingAfter { query.append(("starting_after", startingAfter)) }
     let page: JSONValue
-    switch await get("/v1/\(kind.rawValue)?" + RemoteText.formEncoded(query)) {
+    switch await get("/v1/\(resource)?" + RemoteText.formEncoded(query)) {
     case .object(let object, _): page = object
     case .storedServerError(let reason): return .unanswered(reason: reason)
     case .reply(let reply): return reply.map()
@@ -418,8 +422,10 @@ public final class StripeGateway: RemoteGateway {
     guard case .array(let data)? = page.member("data"), case .bool(let more)? = page.member("has_more") else {
       return .unanswered(reason: "a list payservice cannot read")
     }
-    guard !more || { if case .string? = data.last?.member("id") { return true } else { return false } }() else {
-      return .unanswered(reason: "a list page with more to come and no last id")
+    if more {
+      guard case .string? = data.last?.member("id") else {
+        return .unanswered(reason: "a list page with more to come and no last id")
+      }
     }
     return .succeeded(GatewayListPage(objects: data, more: more))
   }
