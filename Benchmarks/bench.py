@@ -3,7 +3,7 @@
 show in review. Standard library only.
 
 usage: Benchmarks/bench.py [--binary PATH] [--requests N] [--orders N] [--stripe-server PATH] [--quick] [--flat]
-                           [--paths] [--path-sizes SMALL,LARGE] [--path-runs R] [--strict]
+                           [--paths] [--path-sizes SMALL,LARGE] [--path-runs R] [--strict] [--postgres]
 
   --binary    the payservice to measure (default: .build/release/payservice; build it with
               `swift build -c release --product payservice`)
@@ -21,6 +21,7 @@ usage: Benchmarks/bench.py [--binary PATH] [--requests N] [--orders N] [--stripe
               machine, R times as long
   --strict    exit 1 when a path is GROWING
   --quick     small sizes, for a smoke run (with --paths: 500 and 5,000 requests, about 12 s)
+  --postgres  only the pg lines below (PAYSERVICE_BENCH_POSTGRES_URL must be set)
 
 Reports:
   throughput      pipelined computeSummaryItems, requests/s (median of 3 runs) and peak RSS
@@ -702,7 +703,15 @@ def main():
     try:
         memory = ["--config", CONFIG, "--database", ":memory:", "--now", NOW]
         print(f"machine            {os.cpu_count()} CPUs, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB")
-        if not paths_only:
+        if "--postgres" in sys.argv:
+            if not os.environ.get("PAYSERVICE_BENCH_POSTGRES_URL"):
+                raise SystemExit("--postgres needs PAYSERVICE_BENCH_POSTGRES_URL")
+            stores = PostgresStores(os.environ["PAYSERVICE_BENCH_POSTGRES_URL"])
+            try:
+                postgres_bench.report(postgres_bench.measure(binary, stores, CONFIG, NOW, work, quick, percentile))
+            finally:
+                stores.close()
+        elif not paths_only:
             measure_all(binary, server_binary, work, quick, n, order_count, memory)
 
         if "--flat" in sys.argv:

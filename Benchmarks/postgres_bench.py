@@ -7,8 +7,9 @@ Each payservice line has its pgbench anchor:
   hot sku, 1 process    1 process, N pipelined orders of one unit of one sku, vs pgbench's hot-row
                         script (BEGIN; UPDATE one pgbench_accounts row; INSERT a history row; END)
                         with 1 client
-  lone order            one checkout at a time, as a web shop's server makes them (authorizePayment,
-                        then processOrder; the order timed), p50 and p99, vs that script's latency
+  checkout              one checkout at a time, as a web shop's server makes them (authorizePayment,
+                        then processOrder): the two calls timed together, p50 and p99
+  lone order            the processOrder of each such checkout timed alone, vs that script's latency
                         with 1 client
   lone order, token     the same with tokens another process issued (another host behind the same
                         load balancer): the token is read first
@@ -187,25 +188,35 @@ def authorize_line(index, sku="mug"):
 
 def checkout_times(binary, common, database, count, warmup, proxy):
     """A checkout at a time in one process, as a web shop's server makes them: authorizePayment,
-    then processOrder with its token. Seconds per processOrder (only), and its round trips."""
+    then processOrder with its token. Seconds per checkout (both calls) and per processOrder, and
+    the round trips of each call."""
     client = Client(binary, common + ["--database", database])
-    times = []
-    trips = 0
+    checkouts, orders = [], []
+    trips = {"authorize": 0, "order": 0}
     for index in range(count):
-        result = json.loads(client.ask(authorize_line(index)))["result"]
+        timed = index >= warmup
+        before = proxy.round_trips() if timed else 0
+        start = time.perf_counter()
+        answer = client.ask(authorize_line(index))
+        authorized = time.perf_counter()
+        if timed:
+            trips["authorize"] += proxy.round_trips() - before
+        result = json.loads(answer)["result"]
         order = json.dumps({"jsonrpc": "2.0", "id": index, "method": "processOrder", "params": {
             "chargeToken": result["chargeToken"], "items": [{"sku": "mug", "quantity": 1}], "shippingMethod": "free",
             "shippingContact": CONTACT, "amount": result["amount"], "currencyCode": "USD"}}, separators=(",", ":"))
-        before = proxy.round_trips() if index >= warmup else 0
-        start = time.perf_counter()
+        before = proxy.round_trips() if timed else 0
+        ordered = time.perf_counter()
         answer = client.ask(order)
-        if index >= warmup:
-            times.append(time.perf_counter() - start)
-            trips += proxy.round_trips() - before
+        end = time.perf_counter()
+        if timed:
+            checkouts.append(end - start)
+            orders.append(end - ordered)
+            trips["order"] += proxy.round_trips() - before
         if b'"status":"succeeded"' not in answer:
             raise SystemExit(f"postgres bench (checkout): {answer[:300]!r}")
     client.close()
-    return times, trips / len(times)
+    return checkouts, orders, {call: n / len(orders) for call, n in trips.items()}
 
 
 def read_trips(binary, common, database, order, proxy):
@@ -296,7 +307,7 @@ def measure(binary, stores, config, now, work, quick, percentile):
                 _, f["trips pipelined"] = pipelined_rate(
                     binary, common, copy("hot"), [hot_orders[:200]], "round trips, pipelined", proxy)
                 _, f["trips lone"] = lone_times(binary, common, copy("lone"), lone_orders[:70], 20, proxy)
-                _, f["trips checkout"] = checkout_times(binary, common, copy("checkout"), 40, 10, proxy)
+                _, _, f["trips checkout"] = checkout_times(binary, common, copy("checkout"), 40, 10, proxy)
                 f["trips reads"] = read_trips(binary, common, copy("reads"), lone_orders[0], proxy)
                 figures["trips"] = f
                 continue
@@ -307,7 +318,8 @@ def measure(binary, stores, config, now, work, quick, percentile):
             f["hot 1"], _ = pipelined_rate(binary, common, copy("hot"), [hot_orders], "hot sku, 1 process", proxy)
             times, _ = lone_times(binary, common, copy("lone"), lone_orders, 20, proxy)
             f["lone"] = (percentile(times, 0.5), percentile(times, 0.99))
-            times, _ = checkout_times(binary, common, copy("checkout"), lone_count, 20, proxy)
+            checkouts, times, _ = checkout_times(binary, common, copy("checkout"), lone_count, 20, proxy)
+            f["whole checkout"] = (percentile(checkouts, 0.5), percentile(checkouts, 0.99))
             f["checkout"] = (percentile(times, 0.5), percentile(times, 0.99))
             f["hot 8"], _ = pipelined_rate(binary, common, copy("crowd"), crowd_hot, "hot sku, 8 processes", proxy)
             f["own 8"], _ = pipelined_rate(binary, common, copy("own"), crowd_own, "own sku, 8 processes", proxy)
@@ -326,6 +338,8 @@ def report(figures):
         hot1, lat1 = f["pgbench hot 1"]
         print(f"pg {tag:<9} hot sku, 1 process    {f['hot 1']:>7,.0f} orders/s   pgbench hot row, 1 client "
               f"{hot1:>7,.0f} tps   ratio {f['hot 1'] / hot1:.2f}")
+        p50, p99 = f["whole checkout"]
+        print(f"pg {tag:<9} checkout (authorize + order) p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms")
         for key, label in [("checkout", "lone order        "), ("lone", "lone order, token  ")]:
             p50, p99 = f[key]
             print(f"pg {tag:<9} {label} p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   pgbench 1 client "
@@ -337,6 +351,8 @@ def report(figures):
         print(f"pg {tag:<9} own sku, 8 processes  {f['own 8']:>7,.0f} orders/s   pgbench -N, 8 clients "
               f"{own8:>7,.0f} tps   ratio {f['own 8'] / own8:.2f}")
     trips = figures["trips"]
-    print(f"pg round trips      {trips['trips checkout']:.2f} per lone order, {trips['trips lone']:.2f} with a token "
+    checkout = trips["trips checkout"]
+    print(f"pg round trips      {checkout['authorize']:.2f} per authorizePayment, {checkout['order']:.2f} per lone order, "
+          f"{trips['trips lone']:.2f} with a token "
           f"from another process, {trips['trips pipelined']:.2f} per pipelined order (200 in one read); "
           + ", ".join(f"{method} {count}" for method, count in trips["trips reads"].items()))

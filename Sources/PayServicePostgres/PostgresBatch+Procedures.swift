@@ -387,4 +387,48 @@ extension PostgresBatch {
     END
     $read$
     """
+
+  /// Migration v17: issues a charge token as `TokenBook.issue` does, in one statement:
+  /// `{"sequence": n, "now": unix seconds, "purge": at most this many, "token": [the insert's
+  /// values], "hold": [the authorization's values, or null]}`. Under the advisory lock that orders issuers
+  /// (`PostgresTransaction.tokenSequenceLock`), it answers `next N` when `n` is not the next
+  /// sequence number (another issuer took it), `replay` when the hold's transaction id was
+  /// recorded before (nothing is written either way), and otherwise records the hold, purges as
+  /// `StoreSQL.purgeExpiredChargeTokens` does, inserts the token, and answers `issued V`, where V is
+  /// the version (`xmin`) of the rows it wrote: its transaction's id.
+  static let issueFunction = """
+    CREATE FUNCTION payservice_issue(issue jsonb) RETURNS text LANGUAGE plpgsql
+    SET plan_cache_mode = force_generic_plan AS $issue$
+    DECLARE
+      t jsonb := issue->'token';
+      h jsonb := issue->'hold';
+      next bigint;
+    BEGIN
+      PERFORM pg_advisory_xact_lock(\(PostgresTransaction.tokenSequenceLock));
+      SELECT COALESCE(MAX(sequence), 0) + 1 INTO next FROM chargeToken;
+      IF next <> (issue->>'sequence')::bigint THEN
+        RETURN 'next ' || next;
+      END IF;
+      IF jsonb_typeof(h) = 'array' THEN
+        INSERT INTO paymentAuthorization
+          (authorizationId, transactionId, network, cardType, lastFour, amountMinor, currencyCode, status, createdAt)
+        VALUES (h->>0, h->>1, h->>2, h->>3, h->>4, (h->>5)::bigint, h->>6, h->>7, h->>8)
+        ON CONFLICT (transactionId) DO NOTHING;
+        IF NOT FOUND THEN
+          RETURN 'replay';
+        END IF;
+      END IF;
+      DELETE FROM chargeToken WHERE token IN (
+        SELECT token FROM chargeToken
+        WHERE usedAt IS NULL AND expiresAt <= (issue->>'now')::bigint AND sequence < next - 1
+        LIMIT (issue->>'purge')::int);
+      INSERT INTO chargeToken
+        (token, sequence, binding, billingContact, paymentMethod, amountMinor, currencyCode, sandboxOutcome,
+         issuedAt, expiresAt, authorizationId, gatewayPaymentData, walletOrderToken)
+      VALUES (t->>0, (t->>1)::bigint, t->>2, t->>3, t->>4, (t->>5)::bigint, t->>6, t->>7, t->>8, (t->>9)::bigint,
+        t->>10, t->>11, t->>12);
+      RETURN 'issued ' || (txid_current() % 4294967296);
+    END
+    $issue$
+    """
 }

@@ -186,6 +186,7 @@ enum PostgresMigrations {
     [PostgresBatch.applyFunction, PostgresBatch.readFunction],
     [PostgresBatch.applyFunctionV15, PostgresBatch.readOrderFunction, PostgresBatch.readFunctionGeneric],
     [PostgresBatch.applyFunctionV16],
+    [PostgresBatch.issueFunction],
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

@@ -227,6 +227,10 @@ final class PostgresReads {
 final class IssuedTokens {
   static let capacity = 4096
 
+  /// The sequence number the next token this store issues is expected to take: one past the last
+  /// it issued (nil before the first). Another issuer may have taken it since.
+  var nextSequence: Int64?
+
   private var tokens: [String: (record: ChargeTokenRecord, version: String)] = [:]
   private var authorizations: [String: (authorization: PaymentAuthorization, version: String)] = [:]
   private var order: [String] = []
@@ -263,4 +267,6 @@ final class IssuedTokens {
 final class IssuedRows {
   var tokens: [(record: ChargeTokenRecord, version: String)] = []
   var authorizations: [(authorization: PaymentAuthorization, version: String)] = []
+  /// One past the sequence number of the last token inserted.
+  var nextSequence: Int64?
 }

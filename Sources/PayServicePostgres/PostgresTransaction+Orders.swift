@@ -86,16 +86,8 @@ extension PostgresTransaction: OrderBook, TokenBook {
   func insert(_ token: NewChargeToken) throws {
     let inserted = try rows(Self.insertChargeToken, StoreSQL.values(token))
     if let issued, let row = inserted.first {
-      issued.tokens.append(
-        (
-          try ChargeTokenRecord(
-            token: token.token, binding: token.binding, billingContact: token.billingContact,
-            paymentMethod: token.paymentMethod, issuedAt: token.issuedAt, amountMinor: token.amountMinor,
-            currencyCode: token.currencyCode, sandboxOutcome: token.sandboxOutcome.rawValue,
-            expiresAt: token.expiresAt, usedAt: nil, authorizationId: token.authorizationId,
-            gatewayPaymentData: token.gatewayPaymentData),
-          try row.columns(String.self)
-        ))
+      issued.tokens.append((try ChargeTokenRecord(issued: token), try row.columns(String.self)))
+      issued.nextSequence = token.sequence + 1
     }
   }
 

@@ -423,21 +423,16 @@ public enum AuthorizePayment: RPCMethod {
     let walletToken: ((String) -> String)? =
       config.walletOrders == nil
       ? nil : { [clock = context.clock] in walletOrderToken(chargeToken: $0, clock: clock, identifiers: identifiers) }
-    return try context.store.write { transaction -> (token: String, walletOrderToken: String?)? in
-      if let hold {
-        try transaction.record(hold.authorization, at: RFC3339.format(now))
-        if hold.declineReason != nil { return nil }
-      }
-      return try transaction.issueChargeToken(
-        identifiers: identifiers, merchant: config.merchant.identifier, binding: binding, billingContact: params.billingContact,
-        paymentMethod: params.paymentMethod, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
-        // A placed hold is approved by the network; otherwise the test name decides the outcome.
-        outcome: hold == nil && context.gatewayCalls == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
-        issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds,
-        authorizationId: hold?.authorization.authorizationId,
-        // A remote gateway charges its token or PaymentMethod (checked above).
-        gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData, walletOrderToken: walletToken)
-    }
+    let make = NewChargeToken.maker(
+      identifiers: identifiers, merchant: config.merchant.identifier, binding: binding, billingContact: params.billingContact,
+      paymentMethod: params.paymentMethod, amountMinor: quote.totalMinor, currencyCode: config.currency.code,
+      // A placed hold is approved by the network; otherwise the test name decides the outcome.
+      outcome: hold == nil && context.gatewayCalls == nil ? SandboxOutcome(paymentData: params.paymentData) : .approved,
+      issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds, authorizationId: hold?.authorization.authorizationId,
+      // A remote gateway charges its token or PaymentMethod (checked above).
+      gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData, walletOrderToken: walletToken)
+    let token = try context.store.issue(TokenIssue(hold: hold?.authorization, issuedAt: now, make: make))
+    return token.map { ($0.token, $0.walletOrderToken) }
   }
 }
 

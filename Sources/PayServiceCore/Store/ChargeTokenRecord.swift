@@ -50,31 +50,97 @@ public struct ChargeTokenRecord: Sendable {
   }
 }
 
+extension ChargeTokenRecord {
+  /// The token as `token` inserts it, unused.
+  public init(issued token: NewChargeToken) throws(StoreError) {
+    try self.init(
+      token: token.token, binding: token.binding, billingContact: token.billingContact,
+      paymentMethod: token.paymentMethod, issuedAt: token.issuedAt, amountMinor: token.amountMinor,
+      currencyCode: token.currencyCode, sandboxOutcome: token.sandboxOutcome.rawValue, expiresAt: token.expiresAt,
+      usedAt: nil, authorizationId: token.authorizationId, gatewayPaymentData: token.gatewayPaymentData)
+  }
+}
+
+/// A charge token to issue (`Store.issue`): the Apple Pay authorization hold it charges, if any,
+/// and the token as made from the sequence number it gets.
+public struct TokenIssue {
+  /// Expired tokens never used that one issue deletes at most, so that no request does unbounded work.
+  public static let purgeLimit = 16
+
+  /// Recorded first; a declined hold is recorded and issues no token.
+  public var hold: PaymentAuthorization?
+  /// When the token is issued (Unix seconds, its `issuedAt`).
+  public var issuedAt: Int64
+  /// The token for a sequence number. It may be asked for a number that is then not the next
+  /// (another issuer took it first): only the token made from the number taken is stored.
+  public var make: (_ sequence: Int64) -> NewChargeToken
+
+  public init(hold: PaymentAuthorization?, issuedAt: Int64, make: @escaping (_ sequence: Int64) -> NewChargeToken) {
+    self.hold = hold
+    self.issuedAt = issuedAt
+    self.make = make
+  }
+}
+
 extension TokenBook {
-  /// Inserts a new charge token and returns it; `authorizationId` names the Apple Pay authorization
-  /// hold it charges. The token is derived from the next sequence number, so the same store state
-  /// and clock issue the same token.
+  /// Issues `issue` in this transaction: the next sequence number (from here to the end of the
+  /// transaction no one else issues), the hold recorded, tokens never used and expired by now
+  /// purged (with the billing contact they kept, at most `TokenIssue.purgeLimit`), and the new
+  /// token inserted. Nil when the hold was declined; `ApplePayTokenFailure.replay` when its
+  /// transaction id was recorded before.
+  public func issue(_ issue: TokenIssue) throws -> NewChargeToken? {
+    let sequence = try nextChargeTokenSequence()
+    if let hold = issue.hold {
+      try record(hold, at: RFC3339.format(issue.issuedAt))
+      if hold.status == .declined { return nil }
+    }
+    _ = try purgeExpiredChargeTokens(now: issue.issuedAt, limit: TokenIssue.purgeLimit)
+    let token = issue.make(sequence)
+    try insert(token)
+    return token
+  }
+
+  /// Issues a charge token bound to `binding` and returns it; `authorizationId` names the Apple
+  /// Pay authorization hold it charges (recorded before). The token is derived from the next
+  /// sequence number, so the same store state and clock issue the same token.
   func issueChargeToken(
     identifiers: Identifiers, merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
     amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
     authorizationId: String?, gatewayPaymentData: String? = nil, walletOrderToken: ((String) -> String)? = nil
   ) throws -> (token: String, walletOrderToken: String?) {
-    let sequence = try nextChargeTokenSequence()
-    // Tokens never used are kept no longer than they are valid (with the billing contact they hold),
-    // a bounded number per issue so that no request does unbounded work; after the sequence, whose
-    // lock (PostgreSQL) orders issuers before they lock any token row.
-    _ = try purgeExpiredChargeTokens(now: issuedAt, limit: 16)
+    let make = NewChargeToken.maker(
+      identifiers: identifiers, merchant: merchant, binding: binding, billingContact: billingContact,
+      paymentMethod: paymentMethod, amountMinor: amountMinor, currencyCode: currencyCode, outcome: outcome,
+      issuedAt: issuedAt, ttlSeconds: ttlSeconds, authorizationId: authorizationId,
+      gatewayPaymentData: gatewayPaymentData, walletOrderToken: walletOrderToken)
+    guard let token = try issue(TokenIssue(hold: nil, issuedAt: issuedAt, make: make)) else {
+      throw StoreError.unavailable(reason: "a token without a hold was not issued")
+    }
+    return (token.token, token.walletOrderToken)
+  }
+}
+
+extension NewChargeToken {
+  /// How a token bound to `binding` is made from its sequence number: the token is the store's
+  /// identifier for (merchant, sequence, binding, issuedAt), and `walletOrderToken` (if any) is
+  /// made from it.
+  public static func maker(
+    identifiers: Identifiers, merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
+    amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
+    authorizationId: String?, gatewayPaymentData: String?, walletOrderToken: ((String) -> String)?
+  ) -> (Int64) -> NewChargeToken {
     let bindingText = binding.canonical
-    let token = identifiers.chargeToken(
-      merchant: merchant, sequence: sequence, binding: bindingText, issuedAt: issuedAt)
-    let walletToken = walletOrderToken?(token)
-    try insert(
-      NewChargeToken(
-        token: token, sequence: sequence, binding: bindingText, billingContact: billingContact.map(JSONWriter.string),
-        paymentMethod: JSONWriter.string(paymentMethod), amountMinor: amountMinor, currencyCode: currencyCode, sandboxOutcome: outcome,
-        issuedAt: RFC3339.format(issuedAt), expiresAt: issuedAt + Int64(ttlSeconds), authorizationId: authorizationId,
-        gatewayPaymentData: gatewayPaymentData, walletOrderToken: walletToken))
-    return (token, walletToken)
+    let billing = billingContact.map(JSONWriter.string)
+    let card = JSONWriter.string(paymentMethod)
+    let issued = RFC3339.format(issuedAt)
+    return { sequence in
+      let token = identifiers.chargeToken(merchant: merchant, sequence: sequence, binding: bindingText, issuedAt: issuedAt)
+      return NewChargeToken(
+        token: token, sequence: sequence, binding: bindingText, billingContact: billing, paymentMethod: card,
+        amountMinor: amountMinor, currencyCode: currencyCode, sandboxOutcome: outcome, issuedAt: issued,
+        expiresAt: issuedAt + Int64(ttlSeconds), authorizationId: authorizationId,
+        gatewayPaymentData: gatewayPaymentData, walletOrderToken: walletOrderToken?(token))
+    }
   }
 }
 

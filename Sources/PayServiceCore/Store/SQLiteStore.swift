@@ -274,6 +274,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[13], foreignKeyChecks: .immediate) { _ in }
     migrator.registerMigration(StoreSchema.migrations[14], foreignKeyChecks: .immediate) { _ in }
     migrator.registerMigration(StoreSchema.migrations[15], foreignKeyChecks: .immediate) { _ in }
+    migrator.registerMigration(StoreSchema.migrations[16], foreignKeyChecks: .immediate) { _ in }
     return migrator
   }
 

@@ -52,6 +52,11 @@ public protocol Store: AnyObject, Sendable {
   /// call other store methods than `write` and `writeOptimistically`.
   func groupCommit(readAhead: ReadAhead, _ body: () -> Void) throws(StoreError)
 
+  /// Issues a charge token as `TokenBook.issue` does, in a transaction of its own: one statement
+  /// where each costs a network round trip (`PostgresStore`), by default `write`. Nil when the hold
+  /// was declined; `ApplePayTokenFailure.replay` when its transaction id was recorded before.
+  func issue(_ issue: TokenIssue) throws -> NewChargeToken?
+
   /// Adds catalog products the store has not seen with their configured stock. Existing counts win:
   /// after the first start the store's count is the truth.
   func seedStock(_ catalog: [Product]) throws(StoreError)
@@ -114,6 +119,10 @@ extension Store {
 
   public func groupCommit(_ body: () -> Void) throws(StoreError) {
     try groupCommit(readAhead: ReadAhead(), body)
+  }
+
+  public func issue(_ issue: TokenIssue) throws -> NewChargeToken? {
+    try write { try $0.issue(issue) }
   }
 
   public func ordersAndPending(_ query: OrderQuery) throws(StoreError) -> (
@@ -438,6 +447,7 @@ public enum StoreSchema {
     "v14: a transaction's writes applied in one statement (PostgreSQL's payservice_apply)",
     "v15: back-office calls applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)",
     "v16: rows locked one key at a time (PostgreSQL's payservice_apply)",
+    "v17: a charge token issued in one statement (PostgreSQL's payservice_issue)",
   ]
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.

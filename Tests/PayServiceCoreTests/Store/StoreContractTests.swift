@@ -1,5 +1,6 @@
 import Foundation
 @testable import PayServiceCore
+import PayServicePostgres
 import PayServiceTestSupport
 import Testing
 
@@ -24,6 +25,21 @@ struct StoreContractTests {
     ).token
   }
 
+  /// What `issue` issues, as `Store.issue` takes it, with `hold` if any.
+  static func tokenIssue(binding: String = "b", at issuedAt: Int64 = TestConfig.now, hold: PaymentAuthorization? = nil)
+    -> TokenIssue
+  {
+    TokenIssue(
+      hold: hold, issuedAt: issuedAt,
+      make: NewChargeToken.maker(
+        identifiers: Identifiers(key: TestConfig.identifierKey), merchant: "merchant.test",
+        binding: OrderBinding(
+          items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: binding, shippingContact: nil, couponCode: nil),
+        billingContact: nil, paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000,
+        currencyCode: "USD", outcome: .approved, issuedAt: issuedAt, ttlSeconds: 600,
+        authorizationId: hold?.authorizationId, gatewayPaymentData: nil, walletOrderToken: nil))
+  }
+
   static func authorization(_ id: String, transaction: String) -> PaymentAuthorization {
     PaymentAuthorization(
       authorizationId: id, transactionId: transaction, network: "Visa", cardType: "credit", lastFour: "4242",
@@ -44,20 +60,25 @@ struct StoreContractTests {
 
   @Test(
     "expired unused tokens are purged as new ones are issued, never a used one, the newest, or more than 16 at once",
-    arguments: StoreBackend.available)
-  func expiredTokensArePurged(backend: StoreBackend) throws {
+    arguments: StoreBackend.available, [false, true])
+  func expiredTokensArePurged(backend: StoreBackend, onItsOwn: Bool) throws {
     let (store, _) = try backend.freshStore(config: Self.config)
     let old = try store.write { transaction in try (0..<20).map { try Self.issue(transaction, binding: "old\($0)") } }
     // One of them used: it is an order's record and stays.
     #expect(try store.write { try $0.markUsed(token: old[3], at: "2026-11-21T12:00:00Z") })
     func kept() throws -> Int { try store.write { transaction in try old.filter { try transaction.chargeToken($0) != nil }.count } }
+    // In a transaction of its own (`Store.issue`), or in a write.
+    func issue(_ binding: String, at issuedAt: Int64) throws -> String {
+      guard onItsOwn else { return try store.write { try Self.issue($0, binding: binding, at: issuedAt) } }
+      return try #require(try store.issue(Self.tokenIssue(binding: binding, at: issuedAt))).token
+    }
     // Within the 600 s they are valid, nothing goes.
-    _ = try store.write { try Self.issue($0, binding: "valid", at: TestConfig.now + 599) }
+    _ = try issue("valid", at: TestConfig.now + 599)
     #expect(try kept() == 20)
     // Expired: 16 go with the next issue, then the other 3 unused ones; the used one stays.
-    let fresh = try store.write { try Self.issue($0, binding: "new", at: TestConfig.now + 600) }
+    let fresh = try issue("new", at: TestConfig.now + 600)
     #expect(try kept() == 4)
-    _ = try store.write { try Self.issue($0, binding: "newer", at: TestConfig.now + 601) }
+    _ = try issue("newer", at: TestConfig.now + 601)
     #expect(try kept() == 1)
     #expect(try store.write { try $0.chargeToken(old[3]) } != nil)
     #expect(try store.write { try $0.chargeToken(fresh) } != nil)
@@ -112,6 +133,49 @@ struct StoreContractTests {
     let record = try #require(try first.write { try $0.chargeToken(tokens[1]) })
     #expect(record.binding.shippingMethod == "b1" && record.amountMinor == 5000 && record.usedAt == nil)
     #expect(record.expiresAt == TestConfig.now + 600 && record.issuedAt == TestConfig.now)
+  }
+
+  @Test(
+    "a token issued on its own (Store.issue): the tokens a transaction issues, numbers taken in turn by two stores on one database, a hold recorded with it, a replayed hold refused, a declined one issuing none",
+    arguments: StoreBackend.available)
+  func tokensIssuedOnTheirOwn(backend: StoreBackend) throws {
+    let (first, database) = try backend.freshStore(config: Self.config)
+    // Another host on the same store: each takes the next number, whoever took the one before.
+    let second = try backend.open(database)
+    let (reference, _) = try StoreBackend.sqlite.freshStore(config: Self.config)
+    var tokens: [String] = []
+    for (index, store) in [first, first, second, first, second, second].enumerated() {
+      let issued = try #require(try store.issue(Self.tokenIssue(binding: "b\(index)")))
+      #expect(issued.sequence == Int64(index + 1))
+      tokens.append(issued.token)
+    }
+    #expect(tokens == (try (0..<6).map { index in try reference.write { try Self.issue($0, binding: "b\(index)") } }))
+    #expect(try second.write { try $0.markUsed(token: tokens[1], at: "2026-11-21T12:00:01Z") })
+    #expect(try first.write { try $0.markUsed(token: tokens[1], at: "2026-11-21T12:00:02Z") } == false)
+    #expect(try first.write { try $0.chargeToken(tokens[4]) }?.binding.shippingMethod == "b4")
+
+    let held = Self.authorization("auth_1", transaction: "aa")
+    let withHold = try #require(try first.issue(Self.tokenIssue(binding: "h", hold: held)))
+    #expect(withHold.sequence == 7 && withHold.authorizationId == "auth_1")
+    #expect(try second.write { try $0.authorization("auth_1") } == held)
+    for store in [first, second] {
+      #expect(throws: ApplePayTokenFailure.self) {
+        try store.issue(Self.tokenIssue(binding: "again", hold: Self.authorization("auth_2", transaction: "aa")))
+      }
+    }
+    var declined = Self.authorization("auth_3", transaction: "dd")
+    declined.status = .declined
+    #expect(try first.issue(Self.tokenIssue(binding: "declined", hold: declined)) == nil)
+    #expect(try first.write { try $0.authorization("auth_3") } == declined)
+    #expect(try first.write { try $0.authorization("auth_2") } == nil)
+    // Nothing else took a number.
+    #expect(try second.issue(Self.tokenIssue(binding: "last"))?.sequence == 8)
+    // On PostgreSQL each store issued its four tokens in one statement each (after a first
+    // telling it the next number, when it knew none or another store took it), the replayed and
+    // the declined hold in a transaction.
+    if let first = first as? PostgresStore, let second = second as? PostgresStore {
+      #expect(first.tokensIssuedInOneStatement == 4 && second.tokensIssuedInOneStatement == 4)
+    }
   }
 
   @Test("a charge token is used once", arguments: StoreBackend.available)
