@@ -3,7 +3,7 @@
 100k of them, on SQLite and (with PAYSERVICE_BENCH_POSTGRES_URL) on PostgreSQL. Standard library only.
 
 usage: Benchmarks/scale.py [--binary PATH] [--stripe-server PATH] [--sizes 1000,10000,100000] [--quick]
-                           [--concurrent-billing N]
+                           [--concurrent-billing N] [--stores sqlite,postgres] [--only-concurrent]
 
   --binary         the payservice to measure (default .build/release/payservice)
   --stripe-server  the Stripe test server (default .build/release/stripe-test-server); the
@@ -11,6 +11,9 @@ usage: Benchmarks/scale.py [--binary PATH] [--stripe-server PATH] [--sizes 1000,
   --sizes          the numbers of objects (default 1000,10000,100000; 200,1000 with --quick)
   --concurrent-billing N  also, on PostgreSQL at the largest size, N billing runs at once over the
                    same due agreements beside one run alone (default 0: not measured)
+  --stores         the stores to measure (default sqlite,postgres; PostgreSQL only with
+                   PAYSERVICE_BENCH_POSTGRES_URL)
+  --only-concurrent  only the concurrent billing runs (with --concurrent-billing, on PostgreSQL)
 
 For each store and size N, on a fresh store (the sandbox gateway, a pinned clock):
   processOrder   N subscription checkouts (authorized first, not timed), pipelined in one process
@@ -203,6 +206,13 @@ def reconcile_size(binary, server_binary, work, stores, n, results):
         bench.stop_stripe_server(server)
 
 
+def cpu_times():
+    """The machine's busy and total CPU time so far (/proc/stat, in clock ticks)."""
+    with open("/proc/stat") as f:
+        ticks = [int(field) for field in f.readline().split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
 def concurrent_billing(binary, work, stores, n, runners):
     """On one store of n due agreements, one run alone; on a copy, `runners` runs at once."""
     shop = config(work)
@@ -214,10 +224,14 @@ def concurrent_billing(binary, work, stores, n, runners):
     for count in [1, runners]:
         database = stores.copy(base, f"billing{n}x{count}")
         command = [binary, "billing", "run", "--config", shop, "--database", database, "--now", RENEWAL]
+        cpu = cpu_times()
         start = time.perf_counter()
         processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for _ in range(count)]
         outputs = [p.communicate()[0] for p in processes]
         times[count] = time.perf_counter() - start
+        busy, total = (after - before for after, before in zip(cpu_times(), cpu))
+        print(f"  billing {n:,} due, {count} run(s) at once: {times[count]:.1f} s, the machine's CPUs "
+              f"{100 * busy / total:.0f}% busy", flush=True)
         succeeded = sum(json.loads(line)["succeeded"] for out in outputs for line in out.split(b"\n")[:-1])
         check(f"{count} billing runs", all(p.returncode == 0 for p in processes) and succeeded == n,
               f"{succeeded} succeeded of {n}")
@@ -248,25 +262,31 @@ def main():
     parser.add_argument("--sizes")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--concurrent-billing", type=int, default=0)
+    parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument("--only-concurrent", action="store_true")
     args = parser.parse_args()
+    wanted = args.stores.split(",")
+    if args.only_concurrent and not args.concurrent_billing:
+        parser.error("--only-concurrent needs --concurrent-billing N")
     sizes = [int(s) for s in (args.sizes or ("200,1000" if args.quick else "1000,10000,100000")).split(",")]
     binary = os.path.abspath(args.binary)
     server = os.path.abspath(args.stripe_server) if os.path.exists(args.stripe_server) else None
     work = tempfile.mkdtemp(prefix="payservice-scale-")
-    all_stores = [bench.SQLiteStores(work)]
-    if os.environ.get("PAYSERVICE_BENCH_POSTGRES_URL"):
+    all_stores = [bench.SQLiteStores(work)] if "sqlite" in wanted and not args.only_concurrent else []
+    if os.environ.get("PAYSERVICE_BENCH_POSTGRES_URL") and "postgres" in wanted:
         all_stores.append(bench.PostgresStores(os.environ["PAYSERVICE_BENCH_POSTGRES_URL"]))
     try:
         for stores in all_stores:
             results = {}
-            for n in sizes:
+            for n in ([] if args.only_concurrent else sizes):
                 one_size(binary, work, stores, n, results)
                 if server:
                     reconcile_size(binary, server, work, stores, n, results)
                 print(f"{stores.name} {n:,}: " + ", ".join(
                     f"{m} {results[m][n]:.2f} s" for m in ["processOrder", "runBilling", "listOrders", "retention",
                                                            "reconcile"] if n in results.get(m, {})), flush=True)
-            report(stores.name, results, sizes)
+            if results:
+                report(stores.name, results, sizes)
             if args.concurrent_billing and isinstance(stores, bench.PostgresStores):
                 times = concurrent_billing(binary, work, stores, sizes[-1], args.concurrent_billing)
                 print(f"  billing {sizes[-1]:,} due: 1 run {times[1]:.1f} s, {args.concurrent_billing} runs at once "
