@@ -142,8 +142,11 @@ public enum ErasePersonalData: RPCMethod {
         if let orderId = row.orderId { try Self.eraseStaffReasons(orderId: orderId, transaction) }
         if let entry = try transaction.operation(kind: ProcessOrder.Placement.kind, key: token), entry.state == .settled {
           let fingerprint = try StoredJSON.read(entry.fingerprint, as: ProcessOrder.Fingerprint.self, "request fingerprint")
+          // An answer kept without its order's document holds nothing personal: the document is
+          // the order row's, erased above.
           let result = try entry.result.map { text throws(StoreError) in
-            JSONWriter.string(
+            guard ProcessOrder.Placement.isWhole(text) else { return text }
+            return JSONWriter.string(
               Self.erased(try StoredJSON.read(text, as: ProcessOrder.Result.self, "order result"), at: at))
           }
           try transaction.rewriteOperation(

@@ -235,6 +235,51 @@ public enum ProcessOrder: OperationMethod {
     /// if unused). Carts that make an agreement take the locked path.
     public static var isOptimistic: Bool { true }
 
+    /// A succeeded answer as the journal keeps it: without the order's document, which the order's
+    /// row keeps (the same document, changed only by an erasure, which changes the row). Replaying
+    /// the answer reads the document back from the row; answers kept whole (by earlier releases)
+    /// replay as kept.
+    struct Journaled: Equatable, Sendable, WireObject {
+      var orderId = ""
+      var chargeId = ""
+      var amount = ""
+      var currencyCode = ""
+
+      static let shape = ObjectShape<Journaled>(
+        blank: { Journaled() },
+        [
+          .constant("status", "succeeded"), .member("orderId", \.orderId), .member("chargeId", \.chargeId),
+          .member("amount", \.amount), .member("currencyCode", \.currencyCode),
+        ])
+    }
+
+    public static func journal(_ result: Result) -> String {
+      guard case .succeeded(let order) = result else { return JSONWriter.string(result) }
+      return JSONWriter.string(
+        Journaled(orderId: order.orderId, chargeId: order.chargeId, amount: order.amount, currencyCode: order.currencyCode))
+    }
+
+    /// Whether the journal's `text` holds an answer whole: a failure, or a success kept with its
+    /// order's document.
+    static func isWhole(_ text: String) -> Bool {
+      guard case .object(let answer)? = try? JSONParser.parse(text), answer["status"] == .string("succeeded") else {
+        return true
+      }
+      return answer["order"] != nil
+    }
+
+    public static func result(journal text: String, _ transaction: any OrderTransaction) throws -> Result {
+      if isWhole(text) { return try StoredJSON.read(text, as: Result.self, "order result") }
+      let kept = try StoredJSON.read(text, as: Journaled.self, "order result")
+      guard let document = try transaction.locked().orderDocument(kept.orderId) else {
+        throw StoreError.unavailable(reason: "the order \(kept.orderId) of a stored answer is not in the store")
+      }
+      return .succeeded(
+        Succeeded(
+          orderId: kept.orderId, chargeId: kept.chargeId, amount: kept.amount, currencyCode: kept.currencyCode,
+          order: try StoredJSON.read(document, as: OrderDocument.self, "order document")))
+    }
+
     /// The token with its authorization, and the cart's stock.
     public var readAhead: ReadAhead {
       ReadAhead(tokens: [key], skus: params.items.map(\.sku))

@@ -90,6 +90,13 @@ public protocol Operation: Sendable {
   /// How long a pending entry may be sent again: a gateway forgets idempotency keys (Stripe after
   /// 24 hours), and a call sent after that could happen twice.
   static var maxResendAgeSeconds: Int64 { get }
+
+  /// The answer as the journal keeps it. By default its JSON; an answer that repeats rows the
+  /// work wrote (an order's document) may be kept without them and read back by `result(journal:_:)`.
+  static func journal(_ result: Result) -> String
+
+  /// The answer from the journal's text, in the transaction that replays it.
+  static func result(journal text: String, _ transaction: any OrderTransaction) throws -> Result
 }
 
 extension Operation {
@@ -105,6 +112,12 @@ extension Operation {
 
   /// Stripe prunes idempotency keys once they are at least 24 hours old.
   public static var maxResendAgeSeconds: Int64 { 23 * 3600 }
+
+  public static func journal(_ result: Result) -> String { JSONWriter.string(result) }
+
+  public static func result(journal text: String, _ transaction: any OrderTransaction) throws -> Result {
+    try StoredJSON.read(text, as: Result.self, "\(kind) result")
+  }
 }
 
 extension Operation where Transaction == any StoreTransaction {

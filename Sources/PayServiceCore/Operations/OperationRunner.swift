@@ -45,7 +45,7 @@ public enum OperationRunner {
       if operation.mayBeRecorded(subject), let entry = try transaction.operation(kind: Op.kind, key: operation.key) {
         guard try operation.matches(entry.fingerprint, subject, context: context) else { throw operation.conflict }
         switch entry.state {
-        case .settled: return .recorded(try result(of: entry, as: Op.self))
+        case .settled: return .recorded(try result(of: entry, as: Op.self, transaction))
         case .pending:
           let (call, request) = try call(of: entry, as: Op.self)
           return .send(call, request: request, created: entry.created)
@@ -61,7 +61,7 @@ public enum OperationRunner {
       case .done(let result, let final):
         // Another process recorded the key meanwhile (for another subject: the same subject's
         // requests queue on its lock). Throwing undoes what `prepare` wrote.
-        if final, try !transaction.insert(entry(.settled, nil, JSONWriter.string(result))) { throw operation.conflict }
+        if final, try !transaction.insert(entry(.settled, nil, Op.journal(result))) { throw operation.conflict }
         return .answered(result)
       case .send(let call):
         let request = JSONWriter.string(call)
@@ -164,10 +164,10 @@ public enum OperationRunner {
             reason: "operation \(Op.kind) \(key) was released by another request while its call was in flight")
         }
         // Settled meanwhile by another request or process, from a reply to this same call.
-        if entry.state == .settled { return .recorded(try OperationRunner.result(of: entry, as: Op.self)) }
+        if entry.state == .settled { return .recorded(try OperationRunner.result(of: entry, as: Op.self, transaction)) }
         switch try Op.settle(call, reply: reply, locked, transaction, context: context, now: now) {
         case .settled(let result):
-          try transaction.settleOperation(kind: Op.kind, key: key, result: JSONWriter.string(result), at: nowText)
+          try transaction.settleOperation(kind: Op.kind, key: key, result: Op.journal(result), at: nowText)
           return .answered(result, pending: false)
         case .pending(let result):
           return .answered(result, pending: true)
@@ -187,11 +187,13 @@ public enum OperationRunner {
     }
   }
 
-  static func result<Op: Operation>(of entry: OperationRow, as _: Op.Type) throws(StoreError) -> Op.Result {
+  static func result<Op: Operation>(of entry: OperationRow, as _: Op.Type, _ transaction: any OrderTransaction) throws
+    -> Op.Result
+  {
     guard let text = entry.result else {
       throw StoreError.unavailable(reason: "operation \(Op.kind) \(entry.key) is settled without an answer")
     }
-    return try StoredJSON.read(text, as: Op.Result.self, "\(Op.kind) result")
+    return try Op.result(journal: text, transaction)
   }
 
   static func call<Op: Operation>(of entry: OperationRow, as _: Op.Type) throws(StoreError) -> (Op.Call, String) {

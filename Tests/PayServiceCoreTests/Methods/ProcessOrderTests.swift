@@ -44,6 +44,49 @@ struct ProcessOrderTests {
     #expect(inside.call("processOrder", Self.orderParams(expiring, amount))["result"]?["status"] == .string("succeeded"))
   }
 
+  @Test(
+    "a succeeded order's answer is journaled without its document, which its replay reads back from the order byte for byte; an answer kept whole replays as kept; after an erasure both replay erased",
+    arguments: StoreBackend.available)
+  func journaledWithoutTheDocument(backend: StoreBackend) throws {
+    let context = try TestConfig.context(backend: backend, backOffice: true)
+    let handler = TestConfig.handler(context, backOffice: true)
+    func order(_ token: String, _ amount: String, id: Int) -> String {
+      handler.respond(#"{"jsonrpc":"2.0","id":\#(id),"method":"processOrder","params":\#(Self.orderParams(token, amount))}"#)!
+    }
+    let (token, amount) = Self.authorize(handler)
+    let first = order(token, amount, id: 1)
+    let result = try #require(try JSONParser.parse(first)["result"])
+    let orderId = try #require(result["orderId"]?.stringValue)
+    let document = try #require(try context.store.write { try $0.orderDocument(orderId) })
+    let journaled = try #require(try context.store.write { try $0.operation(kind: "order", key: token) }?.result)
+    #expect(
+      journaled
+        == #"{"status":"succeeded","orderId":"\#(orderId)","chargeId":"\#(result["chargeId"]!.stringValue!)","amount":"\#(amount)","currencyCode":"USD"}"#)
+    #expect(!journaled.contains(document) && document.count > 500)
+    #expect(order(token, amount, id: 1) == first)
+
+    // An answer kept whole, as earlier releases kept them, replays as kept.
+    let (other, otherAmount) = Self.authorize(handler)
+    let second = order(other, otherAmount, id: 2)
+    let secondResult = try #require(try JSONParser.parse(second)["result"])
+    let whole = JSONWriter.string(secondResult)
+    let entry = try #require(try context.store.write { try $0.operation(kind: "order", key: other) })
+    try context.store.write { try $0.rewriteOperation(kind: "order", key: other, fingerprint: entry.fingerprint, result: whole) }
+    #expect(order(other, otherAmount, id: 2) == second)
+
+    // Erased: each replay shows the erased order, the short entry from the order row.
+    for (key, amount, orderId) in [(token, amount, orderId), (other, otherAmount, secondResult["orderId"]!.stringValue!)] {
+      let erased = handler.call("erasePersonalData", #"{"erasureId":"e-\#(orderId)","orderId":"\#(orderId)"}"#)
+      #expect(erased["result"]?["orders"] == .array([.string(orderId)]))
+      let erasedDocument = try #require(try context.store.write { try $0.orderDocument(orderId) })
+      let entry = try #require(try context.store.write { try $0.operation(kind: "order", key: key) })
+      #expect(!erasedDocument.contains("Lovelace") && !(entry.result ?? "").contains("Lovelace"))
+      let replayed = try JSONParser.parse(order(key, amount, id: 3))
+      #expect(replayed["result"]?["order"] == (try JSONParser.parse(erasedDocument)))
+    }
+    #expect(journaled.count < whole.count - 500)
+  }
+
   @Test("stock and sold always add up to the initial stock; never negative")
   func stockAccounting() throws {
     let context = try TestConfig.context()
