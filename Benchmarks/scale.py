@@ -10,10 +10,13 @@ usage: Benchmarks/scale.py [--binary PATH] [--stripe-server PATH] [--sizes 1000,
                    reconciliation is skipped without it
   --sizes          the numbers of objects (default 1000,10000,100000; 200,1000 with --quick)
   --concurrent-billing N  also, on PostgreSQL at the largest size, N billing runs at once over the
-                   same due agreements beside one run alone (default 0: not measured)
+                   same due agreements, each with its own --shard i/N, beside one run alone (default
+                   0: not measured)
   --stores         the stores to measure (default sqlite,postgres; PostgreSQL only with
                    PAYSERVICE_BENCH_POSTGRES_URL)
   --only-concurrent  only the concurrent billing runs (with --concurrent-billing, on PostgreSQL)
+  --delay-ms MS    the concurrent billing runs reach the server with MS added to each round trip
+                   (Benchmarks/pgdelay.c), as across a network
 
 For each store and size N, on a fresh store (the sandbox gateway, a pinned clock):
   processOrder   N subscription checkouts (authorized first, not timed), pipelined in one process
@@ -43,6 +46,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the store helpers and the Stripe test server's start and stop)
+import postgres_bench  # noqa: E402  (pgdelay, the added latency)
 
 LINE_CAP = 8 * 1024 * 1024
 CHECKOUT = "2026-12-01T10:00:00Z"
@@ -213,20 +217,30 @@ def cpu_times():
     return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
 
 
-def concurrent_billing(binary, work, stores, n, runners):
-    """On one store of n due agreements, one run alone; on a copy, `runners` runs at once."""
+def concurrent_billing(binary, work, stores, n, runners, delay_ms=None):
+    """On one store of n due agreements, one run alone; on a copy, `runners` runs at once, each with
+    its own shard (`--shard i/runners`). With `delay_ms`, the runs reach the server through
+    Benchmarks/pgdelay.c, which adds that much to each round trip (the checkouts do not)."""
     shop = config(work)
     base = stores.fresh(f"billing{n}")
     orders = checkouts(binary, work, shop, base, n)
     _, _, code = bench.run(binary, ["--config", shop, "--database", base, "--now", CHECKOUT, "--quiet"], orders, os.devnull)
     check("concurrent billing: checkouts", code == 0)
     times = {}
+    proxy = None
+    if delay_ms is not None:
+        host, port = postgres_bench.server_of(base)
+        proxy = postgres_bench.PgDelay(work, host, port, delay_ms=delay_ms)
     for count in [1, runners]:
         database = stores.copy(base, f"billing{n}x{count}")
+        if proxy:
+            database = postgres_bench.through(database, proxy.port)
         command = [binary, "billing", "run", "--config", shop, "--database", database, "--now", RENEWAL]
+        shards = [[] if count == 1 else ["--shard", f"{i}/{count}"] for i in range(count)]
         cpu = cpu_times()
         start = time.perf_counter()
-        processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for _ in range(count)]
+        processes = [subprocess.Popen(command + shard, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                     for shard in shards]
         outputs = [p.communicate()[0] for p in processes]
         times[count] = time.perf_counter() - start
         busy, total = (after - before for after, before in zip(cpu_times(), cpu))
@@ -235,6 +249,8 @@ def concurrent_billing(binary, work, stores, n, runners):
         succeeded = sum(json.loads(line)["succeeded"] for out in outputs for line in out.split(b"\n")[:-1])
         check(f"{count} billing runs", all(p.returncode == 0 for p in processes) and succeeded == n,
               f"{succeeded} succeeded of {n}")
+    if proxy:
+        proxy.stop()
     return times
 
 
@@ -264,6 +280,7 @@ def main():
     parser.add_argument("--concurrent-billing", type=int, default=0)
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--only-concurrent", action="store_true")
+    parser.add_argument("--delay-ms", type=float)
     args = parser.parse_args()
     wanted = args.stores.split(",")
     if args.only_concurrent and not args.concurrent_billing:
@@ -288,7 +305,7 @@ def main():
             if results:
                 report(stores.name, results, sizes)
             if args.concurrent_billing and isinstance(stores, bench.PostgresStores):
-                times = concurrent_billing(binary, work, stores, sizes[-1], args.concurrent_billing)
+                times = concurrent_billing(binary, work, stores, sizes[-1], args.concurrent_billing, args.delay_ms)
                 print(f"  billing {sizes[-1]:,} due: 1 run {times[1]:.1f} s, {args.concurrent_billing} runs at once "
                       f"{times[args.concurrent_billing]:.1f} s ({times[args.concurrent_billing] / times[1]:.2f} of one)")
             stores.close()

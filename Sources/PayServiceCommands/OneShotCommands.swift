@@ -171,7 +171,8 @@ struct BillingCommand: ParsableCommand {
         went through (or none was due), 1 when any failed, is pending at the gateway or was skipped (the \
         results list them), 2 for an invalid config or store. Runs \
         that overlap (two hosts, a slow cron) or a run killed and started again charge each payment once. \
-        For cron: every hour, or a systemd timer with Persistent=true.
+        Runs meant to go at once share the agreements out with --shard: 0/4, 1/4, 2/4 and 3/4 each take a \
+        quarter, and never meet on an agreement. For cron: every hour, or a systemd timer with Persistent=true.
         """)
 
     @Option(help: "Charge payments due at or before this RFC 3339 time (default and latest: now).")
@@ -180,6 +181,18 @@ struct BillingCommand: ParsableCommand {
     @Option(help: "Payments per runBilling call (1 to 2000).")
     var limit = RunBilling.defaultLimit
 
+    @Option(help: "Only this part of the agreements, INDEX/PARTS (0/4 to 3/4; at most 16 parts), for runs at once.")
+    var shard: String?
+
+    /// `--shard` read: INDEX/PARTS.
+    static func shard(_ text: String) -> AgreementShard? {
+      let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+      guard parts.count == 2, let index = Int(parts[0]), let of = Int(parts[1]),
+        (1...AgreementShard.maxParts).contains(of), (0..<of).contains(index)
+      else { return nil }
+      return AgreementShard(index: index, of: of)
+    }
+
     @OptionGroup var service: ServiceOptions
 
     @Flag(help: "Indent the JSON printed.")
@@ -187,6 +200,10 @@ struct BillingCommand: ParsableCommand {
 
     func validate() throws {
       guard (1...RunBilling.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to \(RunBilling.maxLimit)") }
+      if let shard, Self.shard(shard) == nil {
+        throw ValidationError(
+          "--shard must be INDEX/PARTS, PARTS 1 to \(AgreementShard.maxParts) and INDEX 0 to PARTS - 1 (such as 0/4), got \(shard)")
+      }
     }
 
     func run() throws {
@@ -195,6 +212,10 @@ struct BillingCommand: ParsableCommand {
       var counts = Dictionary(uniqueKeysWithValues: counted.map { ($0, 0) })
       var first: [(String, JSONValue)] = [("limit", .number(String(limit)))]
       if let until { first.append(("until", .string(until))) }
+      if let part = shard.flatMap(Self.shard) {
+        first.append(
+          ("shard", .object(JSONObject([("index", .number(String(part.index))), ("of", .number(String(part.of)))]))))
+      }
       PagedCalls(
         session: OneShotSession(service, backOffice: true), method: RunBilling.name, command: "payservice billing run"
       ).run(

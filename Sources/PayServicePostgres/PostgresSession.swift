@@ -83,7 +83,7 @@ final class PostgresSession {
       outcome.ready.store(true, ordering: .releasing)
       done.signal()
     }
-    outcome.awaitBriefly()
+    if Self.spinning.mayPoll() { outcome.awaitBriefly() }
     guard done.wait(timeout: .now() + Self.statementDeadline) == .success, let result = outcome.result else {
       let _: EventLoopFuture<Void> = connection.close()
       throw PostgresFailure(
@@ -98,6 +98,47 @@ final class PostgresSession {
 
   /// How long a statement's caller polls for the answer before it sleeps (`OutcomeBox.awaitBriefly`).
   static let pollNanoseconds: UInt64 = 2_000_000
+
+  /// Whether statements poll: the process's sessions share it.
+  static let spinning = PollingPolicy()
+
+  /// Polling pays while the machine has a processor to spare: then it saves the wake-up, and costs
+  /// nobody anything. When more threads are ready to run than there are processors (several
+  /// billing runs at once beside the server, on a small machine), a polling thread takes the
+  /// processor the server or another process needs, and every answer comes later. So every
+  /// `checkEvery` statements the process reads how many threads are ready to run on the machine
+  /// (`/proc/loadavg`'s fourth field, the reader included): more than the processors, it stops
+  /// polling; at most half of them, it polls again. Where the count cannot be read it polls.
+  final class PollingPolicy: Sendable {
+    static let checkEvery = 64
+    private let statements = Atomic<Int>(0)
+    private let polling = Atomic<Bool>(true)
+    private let processors = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+
+    func mayPoll() -> Bool {
+      if statements.add(1, ordering: .relaxed).newValue % Self.checkEvery == 0, let ready = Self.readyThreads() {
+        if ready > processors {
+          polling.store(false, ordering: .relaxed)
+        } else if ready * 2 <= processors {
+          polling.store(true, ordering: .relaxed)
+        }
+      }
+      return polling.load(ordering: .relaxed)
+    }
+
+    /// The threads ready to run on the machine now (`/proc/loadavg`: "0.42 0.30 0.25 3/140 5123").
+    static func readyThreads() -> Int? {
+      let fd = Foundation.open("/proc/loadavg", O_RDONLY)
+      guard fd >= 0 else { return nil }
+      defer { _ = Foundation.close(fd) }
+      var buffer = [UInt8](repeating: 0, count: 128)
+      let count = buffer.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+      guard count > 0 else { return nil }
+      let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
+      guard fields.count >= 4, let slash = fields[3].firstIndex(of: UInt8(ascii: "/")) else { return nil }
+      return Int(String(decoding: fields[3][..<slash], as: UTF8.self))
+    }
+  }
 
   /// Hands a query's result from the event loop to the waiting thread (the semaphore orders the
   /// write before the read).

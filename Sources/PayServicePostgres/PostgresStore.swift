@@ -131,17 +131,27 @@ public final class PostgresStore: Store, @unchecked Sendable {
     defer { leave() }
     if let group { return try writeInGroup(group, body) }
     var attempt = 1
+    // Stock is taken just before the commit, unless taking it there found it short: then the
+    // transaction runs again taking it at once, and answers the shortage.
+    var takeAtCommit = true
     while true {
       let session = try liveSession()
       do {
         let issued = IssuedRows()
+        let transaction = PostgresTransaction(
+          session: session, issued: issued, takenAtCommit: takeAtCommit ? TakenAtCommit() : nil)
         let result = try inTransaction(session, "BEGIN") {
-          try body(PostgresTransaction(session: session, issued: issued))
+          let result = try body(transaction)
+          try transaction.takenAtCommit?.apply(transaction)
+          return result
         }
         for (record, version) in issued.tokens { issuedTokens.add(record, version: version) }
         for (authorization, version) in issued.authorizations { issuedTokens.add(authorization, version: version) }
         if let next = issued.nextSequence { issuedTokens.nextSequence = next }
         return result
+      } catch is TakenAtCommit.Short where takeAtCommit {
+        takeAtCommit = false
+        continue
       } catch let failure as PostgresFailure {
         // A lost COMMIT may or may not have committed: the caller is told the store failed, and a
         // processOrder sent again finds its token used and replays the stored answer.
@@ -638,9 +648,11 @@ public final class PostgresStore: Store, @unchecked Sendable {
     return try Self.rows(rows, as: PostgresTransaction.agreement)
   }
 
-  public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
-    let values = StoreSQL.dueAgreementValues(by: by, after: after, limit: limit)
-    let rows = try statement(StoreSQL.dueAgreements.postgres, PostgresTransaction.bindings(values))
+  public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int, shard: AgreementShard?) throws(StoreError)
+    -> [AgreementRow]
+  {
+    let (dueAgreements, values) = StoreSQL.dueAgreements(by: by, after: after, limit: limit, shard: shard)
+    let rows = try statement(dueAgreements.postgres, PostgresTransaction.bindings(values))
     return try Self.rows(rows, as: PostgresTransaction.agreement)
   }
 

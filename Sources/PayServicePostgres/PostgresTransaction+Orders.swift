@@ -23,7 +23,20 @@ extension PostgresTransaction: OrderBook, TokenBook {
     }
   }
 
+  func decrementStock(_ sku: String, by quantity: Int) throws -> Bool {
+    guard let takenAtCommit else { return try execute(StoreSQL.decrementStock, [.int(quantity), .text(sku)]) == 1 }
+    takenAtCommit.take(sku, quantity)
+    return true
+  }
+
+  func restock(_ sku: String, by quantity: Int) throws -> Bool {
+    if let takenAtCommit, takenAtCommit.putBack(sku, quantity) { return true }
+    try takenAtCommit?.apply(self)
+    return try execute(StoreSQL.restock, [.int(quantity), .text(sku)]) == 1
+  }
+
   func quantitiesOnHand(_ skus: [String]) throws -> [Int] {
+    try takenAtCommit?.apply(self)
     // Locked in sku order, whatever the order's line order, so that concurrent orders sharing skus
     // queue instead of deadlocking.
     var binds = PostgresBindings()

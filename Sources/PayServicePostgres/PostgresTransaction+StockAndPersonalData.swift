@@ -7,7 +7,8 @@ extension PostgresTransaction: StockBook, PersonalDataBook {
   static let stockLevel = StoreSQL.stockLevel.postgres + " FOR UPDATE"
 
   func stockLevel(_ sku: String) throws -> StockLevel? {
-    try one(Self.stockLevel, [.text(sku)]) { row in
+    try takenAtCommit?.apply(self)
+    return try one(Self.stockLevel, [.text(sku)]) { row in
       let (onHand, sold) = try row.columns((Int, Int).self)
       return StockLevel(sku: sku, quantityOnHand: onHand, sold: sold)
     }

@@ -24,6 +24,43 @@ struct BillingPagingTests {
   }
 
   @Test(
+    "four runs at once, each with its own --shard of four: each charges only its part (by the id's last hex digit), together every payment due, each once; a second round charges nothing",
+    arguments: StoreBackend.available)
+  func shardedRunsAtOnce(backend: StoreBackend) throws {
+    let server = try StripeTestServer()
+    defer { server.shutdown() }
+    server.setClock(RFC3339.parse(Self.early)!)
+    let shop = try BillingShop(backend: backend, stripe: server, maxConcurrentCalls: 4)
+    let checkouts = try shop.checkout(at: Self.early, Array(repeating: .init("tea-club", paymentData: "pm_card_visa"), count: 24))
+    let ids = try checkouts.map(BillingShop.agreementId)
+    let january = "2027-01-01T12:00:00Z"
+    server.setClock(RFC3339.parse(january)!)
+    server.setLatency(milliseconds: 20)
+    let runs = try (0..<4).map { try BillingConcurrencyTests.BackgroundRun(shop, at: january, ["--shard", "\($0)/4", "--limit", "5"]) }
+    let ended = try runs.map { try $0.finish() }
+    server.setLatency(milliseconds: 0)
+    var charged: [String] = []
+    for (index, run) in ended.enumerated() {
+      #expect(run.status == 0, "\(run.stderr)")
+      let part = AgreementShard(index: index, of: 4)
+      let paid = run.results.flatMap { $0["payments"]?.arrayValue ?? [] }.compactMap { $0["agreementId"]?.stringValue }
+      #expect(paid.allSatisfy(part.contains), "\(index): \(paid)")
+      #expect(Set(paid) == Set(ids.filter(part.contains)), "\(index)")
+      charged += paid
+    }
+    #expect(charged.count == 24 && Set(charged) == Set(ids))
+    let renewals = BillingConcurrencyTests.renewals(server)
+    for id in ids { #expect(renewals[id]?.map(\.idempotencyKey) == ["payservice-agreement-\(id)-period-1-attempt-1"], "\(id)") }
+    for index in 0..<4 {
+      let again = try shop.billingRun(at: january, ["--shard", "\(index)/4"])
+      #expect(again.status == 0 && Self.pages(again.results) == ["0 last"])
+    }
+    let refused = try shop.billingRun(at: january, ["--shard", "4/4"])
+    #expect(refused.status == 64 && refused.results.isEmpty)
+    #expect(refused.stderr.contains("--shard must be INDEX/PARTS, PARTS 1 to 16 and INDEX 0 to PARTS - 1 (such as 0/4), got 4/4"))
+  }
+
+  @Test(
     "40 payments due, 12 a call: 4 calls of 12, 12, 12 and 4, those behind by several periods charged each period once; the next run charges nothing",
     arguments: StoreBackend.available)
   func pagedAcrossPeriods(backend: StoreBackend) throws {

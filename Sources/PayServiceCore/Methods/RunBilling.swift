@@ -22,7 +22,10 @@ public enum RunBilling: RPCMethod {
       one stopped. Agreements are gone through soonest due first; one that did not go through is not tried \
       again until the next run. skipped payments (out_of_stock, not_priced, gateway_mismatch) were not \
       charged and are tried again by the next run; pending ones wait on the gateway, and the next run (or \
-      Stripe's event) settles them.
+      Stripe's event) settles them. Runs at once (several hosts or processes) may share the agreements out: \
+      each given its own shard {index, of} goes only through that part (by the agreement id's last hex \
+      digit, of at most 16), so that they never meet on an agreement; runs without a shard, or with the \
+      same one, still charge each payment once, taking turns.
       """,
     errors: [.storeUnavailable, .invalidParams], readOnly: false, idempotent: true)
   public static let runsAsNotification = false
@@ -38,15 +41,18 @@ public enum RunBilling: RPCMethod {
     public var until: String?
     public var limit = RunBilling.defaultLimit
     public var cursor: Cursor?
+    /// The part of the agreements this call goes through; nil: all of them (or the cursor's part).
+    public var shard: AgreementShard?
   }
 
-  /// Where a call stopped at its limit: its until, the last agreement it reached in the sweep, and
-  /// the agreements it charged that are due again behind that point (behind by several periods),
-  /// which the next call charges first.
+  /// Where a call stopped at its limit: its until, the last agreement it reached in the sweep, the
+  /// agreements it charged that are due again behind that point (behind by several periods), which
+  /// the next call charges first, and the shard it goes through.
   public struct Cursor: KeysetCursor {
     public var until: Int64
     public var after: AgreementCursor?
     public var dueAgain: [String]
+    public var shard: AgreementShard?
 
     public static let prefix = "bc1_"
     public static let method = RunBilling.name
@@ -55,25 +61,37 @@ public enum RunBilling: RPCMethod {
     /// most 1024), each id at most 255 bytes, in hex.
     public static let maxLength = 2 * 1024 * 256 + 256
     public var fields: [String] {
-      [String(until), after.map { String($0.nextPaymentAt ?? 0) } ?? "", after?.agreementId ?? "", dueAgain.joined(separator: " ")]
+      [
+        String(until), after.map { String($0.nextPaymentAt ?? 0) } ?? "", after?.agreementId ?? "",
+        dueAgain.joined(separator: " "),
+      ] + (shard.map { [String($0.index), String($0.of)] } ?? [])
     }
 
-    public init(until: Int64, after: AgreementCursor?, dueAgain: [String]) {
+    public init(until: Int64, after: AgreementCursor?, dueAgain: [String], shard: AgreementShard? = nil) {
       self.until = until
       self.after = after
       self.dueAgain = dueAgain
+      self.shard = shard
     }
 
+    /// Four fields, or six with a shard (index, of).
     public init?(fields: [Substring]) {
-      guard fields.count == 4, let until = Int64(fields[0]), fields[1].isEmpty == fields[2].isEmpty,
+      guard fields.count == 4 || fields.count == 6, let until = Int64(fields[0]), fields[1].isEmpty == fields[2].isEmpty,
         fields[1].isEmpty || Int64(fields[1]) != nil, fields[2].utf8.count <= 255
       else { return nil }
       let dueAgain = fields[3].split(separator: " ").map(String.init)
       guard dueAgain.count <= 1024, dueAgain.allSatisfy({ $0.utf8.count <= 255 }) else { return nil }
+      var shard: AgreementShard?
+      if fields.count == 6 {
+        guard let index = Int(fields[4]), let of = Int(fields[5]), (1...AgreementShard.maxParts).contains(of),
+          (0..<of).contains(index)
+        else { return nil }
+        shard = AgreementShard(index: index, of: of)
+      }
       self.init(
         until: until,
         after: Int64(fields[1]).map { AgreementCursor(nextPaymentAt: $0, agreementId: String(fields[2])) },
-        dueAgain: dueAgain)
+        dueAgain: dueAgain, shard: shard)
     }
   }
 
@@ -89,6 +107,7 @@ public enum RunBilling: RPCMethod {
         .integer("The most payments this call makes, 1 to 2000; default 500.", minimum: 1, maximum: maxLimit),
         read: { value, path, reader in reader.integer(value, path(), range: 1...maxLimit) }),
       .member("cursor", \.cursor, .optional),
+      .member("shard", \.shard, .optional),
     ])
 
   public struct Result: MethodResult, WireObject {
@@ -156,7 +175,18 @@ public enum RunBilling: RPCMethod {
           message: "must be the cursor's until \(RFC3339.format(cursor.until)), or left out to go on from the cursor")
       ])
     }
+    if let shard = params.shard, shard.index >= shard.of {
+      throw ServiceError.invalidParams([
+        FieldError(path: "shard.index", message: "must be below shard.of (\(shard.of)): 0 to \(shard.of - 1)")
+      ])
+    }
+    if let cursor = params.cursor, let shard = params.shard, shard != cursor.shard {
+      throw ServiceError.invalidParams([
+        FieldError(path: "shard", message: "must be the cursor's shard, or left out to go on from the cursor")
+      ])
+    }
     let until = params.cursor?.until ?? asked ?? now
+    let shard = params.cursor?.shard ?? params.shard
     let identifiers = try context.identifiers
     var result = Result()
     result.until = RFC3339.format(until)
@@ -171,12 +201,12 @@ public enum RunBilling: RPCMethod {
     let width = max(context.gatewayCalls?.maxConcurrent ?? 1, 1)
     while true {
       if page.isEmpty {
-        page = try context.store.dueAgreements(by: until, after: after, limit: pageSize)[...]
+        page = try context.store.dueAgreements(by: until, after: after, limit: pageSize, shard: shard)[...]
         if page.isEmpty && dueAgain.isEmpty { break }
       }
       let room = min(width, params.limit - result.payments.count)
       if room == 0 {
-        result.cursor = Cursor(until: until, after: after, dueAgain: dueAgain)
+        result.cursor = Cursor(until: until, after: after, dueAgain: dueAgain, shard: shard)
         break
       }
       var batch: [AgreementRow] = []

@@ -161,6 +161,44 @@ public struct AgreementCursor: Sendable, Equatable {
   public static let noDate: Int64 = Int64.max
 }
 
+/// One of `of` parts of the agreements, by the last hex digit of the agreement's id (an HMAC, so
+/// the parts are even): billing runs that each take a part never meet on an agreement.
+public struct AgreementShard: Sendable, Equatable, WireObject {
+  /// Parts at most: one per hex digit.
+  public static let maxParts = 16
+
+  public var index = 0
+  public var of = 1
+
+  public init(index: Int = 0, of: Int = 1) {
+    self.index = index
+    self.of = of
+  }
+
+  public static let shape = ObjectShape<AgreementShard>(
+    "One of several parts of the agreements, for billing runs at once that share them out.",
+    blank: { AgreementShard() },
+    [
+      .member(
+        "index", \.index, .required, .integer("This part, from 0 to of - 1.", minimum: 0, maximum: maxParts - 1),
+        read: { value, path, reader in reader.integer(value, path(), range: 0...(maxParts - 1)) }),
+      .member(
+        "of", \.of, .required, .integer("How many parts, 1 to 16.", minimum: 1, maximum: maxParts),
+        read: { value, path, reader in reader.integer(value, path(), range: 1...maxParts) }),
+    ])
+
+  /// The last characters of the ids of this part's agreements.
+  public var lastDigits: [String] {
+    (0..<Self.maxParts).filter { $0 % of == index }.map { String($0, radix: 16) }
+  }
+
+  /// Whether `agreementId` is in this part.
+  public func contains(_ agreementId: String) -> Bool {
+    guard let last = agreementId.last else { return false }
+    return lastDigits.contains(String(last))
+  }
+}
+
 extension StoreSchema {
   /// Migration v12's statements both backends run as they are: agreements and their events, and
   /// orders that pay an agreement's later payments.

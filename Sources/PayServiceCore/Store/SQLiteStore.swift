@@ -536,10 +536,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
   }
 
-  public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow] {
-    let values = StoreSQL.dueAgreementValues(by: by, after: after, limit: limit)
+  public func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int, shard: AgreementShard?) throws(StoreError)
+    -> [AgreementRow]
+  {
+    let (statement, values) = StoreSQL.dueAgreements(by: by, after: after, limit: limit, shard: shard)
     return try read { db in
-      try Row.fetchAll(db, sql: StoreSQL.dueAgreements.sqlite, arguments: SQLiteTransaction.arguments(values))
+      try Row.fetchAll(db, sql: statement.sqlite, arguments: SQLiteTransaction.arguments(values))
         .map(SQLiteTransaction.agreement)
     }
   }

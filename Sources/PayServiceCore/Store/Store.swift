@@ -103,9 +103,10 @@ public protocol Store: AnyObject, Sendable {
   func agreements(_ query: AgreementQuery) throws(StoreError) -> [AgreementRow]
 
   /// Agreements that still collect (`active`, `past_due`) with a payment due at or before `by`
-  /// (Unix seconds), soonest first, after `after` (the listing's order), at most `limit`: what a
-  /// billing run works through.
-  func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int) throws(StoreError) -> [AgreementRow]
+  /// (Unix seconds), soonest first, after `after` (the listing's order), at most `limit`, only
+  /// those of `shard` when given: what a billing run works through.
+  func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int, shard: AgreementShard?) throws(StoreError)
+    -> [AgreementRow]
 
   /// Makes this store's identifiers under its own key (created with the store, see `Identifiers`).
   var identifiers: Identifiers { get }

@@ -6,14 +6,18 @@ import Testing
 /// A later payment stopped on the merchant's side: skipped, not charged, no attempt used.
 @Suite("Agreement payments: merchant-side stops")
 struct AgreementPaymentTests {
-  @Test("a renewal out of stock is skipped (nothing charged or taken, no attempt used) and charged by the run after a restock")
-  func outOfStock() throws {
+  @Test(
+    "a renewal out of stock is skipped (nothing charged or taken, no attempt used) and charged by the run after a restock",
+    arguments: StoreBackend.available)
+  func outOfStock(backend: StoreBackend) throws {
     let yaml = ConfigLoaderTests.minimal.replacingOccurrences(
       of: "{sku: tea, name: Tea, description: Green tea, price: 1200, quantityOnHand: 5}",
       with: "{sku: tea, name: Tea, description: Green tea, price: 1200, quantityOnHand: 1, recurring: {interval: month}}"
     ) + "\napplePay:\n  managementURL: https://tiny.example.com/account\n"
     let config = try ConfigLoader.parse(yaml: yaml)
-    let context = try TestConfig.context(config: config)
+    // On PostgreSQL the renewal takes its stock just before its commit: short there, it runs again
+    // and is answered out of stock.
+    let context = try TestConfig.context(config: config, backend: backend)
     let handler = TestConfig.handler(context, backOffice: true)
     let authorized = handler.call(
       "authorizePayment",

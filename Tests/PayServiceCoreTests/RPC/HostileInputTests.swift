@@ -198,6 +198,22 @@ struct HostileInputTests {
     #expect(
       call(3, "runBilling", #"{"cursor":"bc1_\#(hex("0\u{1F}\u{1F}\u{1F}agr_a agr_b"))"}"#)
         == #"{"jsonrpc":"2.0","id":3,"result":{"until":"1970-01-01T00:00:00Z","payments":[],"succeeded":0,"failed":0,"pending":0,"skipped":0,"ended":0,"charged":[],"cursor":null}}"#)
+    // Shards past their bounds, or not the cursor's: refused; a cursor's shard within them goes on.
+    #expect(
+      call(3, "runBilling", #"{"shard":{"index":16,"of":17}}"#)
+        == invalid(3, [
+          ("shard.index", "must be an integer from 0 to 15, got 16"), ("shard.of", "must be an integer from 1 to 16, got 17"),
+        ]))
+    #expect(call(3, "runBilling", #"{"shard":{"index":4,"of":4}}"#) == invalid(3, [("shard.index", "must be below shard.of (4): 0 to 3")]))
+    #expect(call(3, "runBilling", #"{"shard":{"index":0}}"#) == invalid(3, [("shard.of", "is required")]))
+    #expect(
+      call(3, "runBilling", #"{"cursor":"bc1_\#(hex("0\u{1F}\u{1F}\u{1F}\u{1F}4\u{1F}4"))"}"#) == invalid(3, [("cursor", billingCursor)]))
+    #expect(
+      call(3, "runBilling", #"{"shard":{"index":1,"of":4},"cursor":"bc1_\#(hex("0\u{1F}\u{1F}\u{1F}\u{1F}3\u{1F}4"))"}"#)
+        == invalid(3, [("shard", "must be the cursor's shard, or left out to go on from the cursor")]))
+    #expect(
+      call(3, "runBilling", #"{"shard":{"index":3,"of":4},"cursor":"bc1_\#(hex("0\u{1F}\u{1F}\u{1F}\u{1F}3\u{1F}4"))"}"#)
+        == #"{"jsonrpc":"2.0","id":3,"result":{"until":"1970-01-01T00:00:00Z","payments":[],"succeeded":0,"failed":0,"pending":0,"skipped":0,"ended":0,"charged":[],"cursor":null}}"#)
     #expect(
       call(4, "getAgreement", #"{"agreementId":"\#(big)"}"#)
         == #"{"jsonrpc":"2.0","id":4,"error":{"code":-32005,"message":"Agreement not found: \#(big)"}}"#)

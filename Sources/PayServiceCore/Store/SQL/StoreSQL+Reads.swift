@@ -26,18 +26,36 @@ extension StoreSQL {
 
   /// (by, after's date, after's date, after's id, limit) Agreements that still collect with a
   /// payment due at or before `by`, soonest first, after a cursor.
-  public static let dueAgreements = StoreStatement { dialect in
-    """
-    SELECT \(StoreSchema.agreementColumns) FROM agreement
-    WHERE nextPaymentAt IS NOT NULL AND nextPaymentAt <= ? AND status IN ('active', 'past_due')
-      AND (nextPaymentAt > ? OR (nextPaymentAt = ? AND agreementId\(dialect.collate) > ?))
-    ORDER BY nextPaymentAt, agreementId\(dialect.collate) LIMIT ?
-    """
+  public static let dueAgreements = dueAgreements(inShard: false)
+
+  /// As `dueAgreements`, with the 16 last digits of a shard's ids before the limit (`AgreementShard`;
+  /// the unused ones empty).
+  public static let dueAgreementsInShard = dueAgreements(inShard: true)
+
+  static func dueAgreements(inShard: Bool) -> StoreStatement {
+    StoreStatement { dialect in
+      """
+      SELECT \(StoreSchema.agreementColumns) FROM agreement
+      WHERE nextPaymentAt IS NOT NULL AND nextPaymentAt <= ? AND status IN ('active', 'past_due')
+        AND (nextPaymentAt > ? OR (nextPaymentAt = ? AND agreementId\(dialect.collate) > ?))\(
+          inShard
+          ? "\n  AND substr(agreementId, length(agreementId), 1) IN (\(StoreStatement.placeholders(AgreementShard.maxParts)))"
+          : "")
+      ORDER BY nextPaymentAt, agreementId\(dialect.collate) LIMIT ?
+      """
+    }
   }
 
-  public static func dueAgreementValues(by: Int64, after: AgreementCursor?, limit: Int) -> [StoreValue] {
+  /// The statement and its values for `Store.dueAgreements`.
+  public static func dueAgreements(by: Int64, after: AgreementCursor?, limit: Int, shard: AgreementShard?) -> (
+    statement: StoreStatement, values: [StoreValue]
+  ) {
     let date = after?.nextPaymentAt ?? Int64.min
-    return [.integer(by), .integer(date), .integer(date), .text(after?.agreementId ?? ""), .int(limit)]
+    var values: [StoreValue] = [.integer(by), .integer(date), .integer(date), .text(after?.agreementId ?? "")]
+    guard let shard, shard.of > 1 else { return (dueAgreements, values + [.int(limit)]) }
+    let digits = shard.lastDigits
+    values += (0..<AgreementShard.maxParts).map { .text($0 < digits.count ? digits[$0] : "") }
+    return (dueAgreementsInShard, values + [.int(limit)])
   }
 
   /// The orders `query` lists, newest first, as `dialect` writes it, and what it binds.
