@@ -187,10 +187,8 @@ struct BillingCommand: ParsableCommand {
     /// `--shard` read: INDEX/PARTS.
     static func shard(_ text: String) -> AgreementShard? {
       let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-      guard parts.count == 2, let index = Int(parts[0]), let of = Int(parts[1]),
-        (1...AgreementShard.maxParts).contains(of), (0..<of).contains(index)
-      else { return nil }
-      return AgreementShard(index: index, of: of)
+      guard parts.count == 2, let index = Int(parts[0]), let of = Int(parts[1]) else { return nil }
+      return AgreementShard(checkedIndex: index, of: of)
     }
 
     @OptionGroup var service: ServiceOptions

@@ -83,10 +83,10 @@ public enum RunBilling: RPCMethod {
       guard dueAgain.count <= 1024, dueAgain.allSatisfy({ $0.utf8.count <= 255 }) else { return nil }
       var shard: AgreementShard?
       if fields.count == 6 {
-        guard let index = Int(fields[4]), let of = Int(fields[5]), (1...AgreementShard.maxParts).contains(of),
-          (0..<of).contains(index)
+        guard let index = Int(fields[4]), let of = Int(fields[5]),
+          let part = AgreementShard(checkedIndex: index, of: of)
         else { return nil }
-        shard = AgreementShard(index: index, of: of)
+        shard = part
       }
       self.init(
         until: until,

@@ -175,6 +175,12 @@ public struct AgreementShard: Sendable, Equatable, WireObject {
     self.of = of
   }
 
+  /// Part `index` of `of`; nil unless `of` is 1 to `maxParts` and `index` 0 to `of` - 1.
+  public init?(checkedIndex index: Int, of: Int) {
+    guard (1...Self.maxParts).contains(of), (0..<of).contains(index) else { return nil }
+    self.init(index: index, of: of)
+  }
+
   public static let shape = ObjectShape<AgreementShard>(
     "One of several parts of the agreements, for billing runs at once that share them out.",
     blank: { AgreementShard() },
@@ -190,12 +196,6 @@ public struct AgreementShard: Sendable, Equatable, WireObject {
   /// The last characters of the ids of this part's agreements.
   public var lastDigits: [String] {
     (0..<Self.maxParts).filter { $0 % of == index }.map { String($0, radix: 16) }
-  }
-
-  /// Whether `agreementId` is in this part.
-  public func contains(_ agreementId: String) -> Bool {
-    guard let last = agreementId.last else { return false }
-    return lastDigits.contains(String(last))
   }
 }
 

@@ -99,25 +99,6 @@ extension TokenBook {
     try insert(token)
     return token
   }
-
-  /// Issues a charge token bound to `binding` and returns it; `authorizationId` names the Apple
-  /// Pay authorization hold it charges (recorded before). The token is derived from the next
-  /// sequence number, so the same store state and clock issue the same token.
-  func issueChargeToken(
-    identifiers: Identifiers, merchant: String, binding: OrderBinding, billingContact: Contact?, paymentMethod: PaymentMethod,
-    amountMinor: Int64, currencyCode: String, outcome: SandboxOutcome, issuedAt: Int64, ttlSeconds: Int,
-    authorizationId: String?, gatewayPaymentData: String? = nil, walletOrderToken: ((String) -> String)? = nil
-  ) throws -> (token: String, walletOrderToken: String?) {
-    let make = NewChargeToken.maker(
-      identifiers: identifiers, merchant: merchant, binding: binding, billingContact: billingContact,
-      paymentMethod: paymentMethod, amountMinor: amountMinor, currencyCode: currencyCode, outcome: outcome,
-      issuedAt: issuedAt, ttlSeconds: ttlSeconds, authorizationId: authorizationId,
-      gatewayPaymentData: gatewayPaymentData, walletOrderToken: walletOrderToken)
-    guard let token = try issue(TokenIssue(hold: nil, issuedAt: issuedAt, make: make)) else {
-      throw StoreError.unavailable(reason: "a token without a hold was not issued")
-    }
-    return (token.token, token.walletOrderToken)
-  }
 }
 
 extension NewChargeToken {

@@ -16,13 +16,7 @@ struct StoreContractTests {
   static func issue(_ transaction: any StoreTransaction, binding: String = "b", at issuedAt: Int64 = TestConfig.now) throws
     -> String
   {
-    try transaction.issueChargeToken(
-      identifiers: Identifiers(key: TestConfig.identifierKey), merchant: "merchant.test",
-      binding: OrderBinding(
-        items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: binding, shippingContact: nil, couponCode: nil),
-      billingContact: nil, paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000,
-      currencyCode: "USD", outcome: .approved, issuedAt: issuedAt, ttlSeconds: 600, authorizationId: nil
-    ).token
+    try #require(try transaction.issue(tokenIssue(binding: binding, at: issuedAt))).token
   }
 
   /// What `issue` issues, as `Store.issue` takes it, with `hold` if any.
@@ -472,15 +466,17 @@ struct StoreContractTests {
     let tokens = try store.write { transaction -> [String] in
       var tokens: [String] = []
       for (index, email) in ["Ada@Example.com", "ÉLISE@example.com", "grace@example.com"].enumerated() {
-        let token = try transaction.issueChargeToken(
+        let issuedAt = TestConfig.now + Int64(index) * 3600
+        let make = NewChargeToken.maker(
           identifiers: Identifiers(key: TestConfig.identifierKey), merchant: "merchant.test",
           binding: OrderBinding(
             items: [CartItem(sku: "clock", quantity: 1)], shippingMethod: "m\(index)", shippingContact: contact(email),
             couponCode: nil),
           billingContact: index == 2 ? contact("billing@example.com") : nil,
           paymentMethod: PaymentMethod(network: "visa", type: .credit), amountMinor: 5000, currencyCode: "USD",
-          outcome: .approved, issuedAt: TestConfig.now + Int64(index) * 3600, ttlSeconds: 86_400, authorizationId: nil
-        ).token
+          outcome: .approved, issuedAt: issuedAt, ttlSeconds: 86_400, authorizationId: nil, gatewayPaymentData: nil,
+          walletOrderToken: nil)
+        let token = try #require(try transaction.issue(TokenIssue(hold: nil, issuedAt: issuedAt, make: make))).token
         tokens.append(token)
       }
       return tokens
