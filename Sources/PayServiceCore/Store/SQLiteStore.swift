@@ -57,6 +57,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try dbQueue.writeWithoutTransaction { db in
           _ = try Row.fetchOne(db, sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.checkpointPages)")
         }
+        // SQLite's own page cache holds `cachePages` pages instead of 2 MB: a large store's
+        // indexes are keyed by random ids, so with 2 MB nearly every page an order's inserts
+        // descend through is read again from the file (see docs/performance.md).
+        try dbQueue.writeWithoutTransaction { db in
+          try db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.cacheKiB)")
+        }
       }
       // Statement and savepoint journals (a group commit's savepoints) stay in memory instead of
       // temporary files: they only serve rollbacks within a transaction, never recovery.
@@ -115,6 +121,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
   /// Pages the write-ahead log grows by between automatic checkpoints (about 40 MB of 4 KiB pages).
   static let checkpointPages = 10_000
+
+  /// The size of the connection's page cache, in KiB (64 MiB; memory is taken as pages are read).
+  static let cacheKiB = 65_536
 
   /// `StoreSchema.migrations` in SQLite's SQL. Never edit one that has shipped: add a new one.
   /// `newIdentifierKey` makes the key migration v8 gives a store that has none.

@@ -52,6 +52,18 @@ struct SQLiteFileTests {
     #expect(Self.mode(path + "-shm") == 0o600)
   }
 
+  @Test("a store file's connection: synchronous FULL, a checkpoint every 10,000 pages, a 64 MiB page cache")
+  func connectionSettings() throws {
+    let path = TestPaths.temporaryDirectory().appendingPathComponent("settings.sqlite").path
+    let store = try SQLiteStore(path: path)
+    let settings = try store.dbQueue.read { db in
+      try ["synchronous", "wal_autocheckpoint", "cache_size", "journal_mode"].map { name in
+        try String.fetchOne(db, sql: "PRAGMA \(name)") ?? "none"
+      }
+    }
+    #expect(settings == ["2", "10000", "-65536", "wal"])
+  }
+
   @Test("an existing database, -wal or -shm of this user that others may read is made 0600 at open")
   func readableFilesAreTightened() throws {
     let path = TestPaths.temporaryDirectory().appendingPathComponent("old.sqlite").path
