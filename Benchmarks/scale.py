@@ -4,6 +4,7 @@
 
 usage: Benchmarks/scale.py [--binary PATH] [--stripe-server PATH] [--sizes 1000,10000,100000] [--quick]
                            [--concurrent-billing N] [--stores sqlite,postgres] [--only-concurrent]
+                           [--delay-ms MS] [--repeat-small R]
 
   --binary         the payservice to measure (default .build/release/payservice)
   --stripe-server  the Stripe test server (default .build/release/stripe-test-server); the
@@ -17,6 +18,9 @@ usage: Benchmarks/scale.py [--binary PATH] [--stripe-server PATH] [--sizes 1000,
   --only-concurrent  only the concurrent billing runs (with --concurrent-billing, on PostgreSQL)
   --delay-ms MS    the concurrent billing runs reach the server with MS added to each round trip
                    (Benchmarks/pgdelay.c), as across a network
+  --repeat-small R each size up to 10,000 is measured R times, each on a fresh store, and each
+                   method's median kept (default 3): a run of a few seconds moves with the
+                   machine's noise more than with the code
 
 For each store and size N, on a fresh store (the sandbox gateway, a pinned clock):
   processOrder   N subscription checkouts (authorized first, not timed), pipelined in one process
@@ -38,6 +42,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +54,8 @@ import bench  # noqa: E402  (the store helpers and the Stripe test server's star
 import postgres_bench  # noqa: E402  (pgdelay, the added latency)
 
 LINE_CAP = 8 * 1024 * 1024
+SMALL = 10_000  # sizes up to this are measured --repeat-small times, their medians kept
+TIMED = ("processOrder", "runBilling", "listOrders", "retention")
 CHECKOUT = "2026-12-01T10:00:00Z"
 RENEWAL = "2027-01-01T12:00:00Z"
 RETENTION = "2027-01-01T12:00:01Z"
@@ -158,9 +165,9 @@ def store_bytes(stores, database):
     return int(out.stdout.strip())
 
 
-def one_size(binary, work, stores, n, results):
+def one_size(binary, work, stores, n, results, run=0):
     shop = config(work)
-    database = stores.fresh(f"scale{n}")
+    database = stores.fresh(f"scale{n}" + (f"r{run}" if run else ""))
     orders = checkouts(binary, work, shop, database, n)
     common = ["--config", shop, "--database", database]
     seconds, _, code = bench.run(binary, common + ["--now", CHECKOUT, "--quiet"], orders,
@@ -281,6 +288,7 @@ def main():
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--only-concurrent", action="store_true")
     parser.add_argument("--delay-ms", type=float)
+    parser.add_argument("--repeat-small", type=int, default=3)
     args = parser.parse_args()
     wanted = args.stores.split(",")
     if args.only_concurrent and not args.concurrent_billing:
@@ -296,7 +304,17 @@ def main():
         for stores in all_stores:
             results = {}
             for n in ([] if args.only_concurrent else sizes):
-                one_size(binary, work, stores, n, results)
+                # A size that runs in seconds is measured `repeat` times on fresh stores and each
+                # method's median kept: one short run moves with the machine's noise.
+                repeat = max(1, args.repeat_small) if n <= SMALL else 1
+                runs = []
+                for run in range(repeat):
+                    runs.append({})
+                    one_size(binary, work, stores, n, runs[-1], run)
+                for method in runs[-1]:
+                    values = [r[method][n] for r in runs]
+                    timed = method in TIMED and repeat > 1
+                    results.setdefault(method, {})[n] = statistics.median(values) if timed else values[-1]
                 if server:
                     reconcile_size(binary, server, work, stores, n, results)
                 print(f"{stores.name} {n:,}: " + ", ".join(
