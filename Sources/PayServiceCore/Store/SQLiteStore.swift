@@ -57,9 +57,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try dbQueue.writeWithoutTransaction { db in
           _ = try Row.fetchOne(db, sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.checkpointPages)")
         }
-        // SQLite's own page cache holds `cachePages` pages instead of 2 MB: a large store's
-        // indexes are keyed by random ids, so with 2 MB nearly every page an order's inserts
-        // descend through is read again from the file (see docs/performance.md).
+        // The connection caches up to `cacheKiB` of the file's pages instead of SQLite's 2 MB: a
+        // large store's indexes are keyed by random ids, and with 2 MB nearly every leaf an order's
+        // inserts reach was read again from the file (see docs/internals/store.md).
         try dbQueue.writeWithoutTransaction { db in
           try db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.cacheKiB)")
         }
