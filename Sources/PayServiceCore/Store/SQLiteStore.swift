@@ -46,21 +46,19 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try SQLiteFiles.check(path)
         configuration.journalMode = .wal
         dbQueue = try SQLiteFiles.creatingPrivately { try DatabaseQueue(path: path, configuration: configuration) }
-        // Every commit is fsync'ed before it is answered. This must come after opening: GRDB's
-        // WAL setup sets synchronous = NORMAL (commits not synced), which would override a
-        // prepareDatabase step.
-        try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        // The log is copied back into the file every `checkpointPages` pages rather than SQLite's
-        // 1,000: an order writes a dozen index pages at random places, and a checkpoint writes
-        // each page changed since the last one once, so checkpoints further apart write less of
-        // a large store again (see docs/performance.md).
         try dbQueue.writeWithoutTransaction { db in
+          // Every commit is fsync'ed before it is answered. This must come after opening: GRDB's
+          // WAL setup sets synchronous = NORMAL (commits not synced), which would override a
+          // prepareDatabase step.
+          try db.execute(sql: "PRAGMA synchronous = FULL")
+          // The log is copied back into the file every `checkpointPages` pages rather than
+          // SQLite's 1,000: an order writes a dozen index pages at random places, and a checkpoint
+          // writes each page changed since the last one once, so checkpoints further apart write
+          // less of a large store again (see docs/performance.md).
           _ = try Row.fetchOne(db, sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.checkpointPages)")
-        }
-        // The connection caches up to `cacheKiB` of the file's pages instead of SQLite's 2 MB: a
-        // large store's indexes are keyed by random ids, and with 2 MB nearly every leaf an order's
-        // inserts reach was read again from the file (see docs/internals/store.md).
-        try dbQueue.writeWithoutTransaction { db in
+          // The connection caches up to `cacheKiB` of the file's pages instead of SQLite's 2 MB: a
+          // large store's indexes are keyed by random ids, and with 2 MB nearly every leaf an
+          // order's inserts reach was read again from the file (see docs/internals/store.md).
           try db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.cacheKiB)")
         }
       }
