@@ -1,3 +1,6 @@
+#if canImport(CBoringSSLDigest)
+  import CBoringSSLDigest
+#endif
 import Crypto
 import Foundation
 
@@ -18,7 +21,14 @@ public enum ConfigLoader {
 
   /// A config's identity in logs and `ping`: "sha256:" and the SHA-256 of its file's bytes, hex.
   public static func digest(of bytes: some Sequence<UInt8>) -> String {
-    "sha256:" + Hex.encode(Array(SHA256.hash(data: Array(bytes))))
+    let bytes = Array(bytes)
+    #if canImport(CBoringSSLDigest)
+      var digest = [UInt8](repeating: 0, count: 32)
+      _ = bytes.withUnsafeBufferPointer { data in CCryptoBoringSSL_SHA256(data.baseAddress, data.count, &digest) }
+      return "sha256:" + Hex.encode(digest)
+    #else
+      return "sha256:" + Hex.encode(Array(SHA256.hash(data: bytes)))
+    #endif
   }
 
   /// The bytes of the file at `path`, read with open and read: the start does not go through

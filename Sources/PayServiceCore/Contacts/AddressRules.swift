@@ -42,7 +42,12 @@ public final class AddressRules: Sendable {
   public let subdivisions: [Subdivision]
   /// Every accepted spelling of a subdivision (key, name, Latin name, other-language names, ISO
   /// code with and without the country), folded (`fold`), to its index in `subdivisions`.
-  private let subdivisionIndex: [String: Int]
+  /// The index is an `Int32`, not an `Int`: the standard library ships `[String: Int]`'s code
+  /// compiled in advance, and that code builds its storage's metadata from a mangled name, which
+  /// makes the runtime check `String: Hashable` by reading every conformance record of the binary
+  /// (about 700 KiB of pages, on the first address a process validates). This module's own
+  /// specialization builds it directly (Package.swift, `leanCodegen`).
+  private let subdivisionIndex: [String: Int32]
   /// Every accepted spelling of each subdivision, as given (in `subdivisions` order).
   private let subdivisionSpellings: [[String]]
 
@@ -78,7 +83,7 @@ public final class AddressRules: Sendable {
     self.postalNameType = postalNameType
     self.areaNameType = areaNameType
     self.subdivisions = subdivisions
-    var index: [String: Int] = [:]
+    var index: [String: Int32] = [:]
     var allSpellings: [[String]] = []
     // A Latin name's last word that two or more of the country's Latin names end with is a kind
     // of area (`Guangdong Sheng`, `Xizang Zizhiqu`): the name is also accepted without it.
@@ -105,7 +110,7 @@ public final class AddressRules: Sendable {
       }
       for spelling in spellings where !spelling.isEmpty {
         let folded = Self.fold(spelling)
-        if index[folded] == nil { index[folded] = position }
+        if index[folded] == nil { index[folded] = Int32(position) }
       }
       allSpellings.append(spellings.filter { !$0.isEmpty })
     }
@@ -184,7 +189,7 @@ public final class AddressRules: Sendable {
   /// The subdivision `text` names, as key, name, Latin name, another language's name or ISO code,
   /// in any case and spacing; nil when none does.
   public func subdivision(named text: String) -> Subdivision? {
-    subdivisionIndex[Self.fold(text)].map { subdivisions[$0] }
+    subdivisionIndex[Self.fold(text)].map { subdivisions[Int($0)] }
   }
 
   /// Every spelling `subdivision(named:)` takes for the subdivision keyed `key` (in one case each).

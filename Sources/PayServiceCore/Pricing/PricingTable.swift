@@ -254,7 +254,7 @@ struct PricingTable: @unchecked Sendable {
       guard !spellings.isEmpty else { return nil }
       return table.withLock { table in
         if table == nil {
-          table = ByteKeyTable.make(spellings.others.compactMap { other, code in regions[code].map { (other, $0) } })
+          table = ByteKeyTable.make(spellings.others.compactMap { other in regions[other.code].map { (other.spelling, $0) } })
         }
         return table!.0.value(for: key)
       }

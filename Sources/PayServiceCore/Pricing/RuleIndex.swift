@@ -62,7 +62,10 @@ struct RuleIndex: Sendable {
   /// (`PricingTable.AreaKeys`).
   final class Spellings: Sendable {
     private let codes: [String]
-    private let table = Mutex<[String: String]?>(nil)
+    /// Each other spelling to its config code's position in `codes`: an `Int32`, as in
+    /// `AddressRules`' index, so that the table is this module's own specialization and its first
+    /// growth does not make the runtime read every conformance record of the binary.
+    private let table = Mutex<[String: Int32]?>(nil)
 
     init(codes: [String]) {
       self.codes = codes.sorted()
@@ -71,13 +74,23 @@ struct RuleIndex: Sendable {
     /// No config code names an area: there is nothing to spell otherwise.
     var isEmpty: Bool { codes.isEmpty }
 
-    var others: [String: String] {
+    /// The config code `spelling` is another spelling of.
+    func code(for spelling: String) -> String? {
+      made[spelling].map { codes[Int($0)] }
+    }
+
+    /// Every other spelling with its config code.
+    var others: [(spelling: String, code: String)] {
+      made.map { ($0.key, codes[Int($0.value)]) }
+    }
+
+    private var made: [String: Int32] {
       guard !codes.isEmpty else { return [:] }
       return table.withLock { table in
         if let table { return table }
         let configured = Set(codes)
-        var made: [String: String] = [:]
-        for code in codes {
+        var made: [String: Int32] = [:]
+        for (position, code) in codes.enumerated() {
           let country = String(code.prefix { $0 != "-" })
           guard let rules = AddressRules.forCountry(country),
             let subdivision = rules.subdivision(named: String(code.dropFirst(country.count + 1)))
@@ -85,7 +98,7 @@ struct RuleIndex: Sendable {
           for spelling in rules.spellings(of: subdivision.key) {
             guard let area = Region.normalize(spelling) else { continue }
             let other = country + "-" + area
-            if !configured.contains(other) && made[other] == nil { made[other] = code }
+            if !configured.contains(other) && made[other] == nil { made[other] = Int32(position) }
           }
         }
         table = made
@@ -97,7 +110,7 @@ struct RuleIndex: Sendable {
   /// The entry of `region`'s own code, or of the config's code for another spelling of its area.
   private func byCode<Value>(_ table: [String: Value], _ region: Region) -> Value? {
     if let value = table[region.code] { return value }
-    return spellings.others[region.code].flatMap { table[$0] }
+    return spellings.code(for: region.code).flatMap { table[$0] }
   }
 
   /// Shipping methods offered for `region`, in config order.

@@ -41,6 +41,15 @@ struct ConfigLoaderTests {
     #expect(TestConfig.load().merchant.merchantCapabilities == ["supports3DS", "supportsCredit"])
   }
 
+  @Test("a config's digest is the SHA-256 of its bytes (FIPS 180-2's examples, and none)")
+  func digest() {
+    #expect(ConfigLoader.digest(of: "".utf8) == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    #expect(ConfigLoader.digest(of: "abc".utf8) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    #expect(
+      ConfigLoader.digest(of: "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        == "sha256:248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+  }
+
   @Test("defaults apply and unquoted numbers are read from their text")
   func defaults() throws {
     let config = try ConfigLoader.parse(yaml: Self.minimal)
