@@ -426,7 +426,7 @@ conflict=$(sed -n 2p examples/back-office.jsonl | python3 -c 'import json,sys; p
 run 1 "$bin" call processOrder "$conflict" --config "$config" --database "$store" --now "$now"
 expect "a used charge token with other params" "$output" \
   $'{"code":-32002,"message":"Charge token conflict: the charge token was already used for a different order"}\npayservice: Charge token conflict: the charge token was already used for a different order (-32002)'
-run 1 "$bin" call refundOrder '{"orderId":"ord_3f3d4a431eb19e111bc2329c17fd2ba9","refundId":"return-0001","lines":[{"sku":"mug","quantity":1,"restock":"none"}]}' \
+run 1 "$bin" call refundOrder '{"orderId":"ord_6b0187c0fd080cf8d33b6749199690aef2f85b75","refundId":"return-0001","lines":[{"sku":"mug","quantity":1,"restock":"none"}]}' \
   --back-office --config "$config" --database "$store" --now "$now"
 expect "a refundId with other params" "$output" \
   $'{"code":-32004,"message":"Idempotency key conflict: this refundId was already used with different params; use a new refundId"}\npayservice: Idempotency key conflict: this refundId was already used with different params; use a new refundId (-32004)'
@@ -463,16 +463,16 @@ expect "check-config --database" "$(payservice check-config --database payservic
 
 # --- Personal data ----------------------------------------------------------------------------------
 expect "erase by email address" "$(payservice erase --email-address ada@example.com --erasure-id gdpr-2026-0001 --now "$now")" \
-  '{"status":"succeeded","erasureId":"gdpr-2026-0001","erasedAt":"2026-11-21T12:00:00Z","orders":["ord_3f3d4a431eb19e111bc2329c17fd2ba9"],"otherPayments":2,"more":false}'
-expect "erase by order, already erased" "$(payservice erase --order-id ord_3f3d4a431eb19e111bc2329c17fd2ba9 --erasure-id gdpr-2026-0002 --now "$now")" \
+  '{"status":"succeeded","erasureId":"gdpr-2026-0001","erasedAt":"2026-11-21T12:00:00Z","orders":["ord_6b0187c0fd080cf8d33b6749199690aef2f85b75"],"otherPayments":2,"more":false}'
+expect "erase by order, already erased" "$(payservice erase --order-id ord_6b0187c0fd080cf8d33b6749199690aef2f85b75 --erasure-id gdpr-2026-0002 --now "$now")" \
   '{"status":"succeeded","erasureId":"gdpr-2026-0002","erasedAt":"2026-11-21T12:00:00Z","orders":[],"otherPayments":0,"more":false}'
-expect_match "the erased order" "$(payservice call getOrder '{"orderId":"ord_3f3d4a431eb19e111bc2329c17fd2ba9"}' --back-office)" \
+expect_match "the erased order" "$(payservice call getOrder '{"orderId":"ord_6b0187c0fd080cf8d33b6749199690aef2f85b75"}' --back-office)" \
   '"shippingContact":\{"administrativeArea":"NY","postalCode":"122","countryCode":"US"\},"billingContact":\{"administrativeArea":"NY","postalCode":"122","countryCode":"US"\},"personalDataErasedAt":"2026-11-21T12:00:00Z","amount":"75.69"'
 # The retention, as the README's config and the timer's command run it, two years and a day later.
 printf 'privacy:\n  retainPersonalDataDays: 730     # two years after the payment was authorized\n' >> config.yaml
 cp "$store" retained.sqlite
 expect "retention" "$(payservice retention --config config.yaml --database retained.sqlite --now 2028-11-21T12:00:01Z)" \
-  '{"status":"succeeded","erasureId":"retention-2026-11-22T12:00:01Z-1","erasedAt":"2028-11-21T12:00:01Z","orders":["ord_3f3d4a431eb19e111bc2329c17fd2ba9"],"otherPayments":2,"more":false}'
+  '{"status":"succeeded","erasureId":"retention-2026-11-22T12:00:01Z-1","erasedAt":"2028-11-21T12:00:01Z","orders":["ord_6b0187c0fd080cf8d33b6749199690aef2f85b75"],"otherPayments":2,"more":false}'
 cd "$repo"
 
 echo "running-it: ok"

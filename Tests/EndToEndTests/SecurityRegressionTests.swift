@@ -155,10 +155,15 @@ struct SecurityRegressionTests {
       defer { shop.finish() }
       seen.append(try Self.placeOrder(shop))
     }
+    // `ctok_`, 8 hex digits of the second it was issued, 40 of MAC; `ord_`, the same second, 32.
     for ids in seen {
-      #expect(ids.token.utf8.count == 45 && ids.token.hasPrefix("ctok_"))
-      #expect(ids.orderId.utf8.count == 36 && ids.orderId.hasPrefix("ord_"))
+      #expect(ids.token.utf8.count == 53 && ids.token.hasPrefix("ctok_"))
+      #expect(ids.orderId.utf8.count == 44 && ids.orderId.hasPrefix("ord_"))
+      #expect(ids.orderId.dropFirst(4).prefix(8) == ids.token.dropFirst(5).prefix(8))
     }
+    // The MAC parts differ, not only the whole: the second they share says nothing about them.
+    #expect(seen[0].token.dropFirst(13) != seen[1].token.dropFirst(13))
+    #expect(seen[0].orderId.dropFirst(12) != seen[1].orderId.dropFirst(12))
     #expect(seen[0].token != seen[1].token)
     #expect(seen[0].orderId != seen[1].orderId)
   }

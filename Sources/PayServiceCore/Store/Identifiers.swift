@@ -18,9 +18,18 @@ import Glibc
 /// (`Store.identifiers`, table `storeKey`): it protects what is guessable from outside, not the store's
 /// own contents, which it sits beside.
 ///
+/// A charge token starts with the second it was issued, as 8 hex digits after `ctok_`, and what is
+/// derived from it (its order and charge, the order's agreement, refunds and later payments) starts
+/// with the same 8 digits, before 32 hex digits of MAC: identifiers sort by when their token was
+/// issued, so that the store's indexes keyed by them take each new row beside the last ones instead
+/// of at a random place, and the pages a store works on stay few however large it grows. The
+/// prefix is never read for its meaning: it is copied from the identifier something is derived from.
+///
 /// Stores written before identifiers were keyed hold tokens and orders with the shorter, unkeyed
-/// forms (`ctok_` + 32, `ord_` + 20 hex digits); what is derived from one of those (its order, its
-/// charge) keeps the unkeyed derivation, so that a pending payment of such a token is found again.
+/// forms (`ctok_` + 32, `ord_` + 20 hex digits), and stores written before they were time-ordered
+/// hold keyed ones without the prefix (`ctok_` + 40, `ord_` + 32); what is derived from one of those
+/// (its order, its charge) keeps that form's derivation, so that a pending payment of such a token
+/// is found again under the same identifiers.
 public struct Identifiers: Sendable {
   private let key: SymmetricKey
 
@@ -34,13 +43,33 @@ public struct Identifiers: Sendable {
     return code.withUnsafeBytes { Hex.encode($0) }
   }
 
+  /// The 8 hex digits of a second (clamped to 1970–2106), the prefix of time-ordered identifiers.
+  static func moment(_ seconds: Int64) -> String {
+    withUnsafeBytes(of: UInt32(clamping: seconds).bigEndian) { Hex.encode($0) }
+  }
+
+  /// The time prefix of `identifier` when it has the time-ordered form of `kind` (`kind`, then 8
+  /// and `macDigits` lower-case hex digits); "" otherwise, so that what is derived from an older
+  /// form keeps that form.
+  static func moment(of identifier: String, kind: String, macDigits: Int) -> String {
+    let utf8 = identifier.utf8
+    guard utf8.count == kind.utf8.count + 8 + macDigits, identifier.hasPrefix(kind) else { return "" }
+    let digits = utf8.dropFirst(kind.utf8.count).prefix(8)
+    return Hex.isLowercase(digits) ? String(decoding: digits, as: UTF8.self) : ""
+  }
+
+  static func moment(ofToken token: String) -> String { moment(of: token, kind: "ctok_", macDigits: 40) }
+  static func moment(ofOrder orderId: String) -> String { moment(of: orderId, kind: "ord_", macDigits: 32) }
+  static func moment(ofAgreement agreementId: String) -> String { moment(of: agreementId, kind: "agr_", macDigits: 32) }
+
+  /// `ctok_`, the second of `issuedAt` (8 hex digits) and 40 hex digits of MAC.
   public func chargeToken(merchant: String, sequence: Int64, binding: String, issuedAt: Int64) -> String {
-    "ctok_" + mac(["charge-token", merchant, String(sequence), binding, String(issuedAt)]).prefix(40)
+    "ctok_" + Self.moment(issuedAt) + mac(["charge-token", merchant, String(sequence), binding, String(issuedAt)]).prefix(40)
   }
 
   public func chargeId(token: String) -> String {
     if Legacy.isToken(token) { return Legacy.chargeId(token: token) }
-    return "ch_" + mac(["charge", token]).prefix(32)
+    return "ch_" + Self.moment(ofToken: token) + mac(["charge", token]).prefix(32)
   }
 
   /// An Apple Pay authorization hold's id: one per token (Apple's transaction id).
@@ -50,29 +79,29 @@ public struct Identifiers: Sendable {
 
   public func orderId(token: String) -> String {
     if Legacy.isToken(token) { return Legacy.orderId(token: token) }
-    return "ord_" + mac(["order", token]).prefix(32)
+    return "ord_" + Self.moment(ofToken: token) + mac(["order", token]).prefix(32)
   }
 
   /// The agreement a checkout order made: one per order.
   public func agreementId(orderId: String) -> String {
-    "agr_" + mac(["agreement", orderId]).prefix(32)
+    "agr_" + Self.moment(ofOrder: orderId) + mac(["agreement", orderId]).prefix(32)
   }
 
   /// The order of an agreement's later payment: one per agreement and payment (`period-3`,
   /// `reload-<reloadId>`), whatever attempt pays it.
   public func agreementOrderId(agreementId: String, payment: String) -> String {
-    "ord_" + mac(["agreement-order", agreementId, payment]).prefix(32)
+    "ord_" + Self.moment(ofAgreement: agreementId) + mac(["agreement-order", agreementId, payment]).prefix(32)
   }
 
   /// The sandbox's charge of an agreement's later payment: one per order and attempt.
   public func agreementChargeId(orderId: String, attempt: Int) -> String {
-    "ch_" + mac(["agreement-charge", orderId, String(attempt)]).prefix(32)
+    "ch_" + Self.moment(ofOrder: orderId) + mac(["agreement-charge", orderId, String(attempt)]).prefix(32)
   }
 
   /// The gateway's id of a refund: one per order and refundId.
   public func gatewayRefundId(orderId: String, refundId: String) -> String {
     if Legacy.isOrderId(orderId) { return Legacy.gatewayRefundId(orderId: orderId, refundId: refundId) }
-    return "re_" + mac(["refund", orderId, refundId]).prefix(32)
+    return "re_" + Self.moment(ofOrder: orderId) + mac(["refund", orderId, refundId]).prefix(32)
   }
 
   /// A Wallet order authentication token derived from the charge token, for a pinned clock only

@@ -14,6 +14,11 @@ enum Hex {
     }
   }
 
+  /// Whether every byte is a lower-case hex digit (as `encode` writes them).
+  static func isLowercase(_ utf8: some Collection<UInt8>) -> Bool {
+    utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+  }
+
   /// nil unless `text` is an even number of hex digits (either case).
   static func decode(_ text: String) -> [UInt8]? {
     let utf8 = Array(text.utf8)
