@@ -23,8 +23,8 @@ usage: Benchmarks/scale.py [--binary PATH] [--stripe-server PATH] [--sizes 1000,
                    machine's noise more than with the code
 
 For each store and size N, on a fresh store (the sandbox gateway, a pinned clock):
-  processOrder   N subscription checkouts, 1,000 a minute from 2026-12-01T10:00Z (each minute's
-                 authorized first, not timed, then its orders pipelined in one process)
+  processOrder   N subscription checkouts, 1,000 a minute from 2026-12-01T10:00Z: each minute's
+                 carts authorized (not timed), then their orders pipelined in one process
   runBilling     `payservice billing run` one month later: N renewals, 500 a call; checks that it
                  exits 0, that every renewal succeeded once, that no line of its output is longer than
                  the line cap (8 MiB), and that a second run charges nothing
@@ -95,51 +95,43 @@ def jsonl(path, requests):
 ROUND = 1000
 
 
-def checkouts(binary, work, shop, database, n, env=None, payment="tok_visa"):
-    """Authorizes n carts of one subscription, ROUND a minute (not timed); returns the rounds'
-    processOrder requests as [(clock, request file)]."""
+def checkouts(binary, work, shop, database, n, answers=os.devnull, env=None, payment="tok_visa"):
+    """n checkouts of one subscription, ROUND a minute: each minute's carts authorized (not timed),
+    then their orders pipelined in one process (timed); returns (seconds, worst exit code, orders
+    placed, the last minute's clock). A minute's tokens are used within it, as a shop's are within
+    their lifetime (an expired unused token is deleted by later authorizations)."""
     items = [{"sku": "club", "quantity": 1}]
     start = calendar.timegm(time.strptime(CHECKOUT, "%Y-%m-%dT%H:%M:%SZ"))
-    rounds = []
+    seconds, worst, placed, now = 0.0, 0, 0, CHECKOUT
     for first in range(0, n, ROUND):
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start + 60 * (first // ROUND)))
+        common = ["--config", shop, "--database", database, "--now", now, "--quiet"]
         authorize = os.path.join(work, "authorize.jsonl")
         jsonl(authorize, [("authorizePayment", {
             "items": items, "shippingMethod": "free", "payment": {"token": {
                 "paymentData": payment, "transactionIdentifier": f"T{i}",
                 "paymentMethod": {"displayName": "Visa 0492", "network": "visa", "type": "credit"}},
                 "shippingContact": CONTACT, "billingContact": CONTACT}}) for i in range(first, min(n, first + ROUND))])
-        answers = os.path.join(work, "authorized.jsonl")
-        common = ["--config", shop, "--database", database, "--now", now, "--quiet"]
-        _, _, code = bench.run(binary, common, authorize, answers, env=env)
+        authorized = os.path.join(work, "authorized.jsonl")
+        _, _, code = bench.run(binary, common, authorize, authorized, env=env)
         if code != 0:
             raise SystemExit(f"authorizePayment exited {code}")
         orders = []
-        with open(answers) as f:
+        with open(authorized) as f:
             for line in f:
                 result = json.loads(line)["result"]
                 orders.append(("processOrder", {"chargeToken": result["chargeToken"], "items": items,
                                                 "shippingMethod": "free", "shippingContact": CONTACT,
                                                 "amount": result["amount"], "currencyCode": "USD"}))
-        path = os.path.join(work, f"orders-{len(rounds)}.jsonl")
+        path = os.path.join(work, "orders.jsonl")
         jsonl(path, orders)
-        rounds.append((now, path))
-    return rounds
-
-
-def place(binary, shop, database, rounds, answers=os.devnull, env=None):
-    """processOrder for each round, pipelined, each round's process at its minute; returns (seconds,
-    worst exit code, orders placed)."""
-    seconds, worst, placed = 0.0, 0, 0
-    for now, orders in rounds:
-        elapsed, _, code = bench.run(binary, ["--config", shop, "--database", database, "--now", now, "--quiet"],
-                                     orders, answers, env=env)
+        elapsed, _, code = bench.run(binary, common, path, answers, env=env)
         seconds += elapsed
         worst = worst or code
         if answers != os.devnull:
             with open(answers) as f:
                 placed += sum('"status":"succeeded"' in line for line in f)
-    return seconds, worst, placed
+    return seconds, worst, placed, now
 
 
 def timed(command, env=None):
@@ -197,9 +189,8 @@ def store_bytes(stores, database):
 def one_size(binary, work, stores, n, results, run=0):
     shop = config(work)
     database = stores.fresh(f"scale{n}" + (f"r{run}" if run else ""))
-    rounds = checkouts(binary, work, shop, database, n)
+    seconds, code, placed, _ = checkouts(binary, work, shop, database, n, os.path.join(work, "placed.jsonl"))
     common = ["--config", shop, "--database", database]
-    seconds, code, placed = place(binary, shop, database, rounds, os.path.join(work, "placed.jsonl"))
     check(f"processOrder {n}", code == 0 and placed == n, f"exit {code}, {placed} placed")
     results.setdefault("processOrder", {})[n] = seconds
 
@@ -230,9 +221,8 @@ def reconcile_size(binary, server_binary, work, stores, n, results):
             gateway = f.read().split("gateway:\n", 1)[1]
         shop = config(work, "gateway:\n" + gateway)
         database = stores.fresh(f"reconcile{n}")
-        rounds = checkouts(binary, work, shop, database, n, env=env, payment="pm_card_visa")
-        common = ["--config", shop, "--database", database, "--now", rounds[-1][0]]
-        _, code, _ = place(binary, shop, database, rounds, env=env)
+        _, code, _, last = checkouts(binary, work, shop, database, n, env=env, payment="pm_card_visa")
+        common = ["--config", shop, "--database", database, "--now", last]
         check(f"reconcile {n}: orders", code == 0 and bench.stripe_payment_intents(server) == n)
         seconds, code, lines, err = timed([binary, "stripe", "reconcile", "--since", "2026-01-01T00:00:00Z"] + common,
                                           env=env)
@@ -256,7 +246,7 @@ def concurrent_billing(binary, work, stores, n, runners, delay_ms=None):
     Benchmarks/pgdelay.c, which adds that much to each round trip (the checkouts do not)."""
     shop = config(work)
     base = stores.fresh(f"billing{n}")
-    _, code, _ = place(binary, shop, base, checkouts(binary, work, shop, base, n))
+    _, code, _, _ = checkouts(binary, work, shop, base, n)
     check("concurrent billing: checkouts", code == 0)
     times = {}
     proxy = None
