@@ -8,7 +8,10 @@ Each payservice line has its pgbench anchor:
                         script (BEGIN; UPDATE one pgbench_accounts row; INSERT a history row; END)
                         with 1 client
   checkout              one checkout at a time, as a web shop's server makes them (authorizePayment,
-                        then processOrder): the two calls timed together, p50 and p99
+                        then processOrder): the two calls timed together, p50 and p99, vs the p50 of
+                        the floor script with 1 client: the same two round trips of the same kinds,
+                        each one statement (an insert committed asynchronously, as a charge token
+                        is, then an update and an insert committed durably, as an order is)
   lone order            the processOrder of each such checkout timed alone, vs that script's latency
                         with 1 client
   lone order, token     the same with tokens another process issued (another host behind the same
@@ -61,6 +64,11 @@ class PgDelay:
         self.process.stdin.close()
         self.process.wait()
 
+
+FLOOR_SCRIPT = """\\set aid random(1, 100000)
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) SELECT 1, 1, :aid, 0, CURRENT_TIMESTAMP FROM set_config('synchronous_commit', 'off', true);
+WITH charged AS (UPDATE pgbench_accounts SET abalance = abalance - 1 WHERE aid = :aid RETURNING aid) INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) SELECT 1, 1, aid, -1, CURRENT_TIMESTAMP FROM charged;
+"""
 
 HOT_SCRIPT = """BEGIN;
 UPDATE pgbench_accounts SET abalance = abalance - 1 WHERE aid = 1;
@@ -189,29 +197,32 @@ def authorize_line(index, sku="mug"):
 def checkout_times(binary, common, database, count, warmup, proxy):
     """A checkout at a time in one process, as a web shop's server makes them: authorizePayment,
     then processOrder with its token. Seconds per checkout (both calls) and per processOrder, and
-    the round trips of each call."""
+    the round trips of each call when `proxy` is given. Asking the proxy for its count takes a round
+    trip to another process between the two calls, so the timed runs pass None and the counting run's
+    times are not reported."""
     client = Client(binary, common + ["--database", database])
     checkouts, orders = [], []
     trips = {"authorize": 0, "order": 0}
     for index in range(count):
         timed = index >= warmup
-        before = proxy.round_trips() if timed else 0
+        counted = timed and proxy is not None
+        before = proxy.round_trips() if counted else 0
         start = time.perf_counter()
         answer = client.ask(authorize_line(index))
-        authorized = time.perf_counter()
-        if timed:
+        if counted:
             trips["authorize"] += proxy.round_trips() - before
         result = json.loads(answer)["result"]
         order = json.dumps({"jsonrpc": "2.0", "id": index, "method": "processOrder", "params": {
             "chargeToken": result["chargeToken"], "items": [{"sku": "mug", "quantity": 1}], "shippingMethod": "free",
             "shippingContact": CONTACT, "amount": result["amount"], "currencyCode": "USD"}}, separators=(",", ":"))
-        before = proxy.round_trips() if timed else 0
+        before = proxy.round_trips() if counted else 0
         ordered = time.perf_counter()
         answer = client.ask(order)
         end = time.perf_counter()
         if timed:
             checkouts.append(end - start)
             orders.append(end - ordered)
+        if counted:
             trips["order"] += proxy.round_trips() - before
         if b'"status":"succeeded"' not in answer:
             raise SystemExit(f"postgres bench (checkout): {answer[:300]!r}")
@@ -256,6 +267,21 @@ def pgbench(url, args, seconds):
     return tps, latency
 
 
+def pgbench_p50(url, script, seconds, work, name):
+    """The median latency in seconds of `script` run by one pgbench client (its per-transaction log)."""
+    prefix = os.path.join(work, name)
+    subprocess.run(["pgbench", "-n", "-T", str(seconds), "-f", script, "-c", "1", "-l", "--log-prefix", prefix, url],
+                   check=True, capture_output=True, cwd=work)
+    latencies = []
+    for file in os.listdir(work):
+        if file.startswith(name + "."):
+            with open(os.path.join(work, file)) as log:
+                latencies += [int(line.split()[2]) for line in log if line.strip()]
+            os.remove(os.path.join(work, file))
+    latencies.sort()
+    return latencies[len(latencies) // 2] / 1e6
+
+
 def through(url, port):
     """`url` with its host and port replaced by the proxy's."""
     return re.sub(r"@[^/]+/", f"@127.0.0.1:{port}/", url)
@@ -276,6 +302,9 @@ def measure(binary, stores, config, now, work, quick, percentile):
     script = os.path.join(work, "hot-row.sql")
     with open(script, "w") as f:
         f.write(HOT_SCRIPT)
+    floor_script = os.path.join(work, "floor.sql")
+    with open(floor_script, "w") as f:
+        f.write(FLOOR_SCRIPT)
     anchor = stores.fresh("pgbench")
     subprocess.run(["pgbench", "-i", "-q", "-s", "1", anchor], check=True, capture_output=True)
 
@@ -315,10 +344,11 @@ def measure(binary, stores, config, now, work, quick, percentile):
             f["pgbench hot 1"] = pgbench(anchor_url, ["-f", script, "-c", "1"], seconds)
             f["pgbench hot 8"] = pgbench(anchor_url, ["-f", script, "-c", "8", "-j", "2"], seconds)
             f["pgbench -N 8"] = pgbench(anchor_url, ["-N", "-c", "8", "-j", "2"], seconds)
+            f["floor"] = pgbench_p50(anchor_url, floor_script, seconds, work, f"floor{int((delay or 0) * 10)}")
             f["hot 1"], _ = pipelined_rate(binary, common, copy("hot"), [hot_orders], "hot sku, 1 process", proxy)
             times, _ = lone_times(binary, common, copy("lone"), lone_orders, 20, proxy)
             f["lone"] = (percentile(times, 0.5), percentile(times, 0.99))
-            checkouts, times, _ = checkout_times(binary, common, copy("checkout"), lone_count, 20, proxy)
+            checkouts, times, _ = checkout_times(binary, common, copy("checkout"), lone_count, 20, None)
             f["whole checkout"] = (percentile(checkouts, 0.5), percentile(checkouts, 0.99))
             f["checkout"] = (percentile(times, 0.5), percentile(times, 0.99))
             f["hot 8"], _ = pipelined_rate(binary, common, copy("crowd"), crowd_hot, "hot sku, 8 processes", proxy)
@@ -339,7 +369,8 @@ def report(figures):
         print(f"pg {tag:<9} hot sku, 1 process    {f['hot 1']:>7,.0f} orders/s   pgbench hot row, 1 client "
               f"{hot1:>7,.0f} tps   ratio {f['hot 1'] / hot1:.2f}")
         p50, p99 = f["whole checkout"]
-        print(f"pg {tag:<9} checkout (authorize + order) p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms")
+        print(f"pg {tag:<9} checkout (authorize + order) p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   "
+              f"floor p50 {f['floor'] * 1e3:.2f} ms   {p50 / f['floor']:.2f}x")
         for key, label in [("checkout", "lone order        "), ("lone", "lone order, token  ")]:
             p50, p99 = f[key]
             print(f"pg {tag:<9} {label} p50 {p50 * 1e3:5.2f} ms p99 {p99 * 1e3:5.2f} ms   pgbench 1 client "
