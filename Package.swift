@@ -215,6 +215,12 @@ let package = Package(
       ]
     ),
     .testTarget(
+      name: "PayServiceAdyenTests",
+      dependencies: ["PayServiceCore", "PayServiceTestSupport"],
+      // The notification vectors Adyen's own library signed, and its licence, read by path.
+      exclude: ["Fixtures"]
+    ),
+    .testTarget(
       name: "PayServiceRemoteTests",
       dependencies: ["PayServiceRemote", "PayServiceCore", "PayServiceTestSupport"]
     ),
