@@ -69,8 +69,8 @@ let package = Package(
     .target(
       name: "PayServiceCommands",
       dependencies: [
-        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceAdyen", "PayServiceApplePay",
+        "PayServiceAppStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: leanCodegen
     ),
@@ -125,6 +125,12 @@ let package = Package(
       dependencies: ["PayServiceCore", "PayServiceRemote"],
       swiftSettings: leanCodegen
     ),
+    // The Adyen gateway (`gateway.kind: adyen`): Adyen's Checkout API.
+    .target(
+      name: "PayServiceAdyen",
+      dependencies: ["PayServiceCore", "PayServiceRemote"],
+      swiftSettings: leanCodegen
+    ),
     // Apple Pay merchant validation (`startMerchantSession`): the merchant identity's mutual TLS
     // to Apple's gateways.
     .target(
@@ -153,6 +159,12 @@ let package = Package(
       name: "stripe-test-server",
       dependencies: ["PayServiceTestSupport"],
       path: "Tests/StripeTestServerMain"
+    ),
+    // The Adyen test server as a process, by hand and for the benchmark; it moves no money.
+    .executableTarget(
+      name: "adyen-test-server",
+      dependencies: ["PayServiceTestSupport"],
+      path: "Tests/AdyenTestServerMain"
     ),
     // payservice's stdio server with a method that traps, for the end-to-end test that committed
     // work is answered before a later line ends the process.
@@ -183,7 +195,8 @@ let package = Package(
     .target(
       name: "PayServiceTestSupport",
       dependencies: [
-        "PayServiceFuzzSupport", "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceApplePay", "PayServiceAppStore",
+        "PayServiceFuzzSupport", "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceAdyen",
+        "PayServiceApplePay", "PayServiceAppStore",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -216,7 +229,12 @@ let package = Package(
     ),
     .testTarget(
       name: "PayServiceAdyenTests",
-      dependencies: ["PayServiceCore", "PayServiceTestSupport"],
+      dependencies: [
+        "PayServiceAdyen", "PayServiceCore", "PayServiceTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+      ],
       // The notification vectors Adyen's own library signed, and its licence, read by path.
       exclude: ["Fixtures"]
     ),

@@ -30,7 +30,7 @@ struct OneShotSession {
     let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
     if let problem = checks.problems.first { ServeSettings.fail(problem) }
     for warning in checks.warnings { log.warning(warning) }
-    gateway = ServeSettings.gateway(for: loaded)
+    gateway = ServeSettings.gateway(for: loaded, clock: clock)
     sessions = ServeSettings.merchantSessions(for: loaded)
     appStore = ServeSettings.appStoreServer(for: loaded)
     handler = RequestHandler(

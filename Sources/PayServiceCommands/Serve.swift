@@ -69,7 +69,7 @@ extension ServeSettings {
     for warning in checks.warnings { log.warning(warning) }
     if !quiet { log.info("config \(config) (\(loaded.digest)) took effect") }
     log.flush()
-    let gateway = ServeSettings.gateway(for: loaded)
+    let gateway = ServeSettings.gateway(for: loaded, clock: clock)
     let sessions = ServeSettings.merchantSessions(for: loaded)
     let appStore = ServeSettings.appStoreServer(for: loaded)
     // SIGHUP and reloadConfig load the file again, with the checks this start made.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PayServiceAdyen
 import PayServiceAppStore
 import PayServiceApplePay
 import PayServiceCore
@@ -15,10 +16,19 @@ extension ServeSettings {
   static func startChecks(for config: Config, now: Int64) -> (problems: [String], warnings: [String]) {
     var problems: [String] = []
     var warnings: [String] = []
-    if let stripe = config.gateway.stripe, case .failure(let problem) = stripe.secretKey(
-      environment: ProcessInfo.processInfo.environment)
-    {
+    let environment = ProcessInfo.processInfo.environment
+    if let stripe = config.gateway.stripe, case .failure(let problem) = stripe.secretKey(environment: environment) {
       problems.append("\(problem)")
+    }
+    if let adyen = config.gateway.adyen {
+      if case .failure(let problem) = adyen.apiKey(environment: environment) { problems.append("\(problem)") }
+      switch adyen.hmacKeys(environment: environment) {
+      case .success: break
+      case .failure(.hmacKeyNotSet(let variable)):
+        warnings.append(
+          "\(variable) is not set: processAdyenNotification answers not_configured, and what Adyen settles later (captures, cancels, refunds, payments it is still processing) stays pending")
+      case .failure(let problem): problems.append("\(problem)")
+      }
     }
     if let settings = config.merchantSession {
       let subject = "applePay.merchantIdentityCertificate"
@@ -38,7 +48,17 @@ extension ServeSettings {
 
   /// The remote gateway the config names (nil for the sandbox), with its secret key from the
   /// environment (`startChecks` made sure there is one that fits `gateway.mode`).
-  static func gateway(for config: Config) -> GatewayCalls? {
+  static func gateway(for config: Config, clock: ServiceClock) -> GatewayCalls? {
+    if let adyen = config.gateway.adyen {
+      let environment = ProcessInfo.processInfo.environment
+      switch adyen.apiKey(environment: environment) {
+      case .failure(let problem): fail("\(problem)")
+      case .success(let key):
+        return GatewayCalls(
+          gateway: AdyenGateway(settings: adyen, apiKey: key, clock: { clock.now() }),
+          maxConcurrent: adyen.maxConcurrentCalls)
+      }
+    }
     guard let stripe = config.gateway.stripe else { return nil }
     switch stripe.secretKey(environment: ProcessInfo.processInfo.environment) {
     case .failure(let problem): fail("\(problem)")

@@ -35,19 +35,8 @@ public final class StripeGateway: RemoteGateway {
     self.settings = settings
     self.authorization = "Bearer " + secretKey
     self.scrubber = KeyScrubber(key: secretKey)
-    var connection = RemoteConnectionSettings(
-      connectTimeoutSeconds: settings.connectTimeoutSeconds, requestTimeoutSeconds: settings.requestTimeoutSeconds)
-    if let roots = settings.trustRoots { connection.trustRoots = .file(roots) }
-    connection.maxConnectionsPerHost = settings.maxConcurrentCalls
-    connection.retriesConnecting = true
-    do {
-      transport = try HTTPRemoteTransport(connection)
-    } catch {
-      // Only PEM text or a client identity can fail to load, and these settings hold neither.
-      preconditionFailure("\(error)")
-    }
-    retry = RetryPolicy(
-      maxRetries: settings.maxRetries, backoffSeconds: 0.25...8, maxDelaySeconds: settings.requestTimeoutSeconds)
+    transport = HTTPRemoteTransport.gateway(settings)
+    retry = RetryPolicy.gateway(settings)
   }
 
   public func shutdown() async {
@@ -301,6 +290,7 @@ public final class StripeGateway: RemoteGateway {
       case .declined(let decline): return .declined(decline)
       case .refused(let refusal): return .refused(refusal)
       case .unanswered(let reason): return .unanswered(reason: reason)
+      case .accepted(let reference): return .accepted(reference: reference)
       }
       found += page.objects.filter { $0.member("metadata")?.member("order_id") == .string(orderId) }
       guard page.more, case .string(let last)? = page.objects.last?.member("id"), found.count < GatewayListKind.maxObjects
@@ -430,19 +420,21 @@ public final class StripeGateway: RemoteGateway {
     return .succeeded(GatewayListPage(objects: data, more: more))
   }
 
-  public func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
+  public func capture(_ request: GatewayCaptureRequest) async -> GatewayReply<GatewayPayment> {
     await post(
-      "/v1/payment_intents/\(Self.pathSegment(paymentId))/capture", [("amount_to_capture", String(amountMinor))],
-      key: idempotencyKey
+      "/v1/payment_intents/\(Self.pathSegment(request.paymentId))/capture",
+      [("amount_to_capture", String(request.amountMinor))], key: request.idempotencyKey
     ).map(Self.payment)
   }
 
   /// Cancels the PaymentIntent. One Stripe canceled already (an authorization it let lapse after
   /// 7 days: `payment_intent_unexpected_state`) is read back and answered as canceled.
-  public func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
-    let reply = await post("/v1/payment_intents/\(Self.pathSegment(paymentId))/cancel", [], key: idempotencyKey).map(Self.payment)
+  public func cancel(_ request: GatewayCancelRequest) async -> GatewayReply<GatewayPayment> {
+    let reply = await post(
+      "/v1/payment_intents/\(Self.pathSegment(request.paymentId))/cancel", [], key: request.idempotencyKey
+    ).map(Self.payment)
     if case .refused(let refusal) = reply, refusal.code == "payment_intent_unexpected_state" {
-      if case .succeeded(let payment) = await retrievePayment(paymentId), payment.status == .canceled {
+      if case .succeeded(let payment) = await retrievePayment(request.paymentId), payment.status == .canceled {
         return .succeeded(payment)
       }
     }
@@ -503,7 +495,7 @@ public final class StripeGateway: RemoteGateway {
       return GatewayToken(id: id, card: card)
     }
     switch reply {
-    case .succeeded, .unanswered: return reply
+    case .succeeded, .unanswered, .accepted: return reply
     case .declined(var decline):
       decline.message = Self.withoutToken(decline.message, token.paymentData)
       return .declined(decline)
@@ -755,6 +747,7 @@ extension GatewayReply where Value == Never {
     case .declined(let decline): return .declined(decline)
     case .refused(let refusal): return .refused(refusal)
     case .unanswered(let reason): return .unanswered(reason: reason)
+    case .accepted(let reference): return .accepted(reference: reference)
     }
   }
 }

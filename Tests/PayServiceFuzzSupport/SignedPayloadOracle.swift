@@ -84,10 +84,10 @@ public struct SilentGateway: RemoteGateway {
   public var name: String { "Stripe" }
   public func paymentDataProblem(_ paymentData: String) -> String? { nil }
   public func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment> { .unanswered(reason: "fuzzing") }
-  public func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment> {
+  public func capture(_ request: GatewayCaptureRequest) async -> GatewayReply<GatewayPayment> {
     .unanswered(reason: "fuzzing")
   }
-  public func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment> { .unanswered(reason: "fuzzing") }
+  public func cancel(_ request: GatewayCancelRequest) async -> GatewayReply<GatewayPayment> { .unanswered(reason: "fuzzing") }
   public func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund> { .unanswered(reason: "fuzzing") }
   public func card(of paymentData: String) async -> GatewayReply<GatewayCard> { .unanswered(reason: "fuzzing") }
   public func tokenize(applePayToken: ApplePayTokenization) async -> GatewayReply<GatewayToken> { .unanswered(reason: "fuzzing") }

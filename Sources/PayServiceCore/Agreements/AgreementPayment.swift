@@ -419,6 +419,10 @@ public struct AgreementPayment: Operation {
     switch reply {
     case .unanswered(let reason):
       return pending("gateway_unavailable", "\(gatewayName) did not answer (\(reason)): the next run sends the same payment again.")
+    case .accepted(let reference):
+      return pending(
+        "payment_processing",
+        "\(gatewayName) accepted the payment (\(reference)) and says later what came of it; the next run settles it once it has.")
     case .refused(let refusal) where !refusal.final:
       return pending(
         "gateway_error", "\(gatewayName) refused the request (\(refusal.type)): \(refusal.message) The next run sends it again.")

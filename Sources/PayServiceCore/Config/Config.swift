@@ -308,8 +308,8 @@ public struct PaymentMethodAdjustment: Sendable {
 }
 
 public struct Gateway: Sendable {
-  /// Who takes the money: the built-in deterministic `sandbox`, or Stripe over HTTPS.
-  public enum Kind: String, Sendable { case sandbox, stripe }
+  /// Who takes the money: the built-in deterministic `sandbox`, or Stripe or Adyen over HTTPS.
+  public enum Kind: String, Sendable { case sandbox, stripe, adyen }
   /// When processOrder takes the money: at once, or only when captureOrder says so (physical goods
   /// charged at shipment); until then the order is `authorized` and the money held.
   public enum Capture: String, Sendable, CaseIterable {
@@ -325,7 +325,7 @@ public struct Gateway: Sendable {
 
   /// How payservice reaches Stripe (`gateway.kind: stripe`). The secret key is never part of the
   /// config: only the name of the environment variable that holds it.
-  public struct Stripe: Sendable, Equatable {
+  public struct Stripe: Sendable, Equatable, RemoteGatewaySettings {
     /// Stripe's API origin.
     public static let defaultAPIBase = "https://api.stripe.com"
 
@@ -353,11 +353,69 @@ public struct Gateway: Sendable {
     public init() {}
   }
 
+  /// How payservice reaches Adyen's Checkout API (`gateway.kind: adyen`). The API key and the
+  /// notifications' HMAC key are never part of the config: only the names of the environment
+  /// variables that hold them.
+  public struct Adyen: Sendable, Equatable, RemoteGatewaySettings {
+    /// The Checkout API's origin on Adyen's test platform. The live platform has one per merchant
+    /// (`https://{PREFIX}-checkout-live.adyenpayments.com/checkout`, from the Customer Area), which
+    /// `mode: live` requires in `apiBase`.
+    public static let testAPIBase = "https://checkout-test.adyen.com"
+
+    public var mode: Mode = .test
+    /// The merchant account payments are made for (`merchantAccount` in every request).
+    public var merchantAccount = ""
+    /// The environment variable holding the API key (sent as `X-API-Key`).
+    public var apiKeyVariable = "ADYEN_API_KEY"
+    /// The environment variable holding the webhook's HMAC key (hex, as the Customer Area shows
+    /// it), or two separated by a comma while it is replaced (`processAdyenNotification`).
+    public var hmacKeyVariable = "ADYEN_HMAC_KEY"
+    /// The Checkout API's origin and path prefix, before `/v71/…`: https, no query or credentials.
+    public var apiBase = Adyen.testAPIBase
+    public var trustRoots: String?
+    public var connectTimeoutSeconds: Double = 10
+    public var requestTimeoutSeconds: Double = 30
+    public var maxRetries = 2
+    public var maxConcurrentCalls = 32
+
+    public init() {}
+  }
+
   public var kind: Kind
   public var chargeTokenTTLSeconds: Int
   public var capture: Capture
   /// Set when `kind` is stripe.
   public var stripe: Stripe?
+  /// Set when `kind` is adyen.
+  public var adyen: Adyen?
+
+  public init(kind: Kind, chargeTokenTTLSeconds: Int, capture: Capture, stripe: Stripe? = nil, adyen: Adyen? = nil) {
+    self.kind = kind
+    self.chargeTokenTTLSeconds = chargeTokenTTLSeconds
+    self.capture = capture
+    self.stripe = stripe
+    self.adyen = adyen
+  }
+}
+
+/// What every remote gateway's settings hold besides its own: where it is, whom to trust, and how
+/// long and how often to try. One decoder reads them for each gateway.
+public protocol RemoteGatewaySettings {
+  var mode: Gateway.Mode { get set }
+  /// The API origin (tests point it at a local server).
+  var apiBase: String { get set }
+  /// A PEM file of CA certificates trusted instead of the system's (a TLS-inspecting proxy, a
+  /// test server); nil: the system trust roots. Resolved against the config file's directory.
+  var trustRoots: String? { get set }
+  /// Seconds to establish a connection (TCP and TLS).
+  var connectTimeoutSeconds: Double { get set }
+  /// Seconds for a whole request, from sending to the last byte of the answer.
+  var requestTimeoutSeconds: Double { get set }
+  /// How many times a 429 or 5xx answer (or a failure to connect) is retried with the same
+  /// idempotency key before the call counts as unanswered.
+  var maxRetries: Int { get set }
+  /// Gateway calls in flight at once (pipelined processOrder requests overlap up to this).
+  var maxConcurrentCalls: Int { get set }
 }
 
 /// Apple Pay network names as Apple Pay on the Web spells them.

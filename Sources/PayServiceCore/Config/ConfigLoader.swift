@@ -137,6 +137,14 @@ struct ConfigDecoder {
     // Across sections, once each is known valid (a failed applePay section has no managementURL).
     guard reader.problems.isEmpty, checkBilling(catalog, catalogNode: top["catalog"], applePay: applePay)
     else { return nil }
+    // Adyen decrypts the Apple Pay token when it charges it: payservice sees no card before, so an
+    // adjustment would be priced by the card the device claims, a hint.
+    if gateway.kind == .adyen, !adjustments.isEmpty {
+      reader.report(
+        top["paymentMethodAdjustments"], "paymentMethodAdjustments",
+        "cannot be used with gateway.kind adyen: Adyen decrypts the Apple Pay token when it charges it, so payservice cannot see the card it would price by")
+      return nil
+    }
     var config = Config(
       merchant: merchant, catalog: catalog, shipping: shipping, tax: tax, gateway: gateway, coupons: coupons,
       paymentMethodAdjustments: adjustments, applePay: applePay?.processing)
@@ -560,140 +568,5 @@ struct ConfigDecoder {
       ok = false
     }
     return ok ? (standard, others) : (nil, nil)
-  }
-
-  func decodeGateway(_ node: YAMLNode) -> Gateway? {
-    let stripeKeys = [
-      "mode", "secretKeyVariable", "webhookSecretVariable", "apiBase", "trustRoots", "connectTimeoutSeconds",
-      "requestTimeoutSeconds", "maxRetries", "maxConcurrentCalls",
-    ]
-    // A secret written into the file is refused with its own message (not just "unknown key"):
-    // keys come from the environment only, so a config file can be shared and committed.
-    if case .mapping(let mapping) = node {
-      for (keyNode, value) in mapping {
-        guard case .scalar(let key) = keyNode else { continue }
-        let looksSecret = ["secretKey", "apiKey", "key", "secret"].contains(key.string)
-          || (value.string.map { StripeKeyKind(key: $0) != nil } ?? false)
-        if looksSecret {
-          reader.report(
-            value, "gateway.\(key.string)",
-            "a secret key is never written in the config: set it in the environment variable named by gateway.secretKeyVariable (default STRIPE_SECRET_KEY)"
-          )
-          return nil
-        }
-        if key.string == "webhookSecret" || (value.string?.hasPrefix("whsec_") ?? false) {
-          reader.report(
-            value, "gateway.\(key.string)",
-            "a webhook signing secret is never written in the config: set it in the environment variable named by gateway.webhookSecretVariable (default STRIPE_WEBHOOK_SECRET)"
-          )
-          return nil
-        }
-      }
-    }
-    guard let fields = reader.mapping(node, "gateway", allowed: ["kind", "chargeTokenTTLSeconds", "capture"] + stripeKeys)
-    else {
-      return nil
-    }
-    var kind: Gateway.Kind?
-    if let n = reader.require(fields, "kind", in: node, "gateway"), let text = reader.string(n, "gateway.kind") {
-      kind = Gateway.Kind(rawValue: text)
-      if kind == nil { reader.report(n, "gateway.kind", "must be sandbox or stripe, got \"\(text)\"") }
-    }
-    var ttl: Int? = 3600
-    if let n = fields["chargeTokenTTLSeconds"] {
-      ttl = reader.int(n, "gateway.chargeTokenTTLSeconds", range: 1...604_800)
-    }
-    var capture: Gateway.Capture? = .automatic
-    if let n = fields["capture"], let text = reader.string(n, "gateway.capture") {
-      capture = Gateway.Capture(rawValue: text)
-      if capture == nil { reader.report(n, "gateway.capture", "must be automatic or manual, got \"\(text)\"") }
-    }
-    guard let kind else { return nil }
-    var stripe: Gateway.Stripe?
-    switch kind {
-    case .sandbox:
-      for key in stripeKeys where fields[key] != nil {
-        reader.report(fields[key], "gateway.\(key)", "applies to gateway.kind stripe only; this gateway is sandbox")
-        return nil
-      }
-    case .stripe:
-      guard let settings = decodeStripe(fields) else { return nil }
-      stripe = settings
-    }
-    guard let ttl, let capture else { return nil }
-    return Gateway(kind: kind, chargeTokenTTLSeconds: ttl, capture: capture, stripe: stripe)
-  }
-
-  /// The Stripe settings of `gateway`; nil (with the problems reported) when one is invalid.
-  func decodeStripe(_ fields: YAMLFields) -> Gateway.Stripe? {
-    var settings = Gateway.Stripe()
-    var valid = true
-    if let n = fields["mode"], let text = reader.string(n, "gateway.mode") {
-      if let mode = Gateway.Mode(rawValue: text) {
-        settings.mode = mode
-      } else {
-        reader.report(n, "gateway.mode", "must be test or live, got \"\(text)\"")
-        valid = false
-      }
-    }
-    for (member, example, keyPath) in [
-      ("secretKeyVariable", "STRIPE_SECRET_KEY", \Gateway.Stripe.secretKeyVariable),
-      ("webhookSecretVariable", "STRIPE_WEBHOOK_SECRET", \Gateway.Stripe.webhookSecretVariable),
-    ] {
-      guard let n = fields[member] else { continue }
-      guard let name = reader.string(n, "gateway.\(member)") else {  // reported: not a non-empty string
-        valid = false
-        continue
-      }
-      if name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }),
-        !(0x30...0x39).contains(name.utf8.first!)
-      {
-        settings[keyPath: keyPath] = name
-      } else {
-        reader.report(n, "gateway.\(member)", "must be an environment variable name like \(example) (letters, digits, _)")
-        valid = false
-      }
-    }
-    if let n = fields["apiBase"], let text = reader.string(n, "gateway.apiBase") {
-      if let problem = Gateway.Stripe.apiBaseProblem(text) {
-        reader.report(n, "gateway.apiBase", problem)
-        valid = false
-      } else {
-        settings.apiBase = text.hasSuffix("/") ? String(text.dropLast()) : text
-      }
-    }
-    if let n = fields["trustRoots"], let name = reader.string(n, "gateway.trustRoots") {
-      let directory = PathText.directory(of: reader.file)
-      let resolved = name.hasPrefix("/") || directory.isEmpty ? name : "\(directory)/\(name)"
-      if let data = FileManager.default.contents(atPath: resolved),
-        String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
-      {
-        settings.trustRoots = resolved
-      } else {
-        reader.report(n, "gateway.trustRoots", "cannot read PEM certificates from \(resolved) (paths are relative to the config file)")
-        valid = false
-      }
-    }
-    func seconds(_ key: String, _ keyPath: WritableKeyPath<Gateway.Stripe, Double>) {
-      guard let n = fields[key] else { return }
-      if let value = reader.int(n, "gateway.\(key)", range: 1...600) {
-        settings[keyPath: keyPath] = Double(value)
-      } else {
-        valid = false
-      }
-    }
-    seconds("connectTimeoutSeconds", \.connectTimeoutSeconds)
-    seconds("requestTimeoutSeconds", \.requestTimeoutSeconds)
-    if let n = fields["maxRetries"] {
-      if let value = reader.int(n, "gateway.maxRetries", range: 0...10) { settings.maxRetries = value } else { valid = false }
-    }
-    if let n = fields["maxConcurrentCalls"] {
-      if let value = reader.int(n, "gateway.maxConcurrentCalls", range: 1...1024) {
-        settings.maxConcurrentCalls = value
-      } else {
-        valid = false
-      }
-    }
-    return valid ? settings : nil
   }
 }

@@ -96,7 +96,9 @@ public final class ConfigReloader: Sendable {
   /// Server API clients were built from.
   static func restartOnlyChanges(from old: Config, to new: Config) -> [String] {
     var sections: [String] = []
-    if old.gateway.kind != new.gateway.kind || old.gateway.stripe != new.gateway.stripe { sections.append("gateway") }
+    if old.gateway.kind != new.gateway.kind || old.gateway.stripe != new.gateway.stripe || old.gateway.adyen != new.gateway.adyen {
+      sections.append("gateway")
+    }
     if old.merchantSession?.identity.certificate != new.merchantSession?.identity.certificate
       || old.merchantSession?.trustRootsPEM != new.merchantSession?.trustRootsPEM
     {

@@ -73,16 +73,19 @@ public enum ConfigSummary {
         + "capture \(config.gateway.capture.rawValue)")
     if let stripe = config.gateway.stripe {
       lines.append("  stripe   \(stripe.mode.rawValue) mode, \(stripe.apiBase), key: \(stripe.keySummary(environment: environment))")
-      lines.append(
-        "  calls    connect \(Int(stripe.connectTimeoutSeconds)) s, request \(Int(stripe.requestTimeoutSeconds)) s, "
-          + "\(stripe.maxRetries) retries, \(stripe.maxConcurrentCalls) at once"
-          + (stripe.trustRoots.map { ", trusting \($0)" } ?? ""))
+      lines.append(callsLine(stripe))
       let secrets = StripeWebhookSignature.secrets(in: environment[stripe.webhookSecretVariable] ?? "")
       lines.append(
         "  webhooks "
           + (secrets.isEmpty
             ? "\(stripe.webhookSecretVariable) not set: processStripeEvent answers not_configured"
             : "\(stripe.webhookSecretVariable) set, \(secrets.count) secret\(secrets.count == 1 ? "" : "s")"))
+    }
+    if let adyen = config.gateway.adyen {
+      lines.append(
+        "  adyen    \(adyen.mode.rawValue) mode, \(adyen.apiBase), merchant account \(adyen.merchantAccount), keys: "
+          + adyen.keySummary(environment: environment))
+      lines.append(callsLine(adyen))
     }
     if let applePay = config.applePay {
       let certificate = applePay.certificate
@@ -135,6 +138,13 @@ public enum ConfigSummary {
       return "deferred to \(RFC3339.format(date))"
         + (cancellation.map { ", free cancellation until \(RFC3339.format($0)) \(zone ?? "UTC")" } ?? "")
     }
+  }
+
+  /// How a remote gateway's calls are made: timeouts, retries, concurrency and trust.
+  static func callsLine(_ settings: some RemoteGatewaySettings) -> String {
+    "  calls    connect \(Int(settings.connectTimeoutSeconds)) s, request \(Int(settings.requestTimeoutSeconds)) s, "
+      + "\(settings.maxRetries) retries, \(settings.maxConcurrentCalls) at once"
+      + (settings.trustRoots.map { ", trusting \($0)" } ?? "")
   }
 
   static func list(_ items: [String]) -> String { items.isEmpty ? "none" : items.joined(separator: ", ") }

@@ -338,6 +338,7 @@ public enum AuthorizePayment: RPCMethod {
     case .declined(let decline): return "\(name) declined the payment data: \(decline.message)"
     case .refused(let refusal): return "\(name) refused to show the payment's card (\(refusal.type)): \(refusal.message)"
     case .unanswered(let reason): return "\(name) did not answer (\(reason)); authorize again"
+    case .accepted: return "\(name) did not show the payment's card; authorize again"
     }
   }
 
@@ -368,13 +369,14 @@ public enum AuthorizePayment: RPCMethod {
     case .succeeded(let token):
       let evidence = CardEvidence(
         network: token.card.network ?? params.paymentMethod.network, type: token.card.type,
-        source: "\(name)'s token \(token.id) from the Apple Pay payment, brand \(token.card.brand)")
+        source: "\(name)'s token \(token.label) from the Apple Pay payment, brand \(token.card.brand)")
       if let problem = claimProblem(params, evidence: evidence, context: context, now: now) { return .problem(problem) }
       return .token(token.id)
     case .declined(let decline): return .problem("\(name) declined the Apple Pay payment: \(decline.message)")
     case .refused(let refusal):
       return .problem("\(name) could not use the Apple Pay payment (\(refusal.type)): \(refusal.message)")
     case .unanswered(let reason): return .problem("\(name) did not answer (\(reason)); authorize again")
+    case .accepted: return .problem("\(name) did not make a token of the Apple Pay payment; authorize again")
     }
   }
 

@@ -26,6 +26,9 @@ public enum BackOffice {
     case gatewayUnavailable = "gateway_unavailable"
     /// The order's remote gateway refused the request (its error type and message say why).
     case gatewayError = "gateway_error"
+    /// The order's remote gateway accepted the request and reports its outcome later (Adyen's
+    /// notifications): the request is pending under its key until the report arrives.
+    case outcomePending = "outcome_pending"
     /// captureOrder after the authorization lapsed (the order's `captureBefore`: Stripe cancels a
     /// PaymentIntent left uncaptured 7 days): nothing is sent; cancelOrder still cancels the order.
     case authorizationExpired = "authorization_expired"
@@ -205,6 +208,14 @@ public enum BackOffice {
           """
           \(name) refused the request (\(refusal.type)): \(refusal.message) The request is pending: once the cause \
           is fixed, send the same request again.
+          """))
+    case .accepted(let reference):
+      return .pending(
+        .failed(
+          .outcomePending,
+          """
+          \(name) accepted the request (its reference \(reference)) and says later what came of it: the order shows \
+          the outcome once \(name)'s notification arrives. The same request again answers the same; it is never done twice.
           """))
     case .unanswered(let reason):
       return .pending(

@@ -91,7 +91,7 @@ public enum CancelOrder: OperationMethod {
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
       public var orderId = ""
-      var cancelId = ""
+      public var cancelId = ""
       var reason: String?
       public var paymentId = ""
       public var idempotencyKey = ""
@@ -118,7 +118,9 @@ public enum CancelOrder: OperationMethod {
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
       BackOffice.sender(context) { gateway, call in
-        await gateway.cancel(paymentId: call.paymentId, idempotencyKey: call.idempotencyKey)
+        await gateway.cancel(
+          GatewayCancelRequest(
+            paymentId: call.paymentId, orderId: call.orderId, cancelId: call.cancelId, idempotencyKey: call.idempotencyKey))
       }
     }
 

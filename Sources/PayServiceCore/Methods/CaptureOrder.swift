@@ -78,7 +78,7 @@ public enum CaptureOrder: OperationMethod {
     /// What is sent to the order's gateway, and recorded when it is done.
     public struct Call: Sendable, WireObject, GatewayKeyed {
       public var orderId = ""
-      var captureId = ""
+      public var captureId = ""
       var amountMinor = 0
       public var paymentId = ""
       public var idempotencyKey = ""
@@ -126,8 +126,12 @@ public enum CaptureOrder: OperationMethod {
     }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
-      BackOffice.sender(context) { gateway, call in
-        await gateway.capture(paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), idempotencyKey: call.idempotencyKey)
+      let currencyCode = context.config.currency.code
+      return BackOffice.sender(context) { gateway, call in
+        await gateway.capture(
+          GatewayCaptureRequest(
+            paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), currencyCode: currencyCode,
+            orderId: call.orderId, captureId: call.captureId, idempotencyKey: call.idempotencyKey))
       }
     }
 

@@ -397,6 +397,14 @@ public enum ProcessOrder: OperationMethod {
             \(gatewayName) did not answer (\(reason)). The order is pending: send the same processOrder again to \
             complete it; the card is never charged twice.
             """))
+      case .accepted(let reference):
+        return .pending(
+          .failed(
+            .paymentProcessing,
+            """
+            \(gatewayName) accepted the payment (\(reference)) and says later what came of it. The order is pending \
+            with its stock held until \(gatewayName)'s notification arrives; the card is never charged twice.
+            """))
       case .refused(let refusal) where !refusal.final:
         return .pending(
           .failed(

@@ -212,6 +212,8 @@ public enum ReconcileStripe: RPCMethod {
         return .failed(Failed(message: "Stripe refused to list \(kind.rawValue): \(refusal.message)"))
       case .unanswered(let reason):
         return .failed(Failed(message: "Stripe did not answer the list of \(kind.rawValue) (\(reason)); nothing was taken in."))
+      case .accepted:
+        return .failed(Failed(message: "Stripe did not list \(kind.rawValue); nothing was taken in."))
       }
     }
     var changes: [String: [Change]] = [:]

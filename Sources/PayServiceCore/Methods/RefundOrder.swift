@@ -208,11 +208,12 @@ public enum RefundOrder: OperationMethod {
     }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayRefund>>)? {
-      BackOffice.sender(context) { gateway, call in
+      let currencyCode = context.config.currency.code
+      return BackOffice.sender(context) { gateway, call in
         await gateway.refund(
           GatewayRefundRequest(
-            paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), orderId: call.orderId,
-            refundId: call.refund.refundId, idempotencyKey: call.idempotencyKey))
+            paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), currencyCode: currencyCode,
+            orderId: call.orderId, refundId: call.refund.refundId, idempotencyKey: call.idempotencyKey))
       }
     }
 

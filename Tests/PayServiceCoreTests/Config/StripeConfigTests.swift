@@ -64,11 +64,11 @@ struct StripeConfigTests {
       ])
     #expect(
       problems(Self.yaml(gateway: "gateway:\n  kind: sandbox\n  maxRetries: 3")) == [
-        "c.yaml:17:15: gateway.maxRetries: applies to gateway.kind stripe only; this gateway is sandbox"
+        "c.yaml:17:15: gateway.maxRetries: applies to gateway.kind stripe or adyen only; this gateway is sandbox"
       ])
     #expect(
       problems(Self.yaml(gateway: "gateway:\n  kind: paypal")) == [
-        #"c.yaml:16:9: gateway.kind: must be sandbox or stripe, got "paypal""#
+        #"c.yaml:16:9: gateway.kind: must be sandbox, stripe or adyen, got "paypal""#
       ])
     #expect(
       problems(Self.yaml(gateway: "gateway:\n  kind: stripe\n  mode: production\n  secretKeyVariable: 1KEY")) == [

@@ -11,8 +11,8 @@ public protocol RemoteGateway: Sendable {
   /// Why `paymentData` is not something this gateway charges (nil when it is): the forms it accepts.
   func paymentDataProblem(_ paymentData: String) -> String?
   func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment>
-  func capture(paymentId: String, amountMinor: Int64, idempotencyKey: String) async -> GatewayReply<GatewayPayment>
-  func cancel(paymentId: String, idempotencyKey: String) async -> GatewayReply<GatewayPayment>
+  func capture(_ request: GatewayCaptureRequest) async -> GatewayReply<GatewayPayment>
+  func cancel(_ request: GatewayCancelRequest) async -> GatewayReply<GatewayPayment>
   func refund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund>
   /// The card `paymentData` (a form `paymentDataProblem` accepts) stands for, as the gateway
   /// recorded it: what prices the card at authorization (`CardEvidence`). Reads only.
@@ -114,9 +114,59 @@ public struct GatewaySavedCard: Sendable, Equatable {
 public struct GatewayRefundRequest: Sendable, Equatable {
   public var paymentId: String
   public var amountMinor: Int64
+  public var currencyCode: String
   public var orderId: String
   public var refundId: String
   public var idempotencyKey: String
+
+  public init(
+    paymentId: String, amountMinor: Int64, currencyCode: String, orderId: String, refundId: String, idempotencyKey: String
+  ) {
+    self.paymentId = paymentId
+    self.amountMinor = amountMinor
+    self.currencyCode = currencyCode
+    self.orderId = orderId
+    self.refundId = refundId
+    self.idempotencyKey = idempotencyKey
+  }
+}
+
+/// A capture of an authorized payment, in full or in part (`captureOrder`).
+public struct GatewayCaptureRequest: Sendable, Equatable {
+  public var paymentId: String
+  public var amountMinor: Int64
+  public var currencyCode: String
+  public var orderId: String
+  /// The merchant's name for the capture (its captureId), which the gateway's later report names.
+  public var captureId: String
+  public var idempotencyKey: String
+
+  public init(
+    paymentId: String, amountMinor: Int64, currencyCode: String, orderId: String, captureId: String, idempotencyKey: String
+  ) {
+    self.paymentId = paymentId
+    self.amountMinor = amountMinor
+    self.currencyCode = currencyCode
+    self.orderId = orderId
+    self.captureId = captureId
+    self.idempotencyKey = idempotencyKey
+  }
+}
+
+/// A cancel of an authorized payment that was not captured (`cancelOrder`).
+public struct GatewayCancelRequest: Sendable, Equatable {
+  public var paymentId: String
+  public var orderId: String
+  /// The merchant's name for the cancel (its cancelId).
+  public var cancelId: String
+  public var idempotencyKey: String
+
+  public init(paymentId: String, orderId: String, cancelId: String, idempotencyKey: String) {
+    self.paymentId = paymentId
+    self.orderId = orderId
+    self.cancelId = cancelId
+    self.idempotencyKey = idempotencyKey
+  }
 }
 
 /// A payment at the gateway (a Stripe PaymentIntent) after a call.
@@ -225,10 +275,14 @@ public struct ApplePayTokenization: Sendable, Equatable {
 public struct GatewayToken: Sendable, Equatable {
   public var id: String
   public var card: GatewayCard
+  /// How messages name the token: its id, unless the id carries the Apple Pay token itself (a
+  /// gateway that decrypts at payment), which no message shows.
+  public var label: String
 
-  public init(id: String, card: GatewayCard) {
+  public init(id: String, card: GatewayCard, label: String? = nil) {
     self.id = id
     self.card = card
+    self.label = label ?? id
   }
 }
 
@@ -261,6 +315,11 @@ public enum GatewayReply<Value: Sendable>: Sendable {
   /// No answer: a timeout, a reset connection, or 429/5xx after the retries. The call may or may not
   /// have taken effect; the same call with the same key finds out.
   case unanswered(reason: String)
+  /// The gateway took the request and says later what came of it (Adyen's captures and cancels
+  /// answer `received`; their outcome arrives in a notification): nothing is final yet, and the
+  /// same call with the same key answers the same. `reference` is the gateway's reference of the
+  /// request, which its later report names.
+  case accepted(reference: String)
 }
 
 extension GatewayReply {
@@ -268,7 +327,7 @@ extension GatewayReply {
   /// nothing): a charge stays pending.
   public var leavesPending: Bool {
     switch self {
-    case .unanswered: return true
+    case .unanswered, .accepted: return true
     case .refused(let refusal): return !refusal.final
     case .succeeded, .declined: return false
     }
