@@ -45,6 +45,8 @@ CHOICES = [
     ("stock", 20, "reloaded", "The config file read again and in effect"),
     ("stripe-events", 1, "recorded", "A Stripe webhook delivery verified, its event recorded once"),
     ("stripe-events", 6, "another-secret", "Signed with another secret: refused, nothing recorded"),
+    ("adyen-notifications", 1, "recorded", "An Adyen notification's item verified and recorded once"),
+    ("adyen-notifications", 3, "one-forged", "One item verified, one changed after Adyen signed it: refused"),
     ("stripe-books", 24, "dispute-lost", "Stripe's charge.dispute.closed: a dispute lost, its funds gone"),
     ("stripe-books", 48, "nothing-new", "Every object Stripe lists is known already: nothing changed"),
     ("stripe-books", 49, "one-day", "One day's books: charged, refunded, disputed and net"),

@@ -54,9 +54,11 @@ extension ServeSettings {
       switch adyen.apiKey(environment: environment) {
       case .failure(let problem): fail("\(problem)")
       case .success(let key):
+        // A key that does not read stopped the start (`startChecks`); none set leaves notifications unverifiable.
+        let keys = (try? adyen.hmacKeys(environment: environment).get()) ?? []
         return GatewayCalls(
           gateway: AdyenGateway(settings: adyen, apiKey: key, clock: { clock.now() }),
-          maxConcurrent: adyen.maxConcurrentCalls)
+          maxConcurrent: adyen.maxConcurrentCalls, notificationKeys: keys)
       }
     }
     guard let stripe = config.gateway.stripe else { return nil }

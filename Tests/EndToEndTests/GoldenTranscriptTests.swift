@@ -50,11 +50,11 @@ struct GoldenTranscriptTests {
     return environment
   }
 
-  @Test("all 24 golden cases have a transcript")
+  @Test("all 25 golden cases have a transcript")
   func casesExist() {
     #expect(
       Self.cases == [
-        "applepay", "authorize", "back-office", "back-office-discovery", "back-office-gate", "back-office-manual",
+        "adyen-notifications", "applepay", "authorize", "back-office", "back-office-discovery", "back-office-gate", "back-office-manual",
         "currency-jpy", "currency-kwd-half-even", "delivery-month-end", "delivery-year-end",
         "discounts", "discovery", "erasure", "events", "jsonrpc", "line-limit", "mcp", "orders", "payment-request",
         "pricing", "read-only", "shipping-contact", "stock", "stripe-events",

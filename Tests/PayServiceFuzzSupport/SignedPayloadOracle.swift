@@ -8,16 +8,21 @@ import PayServiceCore
 /// Signs each input's claims and answers the request in process, with the `requests` target's
 /// oracle (one valid JSON-RPC answer, no trap).
 ///
-/// An input is a kind on its first line (`transaction`, `renewal`, `notification`, `stripe`) and
-/// the claims, JSON text, on the rest. App Store claims are signed as a compact JWS by the test
+/// An input is a kind on its first line (`transaction`, `renewal`, `notification`, `stripe`,
+/// `adyen`) and the claims, JSON text, on the rest. App Store claims are signed as a compact JWS by the test
 /// authority (whose root the config trusts); in a notification, `data.signedTransactionInfo` and
 /// `data.signedRenewalInfo` given as objects are signed as items first. Stripe claims are the
-/// event's body, signed with the webhook secret at the pinned clock. Claims that are not JSON are
-/// signed as they are.
+/// event's body, signed with the webhook secret at the pinned clock. Adyen claims are a notification
+/// body whose items are each signed with the HMAC key over whatever their members hold, and sent to
+/// a shop whose gateway is Adyen. Claims that are not JSON are signed as they are.
 public final class SignedPayloadOracle {
   public static let webhookSecret = "whsec_payservice_fuzz"
+  /// The Adyen shop's webhook HMAC key (hex) and merchant account.
+  public static let adyenHMACKey = "2B7E151628AED2A6ABF7158809CF4F3C2B7E151628AED2A6ABF7158809CF4F3C"
+  public static let adyenMerchantAccount = "FuzzECOM"
   let shop: AppStoreShop
   let handler: RequestHandler
+  let adyenHandler: RequestHandler
 
   public init() throws {
     shop = try AppStoreShop()
@@ -27,13 +32,30 @@ public final class SignedPayloadOracle {
     let gateway = GatewayCalls(gateway: SilentGateway(), maxConcurrent: 1, webhookSecrets: [Self.webhookSecret])
     handler = TestConfig.handler(
       ServiceContext(config: config, store: store, clock: ServiceClock(pinned: TestConfig.now), gateway: gateway))
+    let adyenConfig = try ConfigLoader.parse(
+      yaml: TestConfig.yaml().replacingOccurrences(
+        of: "gateway:\n  kind: sandbox\n",
+        with: "gateway:\n  kind: adyen\n  merchantAccount: \(Self.adyenMerchantAccount)\n  apiBase: https://127.0.0.1:9\n"))
+    let adyenStore = try SQLiteStore(path: ":memory:", newIdentifierKey: TestConfig.identifierKey)
+    try adyenStore.seedStock(adyenConfig.catalog)
+    let keys = try adyenConfig.gateway.adyen!.hmacKeys(environment: ["ADYEN_HMAC_KEY": Self.adyenHMACKey]).get()
+    adyenHandler = TestConfig.handler(
+      ServiceContext(
+        config: adyenConfig, store: adyenStore, clock: ServiceClock(pinned: TestConfig.now),
+        gateway: GatewayCalls(gateway: SilentGateway(), maxConcurrent: 1, notificationKeys: keys)))
   }
 
   public func check(_ input: [UInt8]) -> String? {
     guard let line = request(input) else { return nil }
-    let answer = Array(line.utf8).withUnsafeBytes { handler.handle(line: $0) }
-    let output = answer.map { $0 + [UInt8(ascii: "\n")] } ?? []
+    let output = answer(input).map { Array($0.utf8) + [UInt8(ascii: "\n")] } ?? []
     return FuzzOracle.verify(input: Array(line.utf8) + [UInt8(ascii: "\n")], output: output)
+  }
+
+  /// The answer line to `input`'s request; nil when it stands for none.
+  public func answer(_ input: [UInt8]) -> String? {
+    guard let line = request(input) else { return nil }
+    let served = input.starts(with: Array("adyen\n".utf8)) ? adyenHandler : handler
+    return Array(line.utf8).withUnsafeBytes { served.handle(line: $0) }.map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// The request line `input` stands for; nil when its kind is none of the four.
@@ -50,10 +72,54 @@ public final class SignedPayloadOracle {
     case "stripe":
       let header = StripeWebhookSignature.header(payload: claims, secret: Self.webhookSecret, timestamp: TestConfig.now)
       (method, params) = ("processStripeEvent", #"{"payload":\#(JSONWriter.string(claims)),"signature":"\#(header)"}"#)
+    case "adyen":
+      (method, params) = ("processAdyenNotification", #"{"payload":\#(JSONWriter.string(Self.signAdyen(claims)))}"#)
     default:
       return nil
     }
     return #"{"jsonrpc":"2.0","id":1,"method":"\#(method)","params":\#(params)}"#
+  }
+
+  /// A notification body with each item's `additionalData.hmacSignature` made over what its members
+  /// hold (a member that is not text as its JSON, an absent one as empty), as Adyen would sign it.
+  static func signAdyen(_ claims: String) -> String {
+    guard case .object(var body)? = try? JSONParser.parse(claims),
+      let key = try? AdyenNotificationSignature.keys(in: adyenHMACKey, variable: "key").get().first
+    else { return claims }
+    for (index, member) in body.members.enumerated() where member.key == "notificationItems" {
+      guard case .array(var entries) = member.value else { continue }
+      for (position, entry) in entries.enumerated() {
+        guard case .object(var wrapper) = entry else { continue }
+        for (inner, wrapped) in wrapper.members.enumerated() where wrapped.key == "NotificationRequestItem" {
+          guard case .object(var item) = wrapped.value else { continue }
+          func text(_ value: JSONValue?) -> String {
+            switch value {
+            case .string(let text)?: return text
+            case .number(let text)?: return text
+            case nil: return ""
+            case let other?: return JSONWriter.string(other)
+            }
+          }
+          var amount = JSONObject()
+          if case .object(let object)? = item["amount"] { amount = object }
+          let claimed = AdyenNotification.Item(
+            pspReference: text(item["pspReference"]), originalReference: item["originalReference"].map { text($0) },
+            merchantAccountCode: text(item["merchantAccountCode"]), merchantReference: text(item["merchantReference"]),
+            value: text(amount["value"]), currency: text(amount["currency"]), eventCode: text(item["eventCode"]),
+            success: text(item["success"]), eventDate: nil, reason: nil, hmacSignature: nil, additionalData: [:])
+          var data = JSONObject()
+          if case .object(let object)? = item["additionalData"] { data = object }
+          data.members.removeAll { $0.key == "hmacSignature" }
+          data.members.append(("hmacSignature", .string(AdyenNotificationSignature.signature(claimed, key: key))))
+          item.members.removeAll { $0.key == "additionalData" }
+          item.members.append(("additionalData", .object(data)))
+          wrapper.members[inner].value = .object(item)
+        }
+        entries[position] = .object(wrapper)
+      }
+      body.members[index].value = .array(entries)
+    }
+    return JSONWriter.string(JSONValue.object(body))
   }
 
   /// `claims` as the App Store would sign them; with `nested`, the items inside first.

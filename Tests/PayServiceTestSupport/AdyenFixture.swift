@@ -62,7 +62,8 @@ public struct AdyenFixture {
     let adyen = config.gateway.adyen!
     return GatewayCalls(
       gateway: AdyenGateway(settings: adyen, apiKey: server.apiKey, clock: { clock.now() }),
-      maxConcurrent: adyen.maxConcurrentCalls)
+      maxConcurrent: adyen.maxConcurrentCalls,
+      notificationKeys: try! adyen.hmacKeys(environment: ["ADYEN_HMAC_KEY": server.hmacKey]).get())
   }
 
   /// A context on a fresh store of `backend`, charging through the test server.

@@ -337,13 +337,15 @@ extension BackOfficeOperation {
 }
 
 extension BackOfficeOperation where Reply == GatewayReply<GatewayPayment> {
-  /// A capture or cancel: recorded when the gateway did it; a decline changes nothing.
+  /// A capture or cancel: recorded when the gateway did it; a decline (the gateway's final word,
+  /// or its report that the capture or cancel failed) changes nothing on the order and is the
+  /// answer kept under the key.
   public static func settle(
     _ call: Call, reply: Reply, _ order: OrderState, _ transaction: any StoreTransaction, context: ServiceContext,
     now: Int64
   ) throws -> Settlement<Result> {
     let settlement = BackOffice.settlement(of: reply, context: context) { decline -> Settlement<Result> in
-      .released(.failed(.gatewayError, decline.message))
+      .settled(.failed(.gatewayError, decline.message))
     }
     return try settlement ?? .settled(record(call, order, transaction, context: context, now: now))
   }

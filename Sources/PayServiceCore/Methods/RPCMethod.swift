@@ -156,6 +156,7 @@ public enum MethodRegistry {
     ListShippingMethods.self,
     Health.self,
     ProcessStripeEvent.self,
+    ProcessAdyenNotification.self,
     VerifyAppStoreTransaction.self,
     ProcessAppStoreNotification.self,
     GetEntitlements.self,

@@ -287,6 +287,26 @@ extension OperationRunner {
     }
   }
 
+  /// Settles the pending entries of `Op` about `subject` whose call `report` answers, with what
+  /// the gateway reported later of what the call came to (Adyen's notifications) as their reply:
+  /// nothing is sent. An entry settled meanwhile, or one `report` does not answer, is left as it
+  /// is, so that a report heard twice settles once. Returns the results of those it settled.
+  static func settleReported<Op: Operation>(
+    _: Op.Type, subject: String, context: ServiceContext, report: (Op.Call) -> Op.Reply?
+  ) throws -> [Op.Result] {
+    var results: [Op.Result] = []
+    for entry in try context.store.pendingOperations() where entry.subject == subject && entry.kind == Op.kind {
+      let (call, request) = try call(of: entry, as: Op.self)
+      guard let reply = report(call) else { continue }
+      let reported = InFlight<Op>(
+        key: entry.key, subject: entry.subject, call: call, request: request, conflict: nil,
+        sender: { _ in PendingCall { reply } }, context: context)
+      let settled = try reported.settle()
+      if !settled.pending && !settled.recorded { results.append(settled.result) }
+    }
+    return results
+  }
+
   /// Sends resumed work (all of it, so that the calls overlap) and settles each, with no
   /// transaction open across the calls.
   static func complete(_ resumed: [any Resumed]) throws {

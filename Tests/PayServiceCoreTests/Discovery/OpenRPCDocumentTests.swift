@@ -103,7 +103,7 @@ struct OpenRPCDocumentTests {
     #expect(described == MethodRegistry.names)
     #expect(described == [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
-      "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health", "processStripeEvent",
+      "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health", "processStripeEvent", "processAdyenNotification",
       "verifyAppStoreTransaction", "processAppStoreNotification", "getEntitlements", "consumeUnits",
     ])
     let protocolMethods = [

@@ -158,7 +158,8 @@ struct OperationRunnerTests {
   func kinds() {
     #expect(
       OperationRunner.kinds.map { $0.kind } == [
-        "order", "stripeEvent", "appStoreTransaction", "appStoreNotification", "appStoreConsumption", "capture",
+        "order", "stripeEvent", "adyenNotification", "appStoreTransaction", "appStoreNotification", "appStoreConsumption",
+        "capture",
         "cancel", "refund", "stock", "erasure", "agreement_payment", "agreement_cancel",
       ])
   }

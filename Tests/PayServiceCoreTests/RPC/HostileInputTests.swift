@@ -30,11 +30,21 @@ struct HostileInputTests {
 
   @Test("the signed corpus holds its 6 seeds and the year-10000 input the fuzzer found, and each is answered by the signed target's oracle", arguments: fuzzFiles("corpus-signed"))
   func replaySigned(file: String) throws {
-    #expect(Self.fuzzFiles("corpus-signed").count == 7)
+    #expect(Self.fuzzFiles("corpus-signed").count == 8)
     let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent(file)))
     let oracle = try SignedPayloadOracle()
     #expect(oracle.request(bytes) != nil)
     #expect(oracle.check(bytes) == nil)
+  }
+
+  @Test("the signed target signs Adyen items so that they verify, whatever they claim")
+  func adyenSigned() throws {
+    let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent("corpus-signed/adyen-authorisation-refund")))
+    let oracle = try SignedPayloadOracle()
+    #expect(
+      oracle.answer(bytes)
+        == #"{"jsonrpc":"2.0","id":1,"result":{"status":"succeeded","reply":"[accepted]","items":[{"pspReference":"NC6HT9CRT65ZGN82","eventCode":"AUTHORISATION","success":true,"effect":"none"},{"pspReference":"QFQTPCQ8HXSKGK82","eventCode":"REFUND_FAILED","success":false,"effect":"none"}],"refused":[]}}"#
+    )
   }
 
   @Test("the oracle rejects broken answers (it can fail)")

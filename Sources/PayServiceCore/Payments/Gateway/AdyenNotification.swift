@@ -44,6 +44,25 @@ public struct AdyenNotification: Sendable, Equatable {
     /// payment method id): read only once the item is verified.
     public var additionalData: [String: String]
 
+    public init(
+      pspReference: String, originalReference: String?, merchantAccountCode: String, merchantReference: String,
+      value: String, currency: String, eventCode: String, success: String, eventDate: String?, reason: String?,
+      hmacSignature: String?, additionalData: [String: String]
+    ) {
+      self.pspReference = pspReference
+      self.originalReference = originalReference
+      self.merchantAccountCode = merchantAccountCode
+      self.merchantReference = merchantReference
+      self.value = value
+      self.currency = currency
+      self.eventCode = eventCode
+      self.success = success
+      self.eventDate = eventDate
+      self.reason = reason
+      self.hmacSignature = hmacSignature
+      self.additionalData = additionalData
+    }
+
     /// The amount in minor units.
     public var amountMinor: Int64 { Int64(value) ?? 0 }
     public var succeeded: Bool { success == "true" }

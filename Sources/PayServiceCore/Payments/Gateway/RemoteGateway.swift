@@ -381,11 +381,17 @@ public final class GatewayCalls: Sendable {
   /// The webhook endpoint's signing secrets (`processStripeEvent`), from the environment; empty
   /// when none is set. Never written anywhere.
   public let webhookSecrets: [String]
+  /// The HMAC keys Adyen's notifications are signed with (`processAdyenNotification`), from the
+  /// environment; empty when none is set. Never written anywhere.
+  public let notificationKeys: [[UInt8]]
 
-  public init(gateway: any RemoteGateway, maxConcurrent: Int, webhookSecrets: [String] = []) {
+  public init(
+    gateway: any RemoteGateway, maxConcurrent: Int, webhookSecrets: [String] = [], notificationKeys: [[UInt8]] = []
+  ) {
     self.gateway = gateway
     self.maxConcurrent = maxConcurrent
     self.webhookSecrets = webhookSecrets
+    self.notificationKeys = notificationKeys
   }
 
   /// Starts `call` under its idempotency key `key`, unless a call under that key is in flight:
