@@ -9,8 +9,8 @@ import Testing
 /// and answers that do not fit what was sent never taken as paid.
 @Suite("Adyen checkout", .serialized)
 struct AdyenCheckoutTests {
-  static let cart = #"[{"sku":"mug","quantity":2}]"#
-  static let contact = BackOfficeFixture.contacts[0]
+  static let cart = AdyenFixture.cart
+  static let contact = AdyenFixture.contact
 
   struct Checkout {
     var token: String
@@ -19,7 +19,7 @@ struct AdyenCheckoutTests {
   }
 
   static func authorizeParams(_ paymentData: String, cart: String = cart, transaction: String) -> String {
-    #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":\#(paymentData),"paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"\#(transaction)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
+    AdyenFixture.authorizeParams(paymentData, cart: cart, transaction: transaction)
   }
 
   /// authorizePayment with an Apple Pay token for the cart's total paid with `number`: the total is

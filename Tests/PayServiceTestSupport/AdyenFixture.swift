@@ -74,6 +74,16 @@ public struct AdyenFixture {
     return ServiceContext(config: config, store: store, clock: clock, gateway: gateway(config, clock: clock))
   }
 
+  /// The cart the Adyen tests buy: two mugs of the golden config.
+  public static let cart = #"[{"sku":"mug","quantity":2}]"#
+  public static let contact = BackOfficeFixture.contacts[0]
+
+  /// authorizePayment's params for `cart` paid with `paymentData` (its JSON), as the device claims
+  /// the first test card, under Apple's `transaction` identifier.
+  public static func authorizeParams(_ paymentData: String, cart: String = cart, transaction: String) -> String {
+    #"{"items":\#(cart),"shippingMethod":"free","payment":{"token":{"paymentData":\#(paymentData),"paymentMethod":\#(BackOfficeFixture.cards[0]),"transactionIdentifier":"\#(transaction)"},"shippingContact":\#(contact),"billingContact":\#(contact)}}"#
+  }
+
   /// An Apple Pay token's payment data (its JSON text) for `amountMinor` of US dollars, paid with
   /// `number`, as the device hands it over.
   public func applePayToken(

@@ -42,14 +42,7 @@ public enum ProcessAdyenNotification: RPCMethod {
       .member(
         "payload", \.payload, .required,
         .string("The notification request's body exactly as received.", minLength: 1),
-        read: { value, path, reader in
-          guard let payload = reader.string(value, path()) else { return nil }
-          guard payload.utf8.count <= AdyenNotification.maxPayloadBytes else {
-            reader.fail(path(), "must be at most \(AdyenNotification.maxPayloadBytes) bytes, got \(payload.utf8.count)")
-            return nil
-          }
-          return payload
-        }),
+        read: ParamReader.string(maxBytes: AdyenNotification.maxPayloadBytes)),
     ])
 
   /// Why a delivery, or one of its items, was not taken in.

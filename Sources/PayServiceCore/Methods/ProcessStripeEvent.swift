@@ -49,14 +49,7 @@ public enum ProcessStripeEvent: RPCMethod {
       .member(
         "payload", \.payload, .required,
         .string("The webhook request's body exactly as received (not parsed and written again).", minLength: 1),
-        read: { value, path, reader in
-          guard let payload = reader.string(value, path()) else { return nil }
-          guard payload.utf8.count <= maxPayloadBytes else {
-            reader.fail(path(), "must be at most \(maxPayloadBytes) bytes, got \(payload.utf8.count)")
-            return nil
-          }
-          return payload
-        }),
+        read: ParamReader.string(maxBytes: maxPayloadBytes)),
       .member(
         "signature", \.signature, .required,
         .string("The request's Stripe-Signature header: t=…,v1=…", maxLength: 4096),

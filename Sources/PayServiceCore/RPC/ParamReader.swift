@@ -18,6 +18,18 @@ public final class ParamReader {
     reader.string(value, path(), nonEmpty: false)
   }
 
+  /// Reads a non-empty string of at most `maxBytes` UTF-8 bytes (a webhook's body as received).
+  public static func string(maxBytes: Int) -> MemberReader<String> {
+    { value, path, reader in
+      guard let text = reader.string(value, path()) else { return nil }
+      guard text.utf8.count <= maxBytes else {
+        reader.fail(path(), "must be at most \(maxBytes) bytes, got \(text.utf8.count)")
+        return nil
+      }
+      return text
+    }
+  }
+
   public func fail(_ path: String, _ message: String) {
     errors.append(FieldError(path: path, message: message))
   }
