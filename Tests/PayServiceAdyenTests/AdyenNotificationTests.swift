@@ -173,6 +173,37 @@ struct AdyenNotificationTests {
     #expect(shop.order(orderId)?["status"] == .string("paid"))
   }
 
+  @Test("a chargeback shows as a dispute: its notice moves nothing, the chargeback withdraws, the reversal gives back")
+  func chargeback() throws {
+    let shop = try Shop()
+    defer { shop.fixture.server.shutdown() }
+    let (_, placed) = try shop.placed()
+    let orderId = try #require(placed["orderId"]?.stringValue)
+    let total = try #require(placed["amount"]?.stringValue)
+    let value = try #require(Int64(total.replacingOccurrences(of: ".", with: "")))
+    _ = shop.fixture.server.releaseNotifications()
+    let dispute = try #require(shop.fixture.server.openDispute(paymentPspReference: "TEST000000000001", value: value))
+    let (noticed, noticeAnswer) = shop.deliver()
+    #expect(Self.effects(noticeAnswer) == ["NOTIFICATION_OF_CHARGEBACK dispute_opened"], "\(noticeAnswer.compact)")
+    #expect(shop.order(orderId)?["disputes"]?[0]?["fundsWithdrawn"] == .string("0.00"))
+    #expect(shop.fixture.server.advanceDispute(dispute, to: .chargeback))
+    let (_, charged) = shop.deliver()
+    #expect(Self.effects(charged) == ["CHARGEBACK dispute_updated"], "\(charged.compact)")
+    let disputed = shop.order(orderId)
+    #expect(disputed?["status"] == .string("disputed"))
+    #expect(disputed?["disputes"]?[0]?["fundsWithdrawn"] == .string(total))
+    #expect(disputed?["disputes"]?[0]?["disputeId"] == .string(dispute))
+    // The notice heard again after the chargeback moves nothing back.
+    #expect(Self.effects(shop.notify(noticed)) == ["NOTIFICATION_OF_CHARGEBACK dispute_opened"])
+    #expect(shop.order(orderId)?["disputes"]?[0]?["fundsWithdrawn"] == .string(total))
+    #expect(shop.fixture.server.advanceDispute(dispute, to: .chargebackReversed))
+    let (_, reversed) = shop.deliver()
+    #expect(Self.effects(reversed) == ["CHARGEBACK_REVERSED dispute_won"], "\(reversed.compact)")
+    let won = shop.order(orderId)
+    #expect(won?["status"] == .string("paid"))
+    #expect(won?["disputes"]?[0]?["fundsReinstated"] == .string(total))
+  }
+
   @Test("a forged item, an item for another account, and a signed item about other money change nothing")
   func hostileItems() throws {
     let shop = try Shop()

@@ -95,6 +95,11 @@ public enum ProcessAdyenNotification: RPCMethod {
     case refundSucceeded = "refund_succeeded"
     /// The refund failed: its amount is off the order's refunds again.
     case refundFailed = "refund_failed"
+    case disputeOpened = "dispute_opened"
+    case disputeUpdated = "dispute_updated"
+    case disputeWon = "dispute_won"
+    case disputeLost = "dispute_lost"
+    case disputeClosed = "dispute_closed"
     /// The item does not fit what payservice sent or recorded: nothing changed.
     case refused
   }
@@ -300,6 +305,8 @@ public enum ProcessAdyenNotification: RPCMethod {
         try modification(&recorded, kind: CancelOrder.Cancellation.kind, transaction, done: (.cancelSucceeded, .cancelFailed))
       case "REFUND", "REFUND_FAILED":
         try refund(&recorded, transaction, now: now)
+      case _ where Self.disputeStages[item.eventCode] != nil:
+        try dispute(&recorded, transaction, context: context, now: now)
       default:
         break
       }
@@ -338,6 +345,47 @@ public enum ProcessAdyenNotification: RPCMethod {
         entry.subject == orderId
       else { return }
       recorded.effect = report.succeeded ? done.succeeded : done.failed
+    }
+
+    /// Adyen's dispute events as the stages the books know ("Dispute notifications"): the dispute
+    /// they are about (a second chargeback is a dispute of its own), and its status. An inquiry and
+    /// the notice of a chargeback move no money; the chargeback withdraws it; a reversal, or a
+    /// pre-arbitration won, gives it back.
+    static let disputeStages: [String: (second: Bool, status: String)] = [
+      "REQUEST_FOR_INFORMATION": (false, "warning_needs_response"),
+      "NOTIFICATION_OF_CHARGEBACK": (false, "warning_needs_response"),
+      "CHARGEBACK": (false, "needs_response"),
+      "CHARGEBACK_REVERSED": (false, "won"),
+      "SECOND_CHARGEBACK": (true, "needs_response"),
+      "PREARBITRATION_WON": (true, "won"),
+      "PREARBITRATION_LOST": (true, "lost"),
+    ]
+
+    /// A dispute's stage, on the order whose payment it disputes, as a Stripe dispute event's is.
+    func dispute(_ recorded: inout Item, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
+      throws
+    {
+      let item = report.item
+      guard report.succeeded, let stage = Self.disputeStages[item.eventCode] else { return }
+      let id = stage.second ? item.pspReference + "-second" : item.pspReference
+      // eventDate is not covered by the signature: the stage's order is its rank, then when it was heard.
+      let at = now
+      let dispute = GatewayReport.Dispute(
+        id: id, amountMinor: report.amountMinor, currency: item.currency, reason: item.reason ?? "general",
+        status: stage.status, paymentIntent: item.originalReference, created: at, dueBy: nil)
+      let observed = DisputeRow.Observation(
+        rank: DisputeRow.rank(of: stage.status), at: at, by: "\(item.eventCode):\(item.pspReference)")
+      switch try GatewayReport.apply(dispute, observed: observed, transaction, context: context, now: now) {
+      case .applied(let orderId, let effect):
+        recorded.orderId = orderId
+        recorded.effect = Effect(rawValue: effect.rawValue) ?? .none
+      case .refused(let orderId, let reason):
+        recorded.orderId = orderId
+        recorded.effect = .refused
+        recorded.message = reason
+      case .retryLater:
+        break
+      }
     }
 
     /// A refund's outcome: the refund payservice made under the item's reference, with Adyen's

@@ -64,6 +64,20 @@ public enum GatewayReport {
     /// `evidence_details.due_by`.
     public var dueBy: Int64?
 
+    public init(
+      id: String, amountMinor: Int64, currency: String?, reason: String, status: String, paymentIntent: String?,
+      created: Int64, dueBy: Int64?
+    ) {
+      self.id = id
+      self.amountMinor = amountMinor
+      self.currency = currency
+      self.reason = reason
+      self.status = status
+      self.paymentIntent = paymentIntent
+      self.created = created
+      self.dueBy = dueBy
+    }
+
     /// Reads a `dispute` object; nil when it is not one.
     public init?(_ value: JSONValue) {
       guard case .object(let object) = value, case .string("dispute")? = object["object"],
