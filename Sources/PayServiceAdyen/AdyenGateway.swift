@@ -39,6 +39,7 @@ public final class AdyenGateway: RemoteGateway {
   public static let authorizationDays: Int64 = 7
 
   public let name = "Adyen"
+  public let dashboard = "Adyen's Customer Area"
   private let transport: HTTPRemoteTransport
   private let settings: Gateway.Adyen
   private let retry: RetryPolicy
@@ -90,6 +91,10 @@ public final class AdyenGateway: RemoteGateway {
   public func card(of paymentData: String) async -> GatewayReply<GatewayCard> {
     .refused(GatewayRefusal(type: "unsupported", code: nil, message: "Adyen shows no card before a payment", final: true))
   }
+
+  /// Adyen's Checkout API reads no payment or modification back (there is no GET of a payment):
+  /// what it did is in its notifications, and in the Customer Area for the merchant to check.
+  public func lookUp(_ work: GatewayWork) async -> GatewayFound? { nil }
 
   public func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
     -> GatewayReply<GatewayListPage>

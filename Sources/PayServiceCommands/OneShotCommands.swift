@@ -232,6 +232,70 @@ struct BillingCommand: ParsableCommand {
   }
 }
 
+/// `payservice pending resolve`: the janitor, for cron or a systemd timer.
+struct PendingCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "pending",
+    abstract: "Work pending at the gateway (the back office's resolvePending).",
+    subcommands: [Resolve.self])
+
+  struct Resolve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Settle work pending at the gateway for longer than a threshold, by looking it up there (resolvePending).",
+      discussion: """
+        Calls resolvePending --limit entries at a time, each call going on from the cursor of the one before, \
+        until every charge, capture, cancel and refund pending for at least --older-than minutes was looked up at \
+        the gateway. Nothing is ever sent to the gateway again: each is settled as the gateway shows it, released \
+        when the gateway shows it was never done, left pending when the gateway did not answer, or listed to \
+        check when the gateway offers no lookup (Adyen: its Customer Area). Prints each call's result as a line \
+        of JSON and after each a line on stderr saying how far the run got. Exits 0 when nothing is left pending \
+        or to check, 1 otherwise (the results list them), 2 for an invalid config or store. For cron: every hour.
+        """)
+
+    @Option(help: "Look up work pending for at least this many minutes (\(ResolvePending.minutes.lowerBound) to \(ResolvePending.minutes.upperBound)).")
+    var olderThan = ResolvePending.defaultMinutes
+
+    @Option(help: "Entries per resolvePending call (1 to \(ResolvePending.maxLimit)).")
+    var limit = ResolvePending.defaultLimit
+
+    @OptionGroup var service: ServiceOptions
+
+    @Flag(help: "Indent the JSON printed.")
+    var pretty = false
+
+    func validate() throws {
+      guard ResolvePending.minutes.contains(olderThan) else {
+        throw ValidationError(
+          "--older-than must be \(ResolvePending.minutes.lowerBound) to \(ResolvePending.minutes.upperBound) minutes")
+      }
+      guard (1...ResolvePending.maxLimit).contains(limit) else {
+        throw ValidationError("--limit must be 1 to \(ResolvePending.maxLimit)")
+      }
+    }
+
+    func run() throws {
+      let responses = StdoutGuard.install()
+      let counted = ["settled", "released", "pending", "toCheck"]
+      var counts = Dictionary(uniqueKeysWithValues: counted.map { ($0, 0) })
+      PagedCalls(
+        session: OneShotSession(service, backOffice: true), method: ResolvePending.name,
+        command: "payservice pending resolve"
+      ).run(
+        [("olderThanMinutes", .number(String(olderThan))), ("limit", .number(String(limit)))], pretty: pretty,
+        to: responses, next: PagedCalls.cursor(limit: limit),
+        take: { result in
+          for name in counted {
+            if case .number(let count)? = result[name] { counts[name, default: 0] += Int(count) ?? 0 }
+          }
+          let looked = counted.map { counts[$0] ?? 0 }.reduce(0, +)
+          return "\(looked) \(looked == 1 ? "entry" : "entries") looked up: "
+            + counted.map { "\(counts[$0] ?? 0) \($0 == "toCheck" ? "to check" : $0)" }.joined(separator: ", ")
+        })
+      Foundation.exit((counts["pending"] ?? 0) + (counts["toCheck"] ?? 0) == 0 ? 0 : 1)
+    }
+  }
+}
+
 /// `payservice stock list|adjust|set`: the store's stock, by hand.
 struct StockCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

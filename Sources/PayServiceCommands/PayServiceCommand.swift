@@ -9,7 +9,7 @@ struct PayService: ParsableCommand {
     abstract: "Answer the merchant side of an Apple Pay checkout: line-delimited JSON-RPC 2.0 on stdin/stdout.",
     version: PayServiceVersion.current,
     subcommands: [
-      Serve.self, CheckConfig.self, Call.self, StockCommand.self, StripeCommand.self, BillingCommand.self, Erase.self, Retention.self,
+      Serve.self, CheckConfig.self, Call.self, StockCommand.self, StripeCommand.self, BillingCommand.self, PendingCommand.self, Erase.self, Retention.self,
       Backup.self,
     ],
     defaultSubcommand: Serve.self

@@ -187,6 +187,7 @@ enum PostgresMigrations {
     [PostgresBatch.applyFunctionV15, PostgresBatch.readOrderFunction, PostgresBatch.readFunctionGeneric],
     [PostgresBatch.applyFunctionV16],
     [PostgresBatch.issueFunction],
+    [StoreSchema.settledCallsCleared],
   ]
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for

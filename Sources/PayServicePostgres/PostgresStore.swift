@@ -687,4 +687,12 @@ public final class PostgresStore: Store, @unchecked Sendable {
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
     try Self.rows(try statement(StoreSQL.pendingOperations.postgres), as: PostgresTransaction.operation)
   }
+
+  public func pendingOperations(createdBy: String, after: OperationPosition?, limit: Int) throws(StoreError)
+    -> [OperationRow]
+  {
+    let values = StoreSQL.pendingOperationsPage(createdBy: createdBy, after: after, limit: limit)
+    let rows = try statement(StoreSQL.pendingOperationsPage.postgres, PostgresTransaction.bindings(values))
+    return try Self.rows(rows, as: PostgresTransaction.operation)
+  }
 }

@@ -24,6 +24,7 @@ public final class StripeGateway: RemoteGateway {
   public static let apiVersion = "2024-06-20"
 
   public let name = "Stripe"
+  public let dashboard = "the Stripe Dashboard"
   private let transport: HTTPRemoteTransport
   private let settings: Gateway.Stripe
   private let retry: RetryPolicy
@@ -387,6 +388,65 @@ public final class StripeGateway: RemoteGateway {
     case .storedServerError(let reason): return .unanswered(reason: reason)
     case .reply(let reply): return reply.map()
     }
+  }
+
+  /// Work looked up, never sent again: a charge by Stripe's search for its order (a zero-amount
+  /// charge that saves a card is a SetupIntent, which the search does not find: not looked up); a
+  /// capture or cancel by the PaymentIntent as it stands; a refund among the PaymentIntent's
+  /// refunds, by its `metadata.refund_id`.
+  public func lookUp(_ work: GatewayWork) async -> GatewayFound? {
+    switch work {
+    case .charge(let request):
+      if request.saveCard && request.amountMinor == 0 { return nil }
+      return .payment(await searchForPayment(orderId: request.orderId, savesCard: request.saveCard))
+    case .capture(let request):
+      return .payment(
+        await retrievePayment(request.paymentId).found { payment in
+          switch payment.status {
+          case .captured: return .succeeded(payment)
+          case .authorized:
+            return .refused(GatewayFound.notDone("Stripe holds \(payment.id) uncaptured: the capture was never made"))
+          case .processing: return .unanswered(reason: "Stripe is still processing \(payment.id)")
+          default:
+            return .declined(
+              GatewayDecline(
+                code: "payment_intent_unexpected_state", declineCode: nil, chargeId: nil,
+                message: "Stripe shows \(payment.id) \(payment.status.rawValue): it cannot be captured"))
+          }
+        })
+    case .cancel(let request):
+      return .payment(
+        await retrievePayment(request.paymentId).found { payment in
+          switch payment.status {
+          case .canceled: return .succeeded(payment)
+          case .authorized:
+            return .refused(GatewayFound.notDone("Stripe holds \(payment.id) authorized: the cancel was never made"))
+          case .processing: return .unanswered(reason: "Stripe is still processing \(payment.id)")
+          default:
+            return .declined(
+              GatewayDecline(
+                code: "payment_intent_unexpected_state", declineCode: nil, chargeId: nil,
+                message: "Stripe shows \(payment.id) \(payment.status.rawValue): it cannot be canceled"))
+          }
+        })
+    case .refund(let request):
+      return .refund(await findRefund(request))
+    }
+  }
+
+  /// The refund payservice asked for as `request`, among its PaymentIntent's refunds (Stripe's
+  /// largest page; a payment is refunded in far fewer parts): final "not done" when none is its.
+  func findRefund(_ request: GatewayRefundRequest) async -> GatewayReply<GatewayRefund> {
+    await listPage("refunds", [("payment_intent", request.paymentId)], startingAfter: nil, limit: GatewayListKind.pageSize)
+      .found { page in
+        if let ours = page.objects.first(where: { $0.member("metadata")?.member("refund_id") == .string(request.refundId) }) {
+          guard let refund = Self.refund(ours) else { return .unanswered(reason: "a refund payservice cannot read") }
+          return .succeeded(refund)
+        }
+        if page.more { return .unanswered(reason: "more refunds of \(request.paymentId) than one page holds") }
+        return .refused(
+          GatewayFound.notDone("Stripe holds no refund \(request.refundId) of \(request.paymentId): it was never made"))
+      }
   }
 
   /// `GET /v1/{payment_intents|refunds|disputes}` with `created[gte]`.

@@ -148,6 +148,7 @@ public final class SignedPayloadOracle {
 public struct SilentGateway: RemoteGateway {
   public init() {}
   public var name: String { "Stripe" }
+  public var dashboard: String { "the Stripe Dashboard" }
   public func paymentDataProblem(_ paymentData: String) -> String? { nil }
   public func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment> { .unanswered(reason: "fuzzing") }
   public func capture(_ request: GatewayCaptureRequest) async -> GatewayReply<GatewayPayment> {
@@ -160,5 +161,6 @@ public struct SilentGateway: RemoteGateway {
   public func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
     -> GatewayReply<GatewayListPage>
   { .unanswered(reason: "fuzzing") }
+  public func lookUp(_ work: GatewayWork) async -> GatewayFound? { nil }
   public func shutdown() async {}
 }

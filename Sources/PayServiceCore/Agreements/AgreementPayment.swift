@@ -7,7 +7,7 @@
 ///
 /// Keys: `<agreementId>/<period>/<attempt>` for a scheduled payment (a retry after a decline is
 /// the next attempt, a new charge), `<agreementId>/reload/<reloadId>` for a reload.
-public struct AgreementPayment: Operation {
+public struct AgreementPayment: GatewayOperation {
   public static let kind = "agreement_payment"
 
   /// Which payment.
@@ -368,6 +368,8 @@ public struct AgreementPayment: Operation {
     answer.amount = recorded.document.amount
     return answer
   }
+
+  public static func work(_ call: Call, context: ServiceContext) -> GatewayWork { .charge(call.gatewayCharge) }
 
   public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
     guard let calls = context.gatewayCalls else { return nil }

@@ -73,7 +73,7 @@ public enum CancelOrder: OperationMethod {
   }
 
   /// cancelOrder as an operation of the journal (kind `cancel`, keyed by the cancelId).
-  public struct Cancellation: BackOfficeOperation {
+  public struct Cancellation: BackOfficeOperation, GatewayOperation {
     public typealias Succeeded = CancelOrder.Succeeded
 
     public static let kind = "cancel"
@@ -117,12 +117,15 @@ public enum CancelOrder: OperationMethod {
     }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
-      BackOffice.sender(context) { gateway, call in
-        await gateway.cancel(
-          GatewayCancelRequest(
-            paymentId: call.paymentId, orderId: call.orderId, cancelId: call.cancelId, idempotencyKey: call.idempotencyKey))
-      }
+      BackOffice.sender(context) { gateway, call in await gateway.cancel(request(call)) }
     }
+
+    static func request(_ call: Call) -> GatewayCancelRequest {
+      GatewayCancelRequest(
+        paymentId: call.paymentId, orderId: call.orderId, cancelId: call.cancelId, idempotencyKey: call.idempotencyKey)
+    }
+
+    public static func work(_ call: Call, context: ServiceContext) -> GatewayWork { .cancel(request(call)) }
 
     /// Records the cancel: the hold released, every line restocked, the order canceled.
     public static func record(

@@ -64,7 +64,7 @@ public enum CaptureOrder: OperationMethod {
   }
 
   /// captureOrder as an operation of the journal (kind `capture`, keyed by the captureId).
-  public struct Capture: BackOfficeOperation {
+  public struct Capture: BackOfficeOperation, GatewayOperation {
     public typealias Succeeded = CaptureOrder.Succeeded
 
     public static let kind = "capture"
@@ -127,12 +127,17 @@ public enum CaptureOrder: OperationMethod {
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayPayment>>)? {
       let currencyCode = context.config.currency.code
-      return BackOffice.sender(context) { gateway, call in
-        await gateway.capture(
-          GatewayCaptureRequest(
-            paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), currencyCode: currencyCode,
-            orderId: call.orderId, captureId: call.captureId, idempotencyKey: call.idempotencyKey))
-      }
+      return BackOffice.sender(context) { gateway, call in await gateway.capture(request(call, currencyCode)) }
+    }
+
+    static func request(_ call: Call, _ currencyCode: String) -> GatewayCaptureRequest {
+      GatewayCaptureRequest(
+        paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), currencyCode: currencyCode,
+        orderId: call.orderId, captureId: call.captureId, idempotencyKey: call.idempotencyKey)
+    }
+
+    public static func work(_ call: Call, context: ServiceContext) -> GatewayWork {
+      .capture(request(call, context.config.currency.code))
     }
 
     /// Records the capture: the hold settled, the order paid.

@@ -205,7 +205,7 @@ public enum ProcessOrder: OperationMethod {
   /// second charge: the same request again (or the sweep at start-up) sends the same charge
   /// under the same idempotency key; the second transaction records the order, or the failure
   /// with the stock put back.
-  public struct Placement: Operation {
+  public struct Placement: GatewayOperation {
     public static let kind = "order"
 
     let params: Params
@@ -368,6 +368,8 @@ public enum ProcessOrder: OperationMethod {
           createdAt: RFC3339.format(now),
           itemCount: prepared.lines.reduce(0) { $0 + $1.quantity }, prepared: prepared))
     }
+
+    public static func work(_ charge: Charge, context: ServiceContext) -> GatewayWork { .charge(charge.gatewayCharge) }
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Charge) -> PendingCall<GatewayReply<GatewayPayment>>)? {
       guard let calls = context.gatewayCalls else { return nil }

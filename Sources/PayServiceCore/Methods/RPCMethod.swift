@@ -178,6 +178,7 @@ public enum MethodRegistry {
     ErasePersonalData.self,
     ReloadConfig.self,
     ReconcileStripe.self,
+    ResolvePending.self,
     PayoutReport.self,
     RunBilling.self,
     ReloadBalance.self,

@@ -146,7 +146,7 @@ public enum RefundOrder: OperationMethod {
   /// refundOrder as an operation of the journal (kind `refund`, keyed by the refundId). While a
   /// refund waits for its gateway's answer, its money, units and shipping count as refunded for the
   /// order's other refunds, so that none of them can give back what it already may have.
-  public struct Refund: BackOfficeOperation {
+  public struct Refund: BackOfficeOperation, GatewayOperation {
     public typealias Succeeded = RefundOrder.Succeeded
 
     public static let kind = "refund"
@@ -209,12 +209,17 @@ public enum RefundOrder: OperationMethod {
 
     public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<GatewayReply<GatewayRefund>>)? {
       let currencyCode = context.config.currency.code
-      return BackOffice.sender(context) { gateway, call in
-        await gateway.refund(
-          GatewayRefundRequest(
-            paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), currencyCode: currencyCode,
-            orderId: call.orderId, refundId: call.refund.refundId, idempotencyKey: call.idempotencyKey))
-      }
+      return BackOffice.sender(context) { gateway, call in await gateway.refund(request(call, currencyCode)) }
+    }
+
+    static func request(_ call: Call, _ currencyCode: String) -> GatewayRefundRequest {
+      GatewayRefundRequest(
+        paymentId: call.paymentId, amountMinor: Int64(call.amountMinor), currencyCode: currencyCode,
+        orderId: call.orderId, refundId: call.refund.refundId, idempotencyKey: call.idempotencyKey)
+    }
+
+    public static func work(_ call: Call, context: ServiceContext) -> GatewayWork {
+      .refund(request(call, context.config.currency.code))
     }
 
     public static func settle(

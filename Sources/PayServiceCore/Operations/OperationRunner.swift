@@ -146,16 +146,27 @@ public enum OperationRunner {
     /// it meanwhile, from a reply to this same call (`recorded`).
     public func finishRecorded() throws -> (result: Op.Result, recorded: Bool) {
       let settled = try settle()
-      return (settled.result, settled.recorded)
+      return (settled.result, settled.entry == .recorded)
     }
 
-    /// The answer, whether the entry is still pending after it, and whether the answer was
-    /// recorded by another request or process.
-    func settle() throws -> (result: Op.Result, pending: Bool, recorded: Bool) {
+    /// What became of the entry when its reply was recorded.
+    enum Entry: Equatable {
+      /// The answer is kept under the key.
+      case settled
+      /// No final answer: still pending.
+      case pending
+      /// The call changed nothing: the entry went, the key is unused again.
+      case released
+      /// Another request or process recorded the answer meanwhile (this is it).
+      case recorded
+    }
+
+    /// The answer, and what became of the entry.
+    func settle() throws -> (result: Op.Result, entry: Entry) {
       let reply = reply()
       let now = context.clock.now()
       let nowText = RFC3339.format(now)
-      typealias Outcome = SettledStep<Op.Result>
+      typealias Outcome = SettledStep<Op.Result, Entry>
       let (key, subject, call, request, context) = (self.key, self.subject, self.call, self.request, self.context)
       let outcome = try context.store.write { transaction -> Outcome in
         let locked = try Op.lock(key: key, subject: subject, Op.books(transaction), context: context)
@@ -168,20 +179,20 @@ public enum OperationRunner {
         switch try Op.settle(call, reply: reply, locked, transaction, context: context, now: now) {
         case .settled(let result):
           try transaction.settleOperation(kind: Op.kind, key: key, result: Op.journal(result), at: nowText)
-          return .answered(result, pending: false)
+          return .answered(result, .settled)
         case .pending(let result):
-          return .answered(result, pending: true)
+          return .answered(result, .pending)
         case .released(let result):
           try transaction.removeOperation(kind: Op.kind, key: key)
-          return .answered(result, pending: false)
+          return .answered(result, .released)
         case .releasedAsConflict:
           try transaction.removeOperation(kind: Op.kind, key: key)
           return .conflict
         }
       }
       switch outcome {
-      case .answered(let result, let pending): return (result, pending, false)
-      case .recorded(let result): return (result, false, true)
+      case .answered(let result, let entry): return (result, entry)
+      case .recorded(let result): return (result, .recorded)
       case .conflict: throw conflict ?? StoreError.unavailable(reason: "operation \(Op.kind) \(key) conflicts remotely")
       }
     }
@@ -255,8 +266,8 @@ enum PreparedStep<Op: Operation> {
 }
 
 /// What the second transaction of `OperationRunner.InFlight.settle` came to.
-enum SettledStep<Result> {
-  case answered(Result, pending: Bool)
+enum SettledStep<Result, Entry> {
+  case answered(Result, Entry)
   /// Settled meanwhile by another request or process: its answer.
   case recorded(Result)
   case conflict
@@ -273,7 +284,7 @@ protocol Resumed: Sendable {
 
 extension OperationRunner.InFlight: Resumed {
   func waitForReply() { _ = reply() }
-  func settleStillPending() throws -> Bool { try settle().pending }
+  func settleStillPending() throws -> Bool { try settle().entry == .pending }
 }
 
 extension OperationRunner {
@@ -302,7 +313,7 @@ extension OperationRunner {
         key: entry.key, subject: entry.subject, call: call, request: request, conflict: nil,
         sender: { _ in PendingCall { reply } }, context: context)
       let settled = try reported.settle()
-      if !settled.pending && !settled.recorded { results.append(settled.result) }
+      if settled.entry == .settled || settled.entry == .released { results.append(settled.result) }
     }
     return results
   }

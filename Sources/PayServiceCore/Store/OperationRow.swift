@@ -45,6 +45,23 @@ public struct OperationRow: Sendable, Equatable {
   }
 }
 
+/// Where an entry sorts among the pending ones (`Store.pendingOperations(createdBy:after:limit:)`).
+public struct OperationPosition: Sendable, Equatable {
+  public var created: String
+  public var kind: String
+  public var key: String
+
+  public init(created: String, kind: String, key: String) {
+    self.created = created
+    self.kind = kind
+    self.key = key
+  }
+
+  public init(_ entry: OperationRow) {
+    self.init(created: entry.created, kind: entry.kind, key: entry.key)
+  }
+}
+
 extension StoreSchema {
   /// Migration v9's table, the same on both backends: the operation journal.
   public static let operationTable = """

@@ -292,6 +292,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[14], foreignKeyChecks: .immediate) { _ in }
     migrator.registerMigration(StoreSchema.migrations[15], foreignKeyChecks: .immediate) { _ in }
     migrator.registerMigration(StoreSchema.migrations[16], foreignKeyChecks: .immediate) { _ in }
+    migrator.registerMigration(StoreSchema.migrations[17], foreignKeyChecks: .immediate) { db in
+      try db.execute(sql: StoreSchema.settledCallsCleared)
+    }
     return migrator
   }
 
@@ -566,6 +569,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
   public func pendingOperations() throws(StoreError) -> [OperationRow] {
     try read { db in
       try Row.fetchAll(db, sql: StoreSQL.pendingOperations.sqlite).map(SQLiteTransaction.operation)
+    }
+  }
+
+  public func pendingOperations(createdBy: String, after: OperationPosition?, limit: Int) throws(StoreError)
+    -> [OperationRow]
+  {
+    let values = StoreSQL.pendingOperationsPage(createdBy: createdBy, after: after, limit: limit)
+    return try read { db in
+      try Row.fetchAll(db, sql: StoreSQL.pendingOperationsPage.sqlite, arguments: SQLiteTransaction.arguments(values))
+        .map(SQLiteTransaction.operation)
     }
   }
 }

@@ -88,6 +88,11 @@ public protocol Store: AnyObject, Sendable {
   /// Every operation still pending (its network call's answer not recorded), oldest first.
   func pendingOperations() throws(StoreError) -> [OperationRow]
 
+  /// The pending operations created at or before `createdBy` (RFC 3339 UTC text), oldest first
+  /// (created, kind, key), the first after `after`, at most `limit`: what the janitor
+  /// (`resolvePending`) pages through.
+  func pendingOperations(createdBy: String, after: OperationPosition?, limit: Int) throws(StoreError) -> [OperationRow]
+
   /// `orders(query)` and `pendingOperations()` together, as a listing merges them: in one statement
   /// where each read costs a round trip (by default, one after the other).
   func ordersAndPending(_ query: OrderQuery) throws(StoreError) -> (orders: [OrderSummaryRow], pending: [OperationRow])
@@ -449,7 +454,13 @@ public enum StoreSchema {
     "v15: back-office calls applied in one statement, and locks taken by key (PostgreSQL's payservice_apply, payservice_read_order)",
     "v16: rows locked one key at a time (PostgreSQL's payservice_apply)",
     "v17: a charge token issued in one statement (PostgreSQL's payservice_issue)",
+    "v18: answered journal entries keep no call (no payment data once the work is done)",
   ]
+
+  /// Migration v18, the same on both backends: a settled entry's call (what was sent: for a
+  /// charge, the payment data) is never read again, and is not kept. Settling clears it from then on
+  /// (`StoreSQL.settleOperation`).
+  public static let settledCallsCleared = "UPDATE operation SET request = NULL WHERE state = 'settled'"
 
   /// Migration v8's table, the same on both backends: keys the store makes its identifiers with.
   public static let storeKeyTable = """

@@ -321,10 +321,22 @@ struct StoreContractTests {
     #expect(try store.write { try $0.pendingOperations(subject: "ord_1") } == [capture, refund, later])
     #expect(try store.write { try $0.pendingOperations(subject: "ord_2") } == [])
     #expect(try store.pendingOperations() == [capture, refund, later])
+    // A page: created at or before a time, after a position (created, kind, key), at most a limit.
+    #expect(try store.pendingOperations(createdBy: "2026-11-21T12:06:00Z", after: nil, limit: 10) == [capture, refund])
+    #expect(
+      try store.pendingOperations(createdBy: "2026-11-21T12:07:00Z", after: OperationPosition(capture), limit: 10)
+        == [refund, later])
+    #expect(
+      try store.pendingOperations(createdBy: "2026-11-21T12:07:00Z", after: OperationPosition(refund), limit: 10) == [later])
+    #expect(try store.pendingOperations(createdBy: "2026-11-21T12:07:00Z", after: nil, limit: 1) == [capture])
+    #expect(try store.pendingOperations(createdBy: "2026-11-21T12:05:59Z", after: nil, limit: 10) == [])
 
     try store.write { try $0.settleOperation(kind: "capture", key: "c 1", result: #"{"ok":true}"#, at: "2026-11-21T12:08:00Z") }
     var captured = capture
-    (captured.state, captured.result, captured.settled) = (.settled, #"{"ok":true}"#, "2026-11-21T12:08:00Z")
+    // Settled, the entry keeps its answer and no longer its call.
+    (captured.state, captured.request, captured.result, captured.settled) = (
+      .settled, nil, #"{"ok":true}"#, "2026-11-21T12:08:00Z"
+    )
     #expect(try store.write { try $0.operation(kind: "capture", key: "c 1") } == captured)
     try store.write { try $0.removeOperation(kind: "cancel", key: "x 1") }
     #expect(try store.write { try $0.operation(kind: "cancel", key: "x 1") } == nil)

@@ -66,3 +66,35 @@ struct StoreUpgradeTests {
         == #"{"orders":[{"orderId":"ord_00cfebbc9f3385cd7a6e","createdAt":"2026-11-21T12:00:00Z","status":"refunded","amount":"66.13","amountRefunded":"66.13","currencyCode":"USD","itemCount":1}],"nextCursor":null}"#)
   }
 }
+
+/// A store written before v18 keeps the call of each settled journal entry (a charge's holds the
+/// payment data): v18 clears those, and leaves a pending entry's call, which is still to be sent.
+@Suite("Store upgrade to v18")
+struct StoreUpgradeV18Tests {
+  @Test("settled entries lose their call; a pending entry keeps its own")
+  func settledCallsCleared() throws {
+    let path = TestPaths.temporaryDirectory().appendingPathComponent("store.sqlite").path
+    do {
+      let queue = try DatabaseQueue(path: path)
+      try SQLiteStore.migrator(newIdentifierKey: { .random() }).migrate(queue, upTo: StoreSchema.migrations[16])
+      try queue.write { db in
+        try db.execute(
+          sql: """
+            INSERT INTO operation (kind, key, fingerprint, state, subject, request, result, created, settled) VALUES
+              ('order', 'ctok_paid', 'f', 'settled', 'ord_1', '{"paymentData":"adyen-applepay:eyJkYXRhIjoi"}', '{}',
+               '2026-11-21T12:00:00Z', '2026-11-21T12:00:01Z'),
+              ('order', 'ctok_pending', 'f', 'pending', 'ord_2', '{"paymentData":"adyen-applepay:eyJ2ZXJzaW9uIjoi"}', NULL,
+               '2026-11-21T12:00:00Z', NULL)
+            """)
+      }
+    }
+    _ = try SQLiteStore(path: path)
+    let queue = try DatabaseQueue(path: path)
+    let rows = try queue.read { db in
+      try Row.fetchAll(db, sql: "SELECT key, request FROM operation ORDER BY key").map { row -> [String?] in
+        [row["key"], row["request"]]
+      }
+    }
+    #expect(rows == [["ctok_paid", nil], ["ctok_pending", #"{"paymentData":"adyen-applepay:eyJ2ZXJzaW9uIjoi"}"#]])
+  }
+}

@@ -8,6 +8,8 @@ import Foundation
 public protocol RemoteGateway: Sendable {
   /// The gateway's name for messages ("Stripe").
   var name: String { get }
+  /// Where the merchant looks its payments up, for messages ("the Stripe Dashboard").
+  var dashboard: String { get }
   /// Why `paymentData` is not something this gateway charges (nil when it is): the forms it accepts.
   func paymentDataProblem(_ paymentData: String) -> String?
   func charge(_ request: GatewayCharge) async -> GatewayReply<GatewayPayment>
@@ -29,6 +31,12 @@ public protocol RemoteGateway: Sendable {
   /// reconciliation takes in. Reads only.
   func list(_ kind: GatewayListKind, createdSince: Int64, startingAfter: String?, limit: Int) async
     -> GatewayReply<GatewayListPage>
+  /// What the gateway shows now of `work`, asked of it before and never settled here (no answer, or
+  /// "accepted, outcome later" and no report since), read without asking it again: what the janitor
+  /// (`resolvePending`) settles from. The reply is the one the work's own call would have had: done,
+  /// declined, not done at all (a final refusal, so that the key is free again), or no answer. Nil
+  /// when the gateway offers no way to look such work up (the merchant checks its dashboard).
+  func lookUp(_ work: GatewayWork) async -> GatewayFound?
   /// Closes connections; called once when the process is done with the gateway.
   func shutdown() async
 }
@@ -166,6 +174,28 @@ public struct GatewayCancelRequest: Sendable, Equatable {
     self.orderId = orderId
     self.cancelId = cancelId
     self.idempotencyKey = idempotencyKey
+  }
+}
+
+/// Work payservice asks of a gateway, as the journal's pending entry names it: what the janitor
+/// looks up (`RemoteGateway.lookUp`).
+public enum GatewayWork: Sendable, Equatable {
+  case charge(GatewayCharge)
+  case capture(GatewayCaptureRequest)
+  case cancel(GatewayCancelRequest)
+  case refund(GatewayRefundRequest)
+}
+
+/// What a gateway's lookup found of a piece of work, as the work's own reply.
+public enum GatewayFound: Sendable {
+  /// A charge, capture or cancel: the payment as it stands.
+  case payment(GatewayReply<GatewayPayment>)
+  case refund(GatewayReply<GatewayRefund>)
+
+  /// The refusal a lookup answers for work the gateway never did: final, so that its key is free
+  /// again and the merchant may ask again.
+  public static func notDone(_ message: String) -> GatewayRefusal {
+    GatewayRefusal(type: "not_found", code: nil, message: message, final: true)
   }
 }
 
@@ -323,6 +353,18 @@ public enum GatewayReply<Value: Sendable>: Sendable {
 }
 
 extension GatewayReply {
+  /// A lookup's reply from what was found: `judge` says what a value found means for the work;
+  /// anything but a value found is the reply as it is.
+  public func found<Other>(_ judge: (Value) -> GatewayReply<Other>) -> GatewayReply<Other> {
+    switch self {
+    case .succeeded(let value): return judge(value)
+    case .declined(let decline): return .declined(decline)
+    case .refused(let refusal): return .refused(refusal)
+    case .unanswered(let reason): return .unanswered(reason: reason)
+    case .accepted(let reference): return .accepted(reference: reference)
+    }
+  }
+
   /// Whether the reply says nothing final about the call (no answer, or a refusal that changed
   /// nothing): a charge stays pending.
   public var leavesPending: Bool {

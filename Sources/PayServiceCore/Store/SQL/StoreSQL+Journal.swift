@@ -21,9 +21,13 @@ extension StoreSQL {
     ]
   }
 
-  /// (result, now, kind, key)
+  /// (result, now, kind, key). The call goes: it is never sent again, and a charge's holds the
+  /// payment data.
   public static let settleOperation = StoreStatement(
-    "UPDATE operation SET state = 'settled', result = ?, settled = ? WHERE kind = ? AND key = ? AND state = 'pending'")
+    """
+    UPDATE operation SET state = 'settled', result = ?, settled = ?, request = NULL
+    WHERE kind = ? AND key = ? AND state = 'pending'
+    """)
 
   /// (kind, key)
   public static let removeOperation = StoreStatement(
@@ -39,6 +43,26 @@ extension StoreSQL {
     SELECT \(operationColumns) FROM operation WHERE subject = ? AND state = 'pending'
     ORDER BY created\(dialect.collate), kind\(dialect.collate), key\(dialect.collate)
     """
+  }
+
+  /// (createdBy, created, created, kind, kind, key, limit): a page of the pending entries created at
+  /// or before a time, oldest first, after a position.
+  public static let pendingOperationsPage = StoreStatement { dialect in
+    let c = dialect.collate
+    return """
+      SELECT \(operationColumns) FROM operation WHERE state = 'pending' AND created\(c) <= ?
+        AND (created\(c) > ? OR (created\(c) = ? AND (kind\(c) > ? OR (kind\(c) = ? AND key\(c) > ?))))
+      ORDER BY created\(c), kind\(c), key\(c) LIMIT ?
+      """
+  }
+
+  /// The values of `pendingOperationsPage`.
+  public static func pendingOperationsPage(createdBy: String, after: OperationPosition?, limit: Int) -> [StoreValue] {
+    let position = after ?? OperationPosition(created: "", kind: "", key: "")
+    return [
+      .text(createdBy), .text(position.created), .text(position.created), .text(position.kind), .text(position.kind),
+      .text(position.key), .int(limit),
+    ]
   }
 
   /// Every pending entry, oldest first.
