@@ -49,6 +49,7 @@ CHOICES = [
     ("adyen-notifications", 3, "one-forged", "One item verified, one changed after Adyen signed it: refused"),
     ("stripe-books", 24, "dispute-lost", "Stripe's charge.dispute.closed: a dispute lost, its funds gone"),
     ("stripe-books", 48, "nothing-new", "Every object Stripe lists is known already: nothing changed"),
+    ("back-office", 44, "nothing-pending", "No work waits at the gateway past the threshold: nothing to look up"),
     ("stripe-books", 49, "one-day", "One day's books: charged, refunded, disputed and net"),
     ("billing-year", 27, "two-months-caught-up", "A run a month late charges each period due, once each"),
     ("billing-year", 10, "renewal-declined", "A renewal declined: the agreement is past due, retried a day later"),

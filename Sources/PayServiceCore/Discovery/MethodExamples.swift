@@ -180,6 +180,11 @@ public struct MethodExample: Sendable {
       params: #"{"since":"2026-11-21T00:00:00Z"}"#,
       result: #"{"status":"succeeded","since":"2026-11-21T00:00:00Z","listed":{"paymentIntents":3,"refunds":2,"disputes":1},"orders":[],"effects":[],"cursor":null}"#),
     MethodExample(
+      method: "resolvePending", name: "nothing-pending", summary: "No work waits at the gateway past the threshold: nothing to look up",
+      golden: "back-office", requestId: 44,
+      params: #"{"olderThanMinutes":30}"#,
+      result: #"{"createdBy":"2026-11-21T11:30:00Z","items":[],"settled":0,"released":0,"pending":0,"toCheck":0,"cursor":null}"#),
+    MethodExample(
       method: "payoutReport", name: "one-day", summary: "One day's books: charged, refunded, disputed and net",
       golden: "stripe-books", requestId: 49,
       params: #"{"from":"2026-11-21","to":"2026-11-21"}"#,

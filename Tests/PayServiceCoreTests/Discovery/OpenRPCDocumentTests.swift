@@ -136,7 +136,7 @@ struct OpenRPCDocumentTests {
       described
         == MethodRegistry.names + [
           "getOrder", "captureOrder", "cancelOrder", "refundOrder", "listOrders", "adjustStock", "listStock",
-          "erasePersonalData", "reloadConfig", "reconcileStripe", "payoutReport", "runBilling", "reloadBalance",
+          "erasePersonalData", "reloadConfig", "reconcileStripe", "resolvePending", "payoutReport", "runBilling", "reloadBalance",
           "getAgreement", "listAgreements", "cancelAgreement", "syncAppStoreHistory", "recoverAppStoreNotifications",
           "listAppStoreNotifications",
         ])

@@ -48,7 +48,7 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 37 : 18))
+    #expect(served.count == (backOffice ? 38 : 18))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
@@ -57,7 +57,7 @@ struct MCPEndpointTests {
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
       "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
-      "processStripeEvent", "processAdyenNotification", "reconcileStripe", "runBilling", "reloadBalance", "cancelAgreement",
+      "processStripeEvent", "processAdyenNotification", "reconcileStripe", "resolvePending", "runBilling", "reloadBalance", "cancelAgreement",
       "verifyAppStoreTransaction", "processAppStoreNotification", "consumeUnits", "syncAppStoreHistory",
       "recoverAppStoreNotifications",
     ])
