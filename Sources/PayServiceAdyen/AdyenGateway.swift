@@ -144,13 +144,13 @@ public final class AdyenGateway: RemoteGateway {
     if let saved = request.savedCard {
       body.member("shopperReference", saved.customerId)
       body.member("shopperInteraction", "ContAuth")
-      body.member("recurringProcessingModel", "Subscription")
+      body.member("recurringProcessingModel", request.unscheduled ? "UnscheduledCardOnFile" : "Subscription")
     } else {
       body.member("shopperInteraction", "Ecommerce")
       if request.saveCard, let agreementId = request.agreementId {
         body.member("storePaymentMethod", true)
         body.member("shopperReference", agreementId)
-        body.member("recurringProcessingModel", "Subscription")
+        body.member("recurringProcessingModel", request.unscheduled ? "UnscheduledCardOnFile" : "Subscription")
       }
     }
     if request.captureManually {

@@ -73,6 +73,47 @@ struct AdyenStoredCardTests {
     await gateway.shutdown()
   }
 
+  @Test("a reload's or pre-order's card is stored and charged as UnscheduledCardOnFile")
+  func unscheduled() async throws {
+    let fixture = try AdyenFixture()
+    defer { fixture.server.shutdown() }
+    let gateway = fixture.gateway(try fixture.config(), clock: ServiceClock(pinned: TestConfig.now)).gateway
+    let tokenized = await gateway.tokenize(
+      applePayToken: ApplePayTokenization(
+        paymentData: try fixture.applePayToken(amountMinor: 2500), displayName: "Visa 1111", network: "Visa",
+        transactionIdentifier: "T1", idempotencyKey: "k0"))
+    guard case .succeeded(let made) = tokenized else {
+      Issue.record("tokenize: \(tokenized)")
+      return
+    }
+    let first = await gateway.charge(
+      GatewayCharge(
+        paymentData: made.id, amountMinor: 2500, currencyCode: "USD",
+        orderId: "ord-first", captureManually: false, idempotencyKey: "payservice-charge-ord-first", saveCard: true,
+        agreementId: "agr-reload", unscheduled: true))
+    guard case .succeeded(let paid) = first, let saved = paid.savedCard else {
+      Issue.record("first payment: \(first)")
+      return
+    }
+    let firstSent = try JSONParser.parse(try #require(fixture.server.requests.last?.body))
+    #expect(firstSent["recurringProcessingModel"] == .string("UnscheduledCardOnFile"))
+    #expect(firstSent["storePaymentMethod"] == .bool(true))
+    let reload = await gateway.charge(
+      GatewayCharge(
+        paymentData: "", amountMinor: 2500, currencyCode: "USD", orderId: "ord-reload", captureManually: false,
+        idempotencyKey: "payservice-agreement-agr-reload-reload-ord-reload", savedCard: saved, agreementId: "agr-reload",
+        unscheduled: true))
+    guard case .succeeded = reload else {
+      Issue.record("reload: \(reload)")
+      return
+    }
+    #expect(
+      fixture.server.requests.last?.body
+        == #"{"amount":{"currency":"USD","value":2500},"reference":"ord-reload","merchantAccount":"PayServiceECOM","paymentMethod":{"type":"scheme","storedPaymentMethodId":"\#(saved.paymentMethodId)"},"shopperReference":"agr-reload","shopperInteraction":"ContAuth","recurringProcessingModel":"UnscheduledCardOnFile","metadata":{"agreementId":"agr-reload"}}"#
+    )
+    await gateway.shutdown()
+  }
+
   @Test("an IDR amount with cents cannot be written in Adyen's whole rupiahs: refused before any call")
   func currencyExponents() async throws {
     let fixture = try AdyenFixture()

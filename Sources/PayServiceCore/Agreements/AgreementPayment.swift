@@ -163,7 +163,8 @@ public struct AgreementPayment: GatewayOperation {
       GatewayCharge(
         paymentData: "", amountMinor: Int64(amountMinor), currencyCode: currencyCode, orderId: orderId,
         captureManually: false, idempotencyKey: idempotencyKey,
-        savedCard: GatewaySavedCard(customerId: customerId, paymentMethodId: paymentMethodId), agreementId: agreementId)
+        savedCard: GatewaySavedCard(customerId: customerId, paymentMethodId: paymentMethodId), agreementId: agreementId,
+        unscheduled: reloadId != nil || !takesStock)
     }
   }
 

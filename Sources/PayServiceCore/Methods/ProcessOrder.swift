@@ -561,7 +561,7 @@ public enum ProcessOrder: OperationMethod {
       GatewayCharge(
         paymentData: paymentData, amountMinor: Int64(amountMinor), currencyCode: currencyCode, orderId: orderId,
         captureManually: captureManually, idempotencyKey: idempotencyKey, saveCard: saveCard == true,
-        agreementId: agreementId)
+        agreementId: agreementId, unscheduled: prepared.agreement.map { $0.terms.kind != .recurring } ?? false)
     }
 
     /// The pending order as listOrders lists it.

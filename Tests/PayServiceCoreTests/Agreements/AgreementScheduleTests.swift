@@ -210,3 +210,27 @@ struct AgreementScheduleTests {
     #expect([charged, withTrial, ended] as [Int] == [154, 10, 2])
   }
 }
+
+/// What a gateway is told of an agreement's payments: a subscription's follow a fixed schedule; an
+/// automatic reload's, and a pre-order's payment, do not (Adyen's `UnscheduledCardOnFile`).
+@Suite("Agreement payments' schedule at the gateway")
+struct AgreementGatewayScheduleTests {
+  @Test("the first payment by the agreement's kind; later ones: reloads and pre-orders unscheduled, renewals scheduled")
+  func unscheduled() {
+    for (kind, expected) in [(BillingPlan.Kind.recurring, false), (.automaticReload, true), (.deferred, true)] {
+      var charge = ProcessOrder.Charge()
+      charge.saveCard = true
+      charge.prepared.agreement = PreparedOrder.Agreement()
+      charge.prepared.agreement?.terms.kind = kind
+      #expect(charge.gatewayCharge.unscheduled == expected, "\(kind)")
+    }
+    #expect(ProcessOrder.Charge().gatewayCharge.unscheduled == false)
+    var renewal = AgreementPayment.Call()
+    #expect(renewal.gatewayCharge.unscheduled == false)
+    renewal.reloadId = "reload-1"
+    #expect(renewal.gatewayCharge.unscheduled == true)
+    var preOrder = AgreementPayment.Call()
+    preOrder.takesStock = false
+    #expect(preOrder.gatewayCharge.unscheduled == true)
+  }
+}

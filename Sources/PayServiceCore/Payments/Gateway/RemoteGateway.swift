@@ -88,10 +88,15 @@ public struct GatewayCharge: Sendable, Equatable {
   public var savedCard: GatewaySavedCard?
   /// The agreement the payment belongs to, sent as metadata (`agreement_id`); nil for a one-off order.
   public var agreementId: String?
+  /// The agreement's payments follow no fixed schedule (an automatic reload, a pre-order's payment
+  /// date): card networks tell these from a subscription's (Adyen: `UnscheduledCardOnFile` rather
+  /// than `Subscription`).
+  public var unscheduled: Bool
 
   public init(
     paymentData: String, amountMinor: Int64, currencyCode: String, orderId: String, captureManually: Bool,
-    idempotencyKey: String, saveCard: Bool = false, savedCard: GatewaySavedCard? = nil, agreementId: String? = nil
+    idempotencyKey: String, saveCard: Bool = false, savedCard: GatewaySavedCard? = nil, agreementId: String? = nil,
+    unscheduled: Bool = false
   ) {
     self.paymentData = paymentData
     self.amountMinor = amountMinor
@@ -102,6 +107,7 @@ public struct GatewayCharge: Sendable, Equatable {
     self.saveCard = saveCard
     self.savedCard = savedCard
     self.agreementId = agreementId
+    self.unscheduled = unscheduled
   }
 }
 
