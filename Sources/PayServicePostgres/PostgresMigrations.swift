@@ -177,9 +177,7 @@ enum PostgresMigrations {
     StoreSchema.gatewayMoneyTables + [
       "UPDATE refund SET gatewayRefundId = NULLIF((document::json)->>'gatewayRefundId', '')",
       StoreSchema.refundByGatewayRefundIndex,
-      // The check PostgreSQL named for orderEvent's kind column (v4).
-      "ALTER TABLE orderEvent DROP CONSTRAINT orderevent_kind_check, ADD CONSTRAINT orderevent_kind_check "
-        + StoreSchema.orderEventKindCheck,
+      orderEventKinds,
     ],
     ["ALTER TABLE charge ALTER COLUMN token DROP NOT NULL"] + StoreSchema.agreementTables,
     StoreSchema.appStoreTables,
@@ -188,7 +186,14 @@ enum PostgresMigrations {
     [PostgresBatch.applyFunctionV16],
     [PostgresBatch.issueFunction],
     [StoreSchema.settledCallsCleared],
+    [orderEventKinds],
   ]
+
+  /// Migrations v11 and v19: today's order event kinds in the check PostgreSQL named for
+  /// orderEvent's kind column (v4).
+  static let orderEventKinds =
+    "ALTER TABLE orderEvent DROP CONSTRAINT orderevent_kind_check, ADD CONSTRAINT orderevent_kind_check "
+    + StoreSchema.orderEventKindCheck
 
   /// A `paymentAttempt` row `a` as the JSON text of its pending charge (`ProcessOrder.Charge`), for
   /// migration v9.

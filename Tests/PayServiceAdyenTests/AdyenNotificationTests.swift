@@ -112,6 +112,63 @@ struct AdyenNotificationTests {
     #expect(shop.notify(payload) == answer)
   }
 
+  @Test("a capture that fails after its CAPTURE was recorded: the order authorized again, the books without it, a capture may be asked again")
+  func captureFailedLater() throws {
+    let shop = try Shop(capture: .manual)
+    defer { shop.fixture.server.shutdown() }
+    let (_, placed) = try shop.placed()
+    let orderId = try #require(placed["orderId"]?.stringValue)
+    let amount = try #require(placed["amount"]?.stringValue)
+    let capture = #"{"orderId":"\#(orderId)","captureId":"cap-1"}"#
+    _ = shop.handler.call("captureOrder", capture)
+    #expect(Self.effects(shop.deliver().answer) == ["AUTHORISATION none", "CAPTURE capture_succeeded"])
+    #expect(shop.order(orderId)?["status"] == .string("paid"))
+    // The payment is TEST000000000001, its capture TEST000000000002.
+    #expect(shop.fixture.server.failModification(pspReference: "TEST000000000002"))
+    let (payload, answer) = shop.deliver()
+    #expect(Self.effects(answer) == ["CAPTURE_FAILED capture_failed"], "\(answer.compact)")
+    let order = try #require(shop.order(orderId))
+    #expect(order["status"] == .string("authorized"), "\(order.compact)")
+    #expect(order["amountCaptured"] == nil || order["amountCaptured"] == .string("0.00"), "\(order.compact)")
+    let events = order["events"]?.arrayValue?.map { "\($0["type"]?.stringValue ?? "?") \($0["amount"]?.stringValue ?? "-")" }
+    #expect(events == ["placed \(amount)", "authorized \(amount)", "captured \(amount)", "capture_failed \(amount)"])
+    // The books: nothing charged that day.
+    let report = shop.handler.call("payoutReport", #"{"from":"2026-11-21","to":"2026-11-21"}"#)["result"]
+    #expect(report?["totals"]?.compact == #"[{"currencyCode":"USD","charged":"0.00","refunded":"0.00","disputed":"0.00","net":"0.00"}]"#)
+    // The capture's answer is now the failure; heard again, the item changes nothing more.
+    let again = shop.handler.call("captureOrder", capture)["result"]
+    #expect(again?.compact == #"{"status":"failed","failureCode":"gateway_error","message":"Adyen reports that the capture failed: Capture Failed"}"#)
+    #expect(shop.notify(payload) == answer)
+    #expect(shop.order(orderId) == order)
+    // The order is authorized: another capture is sent to Adyen (what Adyen makes of it is its own).
+    let second = shop.handler.call("captureOrder", #"{"orderId":"\#(orderId)","captureId":"cap-2"}"#)["result"]
+    #expect(second?["failureCode"] == .string("outcome_pending"), "\(String(describing: second))")
+    #expect(shop.fixture.server.requests.filter { $0.path.hasSuffix("/captures") }.count == 2)
+  }
+
+  @Test("a CAPTURE_FAILED after its CAPTURE on an order refunded since: refused, the order as it was")
+  func captureFailedAfterRefund() throws {
+    let shop = try Shop(capture: .manual)
+    defer { shop.fixture.server.shutdown() }
+    let (_, placed) = try shop.placed()
+    let orderId = try #require(placed["orderId"]?.stringValue)
+    _ = shop.handler.call("captureOrder", #"{"orderId":"\#(orderId)","captureId":"cap-1"}"#)
+    _ = shop.deliver()
+    _ = shop.handler.call("refundOrder", #"{"orderId":"\#(orderId)","refundId":"rf-1","amount":"1.00"}"#)
+    _ = shop.deliver()
+    let before = try #require(shop.order(orderId))
+    #expect(before["status"] == .string("partially_refunded"), "\(before.compact)")
+    #expect(shop.fixture.server.failModification(pspReference: "TEST000000000002"))
+    let answer = shop.deliver().answer
+    #expect(Self.effects(answer) == ["CAPTURE_FAILED refused"], "\(answer.compact)")
+    #expect(
+      answer["result"]?["items"]?[0]?["message"]
+        == .string(
+          "the capture cap-1 failed after it was recorded, and the order has moved on since (refunded, disputed, or another amount): check payment TEST000000000001 in the Customer Area"
+        ))
+    #expect(shop.order(orderId) == before)
+  }
+
   @Test("a capture that fails leaves the order authorized, and another capture may be sent")
   func captureFailed() throws {
     let shop = try Shop(capture: .manual)

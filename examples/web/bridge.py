@@ -7,6 +7,8 @@ keeps it running (it is started again on the next request if it dies) and serves
   GET  /          index.html
   GET  /app.js    app.js
   POST /rpc       {"method": "...", "params": {...}}  ->  the JSON-RPC result (200) or {"error": ...}
+  POST /webhooks/adyen   Adyen's notification body, passed on to processAdyenNotification as it came:
+                         200 "[accepted]" once payservice took it in, else 500 (Adyen sends it again)
 
 Only the methods a shopper's page may call are forwarded (ALLOWED_METHODS). Requests to payservice
 are written one at a time under a lock, each with the bridge's own increasing id; payservice answers
@@ -64,6 +66,9 @@ ALLOWED_METHODS = frozenset(
 )
 
 MAX_BODY_BYTES = 64 * 1024
+# Adyen's notification batches are passed on whole: as large as processAdyenNotification takes (1 MiB).
+MAX_WEBHOOK_BYTES = 1 << 20
+ADYEN_WEBHOOK_PATH = "/webhooks/adyen"
 # A body the bridge does not use (a 404, a 413) is read and dropped up to this size, so the
 # connection stays in step; a larger one closes the connection.
 MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
@@ -475,6 +480,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send(405, {"error": {"code": -32601, "message": "Method not allowed"}},
                        headers=[("Allow", "GET, HEAD, POST")])
             return 405, "-"
+        if path == ADYEN_WEBHOOK_PATH:
+            return self._adyen_webhook()
         if path != "/rpc":
             self._error(404, -32601, "Not found")
             return 404, "-"
@@ -560,6 +567,42 @@ class Handler(http.server.BaseHTTPRequestHandler):
         status = HTTP_STATUS_FOR_CODE.get(error.get("code"), 500)
         self._send(status, {"error": error})
         return status, method
+
+
+    # ---- POST /webhooks/adyen
+
+    def _adyen_webhook(self):
+        """Adyen's server, not a page: no Origin to check. Each item's HMAC signature is what makes a
+        notification Adyen's, and payservice checks it; the bridge passes the body on as it came and
+        answers as Adyen's documentation asks: "[accepted]" when it was taken in (forged items among
+        them are payservice's to refuse), an error status otherwise, so that Adyen sends it again."""
+        method = "processAdyenNotification"
+        if not self.headers.get("Content-Length"):
+            return self._refuse(411, "Content-Length is required")
+        if self.body_left > MAX_WEBHOOK_BYTES:
+            self._error(413, -32600, "The body is larger than %d bytes" % MAX_WEBHOOK_BYTES)
+            return 413, method
+        try:
+            payload = self._read_body().decode("utf-8")
+        except UnicodeDecodeError:
+            self._error(400, -32700, "The body is not UTF-8")
+            return 400, method
+        try:
+            response = self.server.payservice.call(method, {"payload": payload})
+        except PayserviceDied as error:
+            self._error(502, -32000, str(error))
+            return 502, method
+        except PayserviceTimeout as error:
+            self._error(504, -32000, str(error))
+            return 504, method
+        result = response.get("result")
+        if isinstance(result, dict) and result.get("status") == "succeeded":
+            self._send(200, result.get("reply", "[accepted]").encode("utf-8"), "text/plain; charset=utf-8")
+            return 200, method
+        # Not taken in (no HMAC key, not a notification, another mode's): said to the merchant's log
+        # by payservice's answer, and to Adyen by the status.
+        self._send(500, result if isinstance(result, dict) else {"error": response.get("error")})
+        return 500, method
 
 
 def _short(text):

@@ -78,11 +78,11 @@ def rpc_body(method, params):
 class Bridge:
     """bridge.py as a subprocess; its stderr (its log and payservice's) is kept in a file."""
 
-    def __init__(self, *args, payservice=PAYSERVICE, database=":memory:", env=None, scheme="http"):
+    def __init__(self, *args, payservice=PAYSERVICE, database=":memory:", env=None, scheme="http", config=SHOP):
         self.port = free_port()
         self.scheme = scheme
         self.log_file = tempfile.TemporaryFile()
-        argv = [sys.executable, BRIDGE, "--payservice", payservice, "--config", SHOP, "--database", database,
+        argv = [sys.executable, BRIDGE, "--payservice", payservice, "--config", config, "--database", database,
                 "--listen", "127.0.0.1:%d" % self.port, "--timeout", "5"] + list(args)
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.log_file,
                                      env=dict(os.environ, **(env or {})))
@@ -546,6 +546,52 @@ class LogAndDatabaseURL(unittest.TestCase):
         self.assertIn(b" --database postgres://db.internal:5433/shop?sslmode=require", log)
         for secret in (b"s3 cr@t", b"s3%20cr%40t", b"shopper", b"cr%40t", b"cr@t"):
             self.assertNotIn(secret, log)
+
+
+class AdyenWebhook(unittest.TestCase):
+    """POST /webhooks/adyen in front of a payservice configured for Adyen (the golden case's config
+    and keys): the body passed on whole, "[accepted]" once taken in, 500 otherwise, nothing of it logged."""
+
+    GOLDEN = os.path.join(REPO, "Tests", "EndToEndTests", "Golden", "adyen-notifications")
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(cls.GOLDEN, "env")) as f:
+            env = dict(line.strip().split("=", 1) for line in f if line.strip())
+        with open(os.path.join(cls.GOLDEN, "requests.jsonl")) as f:
+            cls.payload = json.loads(f.readline())["params"]["payload"]
+        cls.bridge = Bridge(config=os.path.join(cls.GOLDEN, "config.yaml"), env=env)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bridge.stop()
+
+    def notify(self, body):
+        return self.bridge.request("POST", "/webhooks/adyen", body, {"Content-Type": "application/json"})
+
+    def test_a_signed_batch_is_accepted_once_and_again(self):
+        for _ in range(2):
+            status, body, response = self.notify(self.payload.encode())
+            self.assertEqual((status, body), (200, b"[accepted]"))
+            self.assertEqual(response.getheader("Content-Type"), "text/plain; charset=utf-8")
+
+    def test_what_is_not_a_notification_is_500_so_that_adyen_sends_it_again(self):
+        status, body, _ = self.notify(b"{}")
+        self.assertEqual(status, 500)
+        self.assertEqual(body["status"], "failed")
+        self.assertEqual(body["failureCode"], "not_a_notification")
+
+    def test_a_body_over_a_mebibyte_is_413(self):
+        status, body, _ = self.notify(b" " * ((1 << 20) + 1))
+        self.assertEqual((status, body), (413, {"error": {"code": -32600, "message": "The body is larger than 1048576 bytes"}}))
+
+    def test_the_log_names_the_route_and_never_the_body(self):
+        self.notify(self.payload.encode())
+        log = self.bridge.log()
+        self.assertIn(b"POST /webhooks/adyen method=processAdyenNotification status=200", log)
+        signature = json.loads(self.payload)["notificationItems"][0]["NotificationRequestItem"]["additionalData"]["hmacSignature"]
+        self.assertNotIn(signature.encode(), log)
+        self.assertNotIn(b"NC6HT9CRT65ZGN82", log)
 
 
 class Docs(unittest.TestCase):

@@ -105,6 +105,7 @@ public enum PayoutReport: RPCMethod {
     mutating func add(_ row: MoneyMovementRow) {
       switch row.kind {
       case .captured: charged += row.amountMinor
+      case .captureFailed: charged -= row.amountMinor
       case .refunded: refunded += row.amountMinor
       case .refundFailed: refunded -= row.amountMinor
       case .disputeFundsWithdrawn: disputed += row.amountMinor

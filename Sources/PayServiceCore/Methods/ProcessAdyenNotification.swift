@@ -300,9 +300,11 @@ public enum ProcessAdyenNotification: RPCMethod {
       case "AUTHORISATION":
         try authorisation(&recorded, transaction)
       case "CAPTURE", "CAPTURE_FAILED":
-        try modification(&recorded, kind: CaptureOrder.Capture.kind, transaction, done: (.captureSucceeded, .captureFailed))
+        try modification(
+          &recorded, kind: CaptureOrder.Capture.kind, transaction, now: now, done: (.captureSucceeded, .captureFailed))
       case "CANCELLATION":
-        try modification(&recorded, kind: CancelOrder.Cancellation.kind, transaction, done: (.cancelSucceeded, .cancelFailed))
+        try modification(
+          &recorded, kind: CancelOrder.Cancellation.kind, transaction, now: now, done: (.cancelSucceeded, .cancelFailed))
       case "REFUND", "REFUND_FAILED":
         try refund(&recorded, transaction, now: now)
       case _ where Self.disputeStages[item.eventCode] != nil:
@@ -334,17 +336,55 @@ public enum ProcessAdyenNotification: RPCMethod {
     }
 
     /// A capture's or cancel's outcome: the order whose payment it is, when the modification is
-    /// pending there under the item's reference.
+    /// pending there under the item's reference (or a capture recorded there that failed later).
     func modification(
-      _ recorded: inout Item, kind: String, _ transaction: any StoreTransaction, done: (succeeded: Effect, failed: Effect)
+      _ recorded: inout Item, kind: String, _ transaction: any StoreTransaction, now: Int64,
+      done: (succeeded: Effect, failed: Effect)
     ) throws {
       guard let payment = report.item.originalReference, let orderId = try transaction.orderId(gatewayPaymentId: payment)
       else { return }
       recorded.orderId = orderId
-      guard let entry = try transaction.operation(kind: kind, key: report.item.merchantReference), entry.state == .pending,
-        entry.subject == orderId
+      guard let entry = try transaction.operation(kind: kind, key: report.item.merchantReference), entry.subject == orderId
       else { return }
-      recorded.effect = report.succeeded ? done.succeeded : done.failed
+      if entry.state == .pending {
+        recorded.effect = report.succeeded ? done.succeeded : done.failed
+      } else if kind == CaptureOrder.Capture.kind && report.item.eventCode == "CAPTURE_FAILED" {
+        try captureFailedLater(&recorded, entry, transaction, now: now)
+      }
+    }
+
+    /// A CAPTURE_FAILED after its CAPTURE was recorded: the card scheme refused the capture after
+    /// Adyen took it, and no money comes. An order still paid with that capture alone goes back to
+    /// authorized, the capture's amount off it (a `capture_failed` event, which the books subtract),
+    /// and the capture's answer under its captureId becomes the failure, so that another capture
+    /// may be sent. An order refunded or disputed since is left as it is, the item refused: what
+    /// the scheme did to those is Adyen's to report, and the merchant's to check.
+    func captureFailedLater(
+      _ recorded: inout Item, _ entry: OperationRow, _ transaction: any StoreTransaction, now: Int64
+    ) throws {
+      let item = report.item
+      guard let text = entry.result,
+        case .succeeded(let captured) = try StoredJSON.read(text, as: CaptureOrder.Result.self, "capture result")
+      else { return }
+      guard let order = try transaction.lockOrder(recorded.orderId ?? ""), order.status == .paid,
+        order.capturedMinor == report.amountMinor, order.refundedMinor == 0,
+        try transaction.disputes(orderId: order.orderId).isEmpty
+      else {
+        recorded.effect = .refused
+        recorded.message =
+          "the capture \(captured.captureId) failed after it was recorded, and the order has moved on since (refunded, disputed, or another amount): check payment \(item.originalReference ?? "") in the Customer Area"
+        return
+      }
+      try transaction.updateOrder(
+        order.orderId, status: .authorized, capturedMinor: 0, refundedMinor: 0, shippingRefunded: false)
+      try transaction.insert(
+        OrderEventRow(
+          orderId: order.orderId, position: order.nextEventPosition, kind: .captureFailed, at: RFC3339.format(now),
+          amountMinor: report.amountMinor, reference: captured.captureId, reason: item.reason))
+      try transaction.rewriteOperation(
+        kind: entry.kind, key: entry.key, fingerprint: entry.fingerprint,
+        result: CaptureOrder.Capture.journal(.failed(.gatewayError, ProcessAdyenNotification.failure("capture", item))))
+      recorded.effect = .captureFailed
     }
 
     /// Adyen's dispute events as the stages the books know ("Dispute notifications"): the dispute

@@ -168,7 +168,7 @@ extension StoreSchema {
 
   /// The money events the books add up, as SQL text.
   public static let moneyEventKinds = [
-    OrderEventRow.Kind.captured, .refunded, .refundFailed, .disputeFundsWithdrawn, .disputeFundsReinstated,
+    OrderEventRow.Kind.captured, .captureFailed, .refunded, .refundFailed, .disputeFundsWithdrawn, .disputeFundsReinstated,
   ].map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
   /// The books' query, with `?` placeholders (from, to, from, to), RFC 3339 text bounds: the money

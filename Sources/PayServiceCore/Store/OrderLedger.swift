@@ -101,6 +101,9 @@ public struct OrderState: Sendable {
 public struct OrderEventRow: Sendable, Equatable {
   public enum Kind: String, Sendable, WireEnum, CaseIterable {
     case placed, authorized, captured, canceled, refunded
+    /// A capture the gateway reported done failed later (Adyen's CAPTURE_FAILED after its CAPTURE):
+    /// its amount is off the order again, which is authorized again.
+    case captureFailed = "capture_failed"
     /// A refund came back from the bank (or was canceled): its amount is off the order again.
     case refundFailed = "refund_failed"
     case disputeOpened = "dispute_opened"

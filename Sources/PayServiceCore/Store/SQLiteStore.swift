@@ -241,25 +241,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
       try db.execute(
         sql: "UPDATE refund SET gatewayRefundId = NULLIF(json_extract(document, '$.gatewayRefundId'), '')")
       try db.execute(sql: StoreSchema.refundByGatewayRefundIndex)
-      // SQLite cannot change a column's check: the event table is made again with the new kinds
-      // (nothing refers to it).
-      try db.execute(
-        sql: """
-          CREATE TABLE orderEventNew (
-            orderId TEXT NOT NULL REFERENCES "order"(orderId),
-            position INTEGER NOT NULL CHECK (position > 0),
-            kind TEXT NOT NULL \(StoreSchema.orderEventKindCheck),
-            at TEXT NOT NULL,
-            amountMinor INTEGER NOT NULL,
-            reference TEXT NOT NULL,
-            reason TEXT,
-            PRIMARY KEY (orderId, position)
-          );
-          INSERT INTO orderEventNew (orderId, position, kind, at, amountMinor, reference, reason)
-            SELECT orderId, position, kind, at, amountMinor, reference, reason FROM orderEvent;
-          DROP TABLE orderEvent;
-          ALTER TABLE orderEventNew RENAME TO orderEvent;
-          """)
+      try Self.remakeOrderEvent(db)
     }
     // Foreign keys are checked once after this migration (GRDB's default): the charge table is
     // made again, as SQLite documents for changing a column, so that a payment the merchant
@@ -295,7 +277,32 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[17], foreignKeyChecks: .immediate) { db in
       try db.execute(sql: StoreSchema.settledCallsCleared)
     }
+    migrator.registerMigration(StoreSchema.migrations[18], foreignKeyChecks: .immediate) { db in
+      try Self.remakeOrderEvent(db)
+    }
     return migrator
+  }
+
+  /// Migrations v11 and v19: the order event table with today's kinds in its check. SQLite cannot
+  /// change a column's check, so the table is made again (nothing refers to it).
+  static func remakeOrderEvent(_ db: Database) throws {
+    try db.execute(
+      sql: """
+        CREATE TABLE orderEventNew (
+          orderId TEXT NOT NULL REFERENCES "order"(orderId),
+          position INTEGER NOT NULL CHECK (position > 0),
+          kind TEXT NOT NULL \(StoreSchema.orderEventKindCheck),
+          at TEXT NOT NULL,
+          amountMinor INTEGER NOT NULL,
+          reference TEXT NOT NULL,
+          reason TEXT,
+          PRIMARY KEY (orderId, position)
+        );
+        INSERT INTO orderEventNew (orderId, position, kind, at, amountMinor, reference, reason)
+          SELECT orderId, position, kind, at, amountMinor, reference, reason FROM orderEvent;
+        DROP TABLE orderEvent;
+        ALTER TABLE orderEventNew RENAME TO orderEvent;
+        """)
   }
 
   /// Migration v4. Orders recorded before it were charged at once: they are `paid` with their

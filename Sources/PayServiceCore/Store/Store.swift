@@ -455,6 +455,7 @@ public enum StoreSchema {
     "v16: rows locked one key at a time (PostgreSQL's payservice_apply)",
     "v17: a charge token issued in one statement (PostgreSQL's payservice_issue)",
     "v18: answered journal entries keep no call (no payment data once the work is done)",
+    "v19: order events of captures that failed later",
   ]
 
   /// Migration v18, the same on both backends: a settled entry's call (what was sent: for a
