@@ -143,13 +143,13 @@ struct AdyenNotificationSignatureTests {
       message(Self.body(items: [item, "[]"])) == "notificationItems[1].NotificationRequestItem must be an object")
     #expect(
       message(Self.body(items: [item.replacingOccurrences(of: "\"value\":1", with: "\"value\":1.5")]))
-        == "notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units from 0 to 10^16")
+        == "notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units, 0 to 9999999999999999")
     #expect(
       message(Self.body(items: [item.replacingOccurrences(of: "\"value\":1", with: "\"value\":-1")]))
-        == "notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units from 0 to 10^16")
+        == "notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units, 0 to 9999999999999999")
     #expect(
       message(Self.body(items: [item.replacingOccurrences(of: "\"value\":1", with: "\"value\":12345678901234567")]))
-        == "notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units from 0 to 10^16")
+        == "notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units, 0 to 9999999999999999")
     #expect(
       message(Self.body(items: [item.replacingOccurrences(of: "\"success\":\"true\"", with: "\"success\":true")]))
         == "notificationItems[0].NotificationRequestItem.success must be a string")

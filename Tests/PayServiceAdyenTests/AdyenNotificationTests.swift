@@ -169,6 +169,31 @@ struct AdyenNotificationTests {
     #expect(shop.order(orderId) == before)
   }
 
+  @Test("signed amounts at the bounds: 10^15 + 1 is refused as an item; 10^16 and 2^63 - 1 are not a notification; nothing recorded")
+  func hostileAmounts() throws {
+    let shop = try Shop()
+    defer { shop.fixture.server.shutdown() }
+    func body(_ value: Int64) throws -> String {
+      try AdyenNotificationFixture.body(
+        key: shop.fixture.server.hmacKey,
+        item: AdyenNotificationFixture.item(
+          psp: "HOSTILE\(value)", original: nil, reference: "ord-x", value: value, eventCode: "AUTHORISATION", success: "true"))
+    }
+    let past = shop.notify(try body(1_000_000_000_000_001))
+    #expect(
+      past["result"]?.compact
+        == #"{"status":"succeeded","reply":"[accepted]","items":[],"refused":[{"index":0,"pspReference":"HOSTILE1000000000000001","eventCode":"AUTHORISATION","failureCode":"invalid_amount","message":"1000000000000001 of USD is not an amount payservice can record"}]}"#,
+      "\(past.compact)")
+    for value: Int64 in [10_000_000_000_000_000, Int64.max] {
+      let answer = shop.notify(try body(value))
+      #expect(
+        answer["result"]?.compact
+          == #"{"status":"failed","failureCode":"not_a_notification","message":"notificationItems[0].NotificationRequestItem.amount.value must be a whole number of minor units, 0 to 9999999999999999"}"#,
+        "\(answer.compact)")
+    }
+    #expect(try shop.context.store.write { try $0.operation(kind: "adyenNotification", key: "AUTHORISATION:true:HOSTILE1000000000000001") } == nil)
+  }
+
   @Test("a capture that fails leaves the order authorized, and another capture may be sent")
   func captureFailed() throws {
     let shop = try Shop(capture: .manual)

@@ -292,7 +292,7 @@ extension OperationRunner {
   /// a webhook that says the gateway decided resumes.
   static func resumable(subject: String, context: ServiceContext) throws -> [any Resumed] {
     let now = context.clock.now()
-    return try context.store.pendingOperations().filter { $0.subject == subject }.compactMap { entry in
+    return try pending(about: subject, context: context).compactMap { entry in
       guard let kind = kinds.first(where: { $0.kind == entry.kind }) else { return nil }
       return try kind.resume(entry, now: now, context: context)
     }
@@ -306,7 +306,7 @@ extension OperationRunner {
     _: Op.Type, subject: String, context: ServiceContext, report: (Op.Call) -> Op.Reply?
   ) throws -> [Op.Result] {
     var results: [Op.Result] = []
-    for entry in try context.store.pendingOperations() where entry.subject == subject && entry.kind == Op.kind {
+    for entry in try pending(about: subject, context: context) where entry.kind == Op.kind {
       let (call, request) = try call(of: entry, as: Op.self)
       guard let reply = report(call) else { continue }
       let reported = InFlight<Op>(
@@ -316,6 +316,12 @@ extension OperationRunner {
       if settled.entry == .settled || settled.entry == .released { results.append(settled.result) }
     }
     return results
+  }
+
+  /// The pending entries about `subject`, read through the journal's index of them (one short
+  /// transaction), not by going through every pending entry.
+  static func pending(about subject: String, context: ServiceContext) throws -> [OperationRow] {
+    try context.store.write { try $0.pendingOperations(subject: subject) }
   }
 
   /// Sends resumed work (all of it, so that the calls overlap) and settles each, with no

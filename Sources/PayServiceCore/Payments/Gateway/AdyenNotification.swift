@@ -134,7 +134,7 @@ public struct AdyenNotification: Sendable, Equatable {
       guard case .number(let value)? = amount["value"], !value.isEmpty, value.utf8.count <= 16,
         value.utf8.allSatisfy({ (0x30...0x39).contains($0) })
       else {
-        throw Malformed(message: "\(path).amount.value must be a whole number of minor units from 0 to 10^16")
+        throw Malformed(message: "\(path).amount.value must be a whole number of minor units, 0 to 9999999999999999")
       }
       let currency = try text("currency", required: true, in: amount, at: "\(path).amount")!
       let success = try text("success", required: true)!
