@@ -112,10 +112,13 @@ extension AdyenFixture {
     id: Int = 2
   ) throws -> String {
     func authorize(_ paymentData: String, _ transaction: String) throws -> JSONValue {
-      let line = #"{"jsonrpc":"2.0","id":"a","method":"authorizePayment","params":\#(Self.authorizeParams(paymentData, cart: cart, transaction: transaction))}"#
+      let params = Self.authorizeParams(paymentData, cart: cart, transaction: transaction)
+      let line = #"{"jsonrpc":"2.0","id":"a","method":"authorizePayment","params":\#(params)}"#
       let answer = try JSONParser.parse(try running.ask(line, timeout: 15))
-      guard answer["result"]?["chargeToken"] != nil else { throw CheckoutFailed(description: "authorizePayment: \(answer.compact)") }
-      return answer["result"]!
+      guard let result = answer["result"], result["chargeToken"]?.stringValue != nil else {
+        throw CheckoutFailed(description: "authorizePayment: \(answer.compact)")
+      }
+      return result
     }
     let probe = try authorize(try applePayToken(amountMinor: 1), transaction + "-probe")
     guard let total = probe["amount"]?.stringValue, let minor = Int(total.replacingOccurrences(of: ".", with: "")) else {
