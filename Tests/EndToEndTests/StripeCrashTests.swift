@@ -11,10 +11,7 @@ import Testing
 /// (PAYSERVICE_TEST_BINARY).
 @Suite("Stripe crash matrix", .serialized)
 struct StripeCrashTests {
-  enum Point: String, CaseIterable, CustomStringConvertible {
-    case beforeCall, afterGatewayActed, afterCommit
-    var description: String { rawValue }
-  }
+  typealias Point = CrashPoint
 
   static let cart = #"[{"sku":"mug","quantity":2}]"#
 
@@ -22,31 +19,33 @@ struct StripeCrashTests {
   struct Shop {
     let server: StripeTestServer
     let fixture: StripeFixture
-    let backend: StoreBackend
-    let database: String
-    /// Everything the processes wrote to stdout and stderr, searched for the key at the end.
-    var transcripts: [String] = []
+    /// The processes' arguments and store, and everything they wrote to stdout and stderr.
+    var harness: CrashHarness
+    var backend: StoreBackend { harness.backend }
+    var database: String { harness.database }
+    var arguments: [String] { harness.arguments }
+    var transcripts: [String] {
+      get { harness.transcripts }
+      set { harness.transcripts = newValue }
+    }
 
     init(backend: StoreBackend, capture: Gateway.Capture = .automatic) throws {
       server = try StripeTestServer()
       // Retries: a restarted process may send the same key before the server has noticed that the
       // killed one's connection closed (409 while that request still counts as in progress).
       fixture = try StripeFixture(server: server, capture: capture, maxRetries: 3, requestTimeoutSeconds: 5)
-      self.backend = backend
-      database = try backend.freshDatabase()
-    }
-
-    var arguments: [String] {
-      ["--config", fixture.configPath, "--database", database, "--now", "2026-11-21T12:05:00Z", "--quiet", "--back-office"]
+      let database = try backend.freshDatabase()
+      harness = CrashHarness(
+        arguments: [
+          "--config", fixture.configPath, "--database", database, "--now", "2026-11-21T12:05:00Z", "--quiet", "--back-office",
+        ], environment: fixture.environment, backend: backend, database: database)
     }
 
     /// Runs one process to its end on `lines`; its answers, parsed.
     mutating func run(_ lines: [String]) throws -> [JSONValue] {
-      let result = try PayserviceProcess.run(
-        arguments, stdin: Data((lines.joined(separator: "\n") + "\n").utf8), environment: fixture.environment)
+      let result = try harness.run(lines)
       #expect(result.status == 0, "\(result.stderr)")
-      transcripts += [result.stdoutText, result.stderr]
-      return try result.stdoutText.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+      return result.answers
     }
 
     /// Authorizes the cart and returns the processOrder line for it.
@@ -68,35 +67,14 @@ struct StripeCrashTests {
       case .afterGatewayActed: server.inject(.holdAfterExecuting(gate), on: route)
       case .afterCommit: break
       }
-      let running = try RunningPayservice(arguments, environment: fixture.environment)
-      switch point {
-      case .beforeCall, .afterGatewayActed:
-        running.send(line)
-        #expect(gate.waitUntilReached(timeout: 20), "the call never reached the gateway")
-      case .afterCommit:
-        // Answers bigger than the pipe come first and nobody reads them: the process records the
-        // order, then blocks writing, its answer still unsent.
-        let discover = #"{"jsonrpc":"2.0","id":"d","method":"rpc.discover"}"#
-        running.send((Array(repeating: discover, count: 12) + [line]).joined(separator: "\n"))
-        let store = try backend.open(database)
-        let deadline = Date().addingTimeInterval(20)
-        while try !done(store), Date() < deadline { usleep(20_000) }
-        #expect(try done(store), "the second commit never happened")
-      }
-      kill(running.process.processIdentifier, SIGKILL)
-      #expect(running.waitForExit() != 0)
-      // A request held before executing is dropped when its connection closes: it must never run.
-      // One held after executing has run; let the server finish with it.
-      if point == .afterGatewayActed { gate.release() }
-      transcripts.append(String(decoding: running.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+      let crash = try harness.crash(at: point, gate: gate, line: line, done: done)
+      #expect(crash.reached, point == .afterCommit ? "the second commit never happened" : "the call never reached the gateway")
+      #expect(crash.status != 0)
     }
 
     /// `held` is something the store does hold: the search must find it, so its misses mean something.
     func checkNoSecret(held: String) throws {
-      for text in transcripts { #expect(!text.contains(server.secretKey)) }
-      let store = try backend.open(database)
-      #expect(try store.mentions(held))
-      #expect(try !store.mentions(server.secretKey))
+      #expect(try harness.leaks([server.secretKey], held: held) == [])
     }
   }
 

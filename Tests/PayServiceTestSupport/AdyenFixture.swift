@@ -97,3 +97,40 @@ public struct AdyenFixture {
     return JSONWriter.string(try factory.token(payment, signingTime: now))
   }
 }
+
+extension AdyenFixture {
+  public struct CheckoutFailed: Error, CustomStringConvertible {
+    public let description: String
+  }
+
+  /// Authorizes `cart` paid with `number` through a running payservice and returns the
+  /// processOrder line for it. payservice does not decrypt the token, so a first authorization
+  /// (`transaction`-probe, a token for one cent) reads the cart's total; the token that goes to
+  /// Adyen carries that total, as the device's would.
+  public func checkoutLine(
+    on running: RunningPayservice, cart: String = cart, number: String = "4111111111111111", transaction: String = "T",
+    id: Int = 2
+  ) throws -> String {
+    func authorize(_ paymentData: String, _ transaction: String) throws -> JSONValue {
+      let params = Self.authorizeParams(paymentData, cart: cart, transaction: transaction)
+      let line = #"{"jsonrpc":"2.0","id":"a","method":"authorizePayment","params":\#(params)}"#
+      let answer = try JSONParser.parse(try running.ask(line, timeout: 15))
+      guard let result = answer["result"], result["chargeToken"]?.stringValue != nil else {
+        throw CheckoutFailed(description: "authorizePayment: \(answer.compact)")
+      }
+      return result
+    }
+    let probe = try authorize(try applePayToken(amountMinor: 1), transaction + "-probe")
+    guard let total = probe["amount"]?.stringValue, let minor = Int(total.replacingOccurrences(of: ".", with: "")) else {
+      throw CheckoutFailed(description: "no amount in \(probe.compact)")
+    }
+    let authorized = try authorize(try applePayToken(amountMinor: minor, number: number), transaction)
+    return StripeFixture.processLine(token: authorized["chargeToken"]!.stringValue!, amount: total, cart: cart, id: id)
+  }
+
+  /// processAdyenNotification's request line for a webhook body.
+  public static func notificationLine(_ payload: String, id: Int = 5) -> String {
+    #"{"jsonrpc":"2.0","id":\#(id),"method":"processAdyenNotification","params":"#
+      + JSONWriter.string(JSONValue.object(JSONObject([("payload", .string(payload))]))) + "}"
+  }
+}

@@ -249,6 +249,18 @@ public enum ProcessAdyenNotification: RPCMethod {
           ? .succeeded(GatewayPayment(id: call.paymentId, chargeId: nil, status: .captured, amountCapturedMinor: report.amountMinor))
           : .declined(GatewayDecline(code: "capture_failed", declineCode: nil, chargeId: nil, message: failure("capture", item)))
       }
+    case .refundSucceeded, .refundFailed:
+      // A refund still pending in the journal when its REFUND came (see `Recording.pendingRefund`);
+      // a recorded refund was settled with the item.
+      _ = try OperationRunner.settleReported(RefundOrder.Refund.self, subject: orderId, context: context) { call in
+        guard call.refund.refundId == item.merchantReference, call.paymentId == item.originalReference,
+          Int64(call.amountMinor) == report.amountMinor
+        else { return nil }
+        return .succeeded(
+          GatewayRefund(
+            id: item.pspReference, status: report.succeeded ? .succeeded : .failed,
+            failureReason: report.succeeded ? nil : item.reason))
+      }
     case .cancelSucceeded, .cancelFailed:
       _ = try OperationRunner.settleReported(CancelOrder.Cancellation.self, subject: orderId, context: context) { call in
         guard call.cancelId == item.merchantReference, call.paymentId == item.originalReference else { return nil }
@@ -433,7 +445,10 @@ public enum ProcessAdyenNotification: RPCMethod {
     func refund(_ recorded: inout Item, _ transaction: any StoreTransaction, now: Int64) throws {
       guard let row = try transaction.refund(report.item.merchantReference), row.gatewayRefundId == report.item.pspReference,
         let order = try transaction.lockOrder(row.orderId)
-      else { return }
+      else {
+        try pendingRefund(&recorded, transaction)
+        return
+      }
       recorded.orderId = row.orderId
       guard report.amountMinor == row.amountMinor, report.item.currency == order.currencyCode else {
         recorded.effect = .refused
@@ -448,6 +463,31 @@ public enum ProcessAdyenNotification: RPCMethod {
       {
         recorded.effect = report.succeeded ? .refundSucceeded : .refundFailed
       }
+    }
+
+    /// A refund's outcome before the refund is recorded: Adyen executed a refundOrder whose answer
+    /// payservice has not recorded yet (the process waiting for it, or killed before it came), so
+    /// its call is still pending in the journal under the item's reference. The item is about that
+    /// call when its payment and amount are the call's; `settle` then settles the call with what the
+    /// item reports, as a capture's is settled by its CAPTURE. Recorded without an effect, the item
+    /// would leave the refund pending once recorded, and Adyen does not send an accepted item again.
+    func pendingRefund(_ recorded: inout Item, _ transaction: any StoreTransaction) throws {
+      let item = report.item
+      guard let payment = item.originalReference, let orderId = try transaction.orderId(gatewayPaymentId: payment),
+        let entry = try transaction.operation(kind: RefundOrder.Refund.kind, key: item.merchantReference),
+        entry.state == .pending, entry.subject == orderId, let text = entry.request,
+        let order = try transaction.lockOrder(orderId)
+      else { return }
+      recorded.orderId = orderId
+      let call = try StoredJSON.read(text, as: RefundOrder.Refund.Call.self, "refund call")
+      guard call.paymentId == payment, Int64(call.amountMinor) == report.amountMinor, item.currency == order.currencyCode
+      else {
+        recorded.effect = .refused
+        recorded.message =
+          "the item's \(report.amountMinor) minor units of \(item.currency) are not the refund's \(call.amountMinor) of \(order.currencyCode)"
+        return
+      }
+      recorded.effect = report.succeeded ? .refundSucceeded : .refundFailed
     }
   }
 }
