@@ -21,7 +21,9 @@ public enum ProcessAdyenNotification: RPCMethod {
       nothing more. What it reports goes on its order: AUTHORISATION settles a payment Adyen was still \
       deciding (order_paid, order_authorized with manual capture, order_declined with its stock back); \
       CAPTURE, CAPTURE_FAILED, CANCELLATION settle a capture or cancel Adyen accepted (capture_succeeded, \
-      capture_failed, cancel_succeeded, cancel_failed); REFUND and REFUND_FAILED settle a refund \
+      capture_failed, cancel_succeeded, cancel_failed), and a CAPTURE_FAILED after its recorded CAPTURE \
+      makes a still-paid order authorized again (capture_failed, a capture_failed order event); REFUND and \
+      REFUND_FAILED settle a refund \
       (refund_succeeded, refund_failed: its amount comes off the order). An item whose amount or currency \
       is not what payservice sent is refused (effect refused, with the reason in message) and settles \
       nothing. An item about a payment this store does not know is recorded with effect none. Answer the \
