@@ -400,37 +400,32 @@ public final class StripeGateway: RemoteGateway {
       if request.saveCard && request.amountMinor == 0 { return nil }
       return .payment(await searchForPayment(orderId: request.orderId, savesCard: request.saveCard))
     case .capture(let request):
-      return .payment(
-        await retrievePayment(request.paymentId).found { payment in
-          switch payment.status {
-          case .captured: return .succeeded(payment)
-          case .authorized:
-            return .refused(GatewayFound.notDone("Stripe holds \(payment.id) uncaptured: the capture was never made"))
-          case .processing: return .unanswered(reason: "Stripe is still processing \(payment.id)")
-          default:
-            return .declined(
-              GatewayDecline(
-                code: "payment_intent_unexpected_state", declineCode: nil, chargeId: nil,
-                message: "Stripe shows \(payment.id) \(payment.status.rawValue): it cannot be captured"))
-          }
-        })
+      return .payment(await modification(of: request.paymentId, done: .captured, "capture", "captured"))
     case .cancel(let request):
-      return .payment(
-        await retrievePayment(request.paymentId).found { payment in
-          switch payment.status {
-          case .canceled: return .succeeded(payment)
-          case .authorized:
-            return .refused(GatewayFound.notDone("Stripe holds \(payment.id) authorized: the cancel was never made"))
-          case .processing: return .unanswered(reason: "Stripe is still processing \(payment.id)")
-          default:
-            return .declined(
-              GatewayDecline(
-                code: "payment_intent_unexpected_state", declineCode: nil, chargeId: nil,
-                message: "Stripe shows \(payment.id) \(payment.status.rawValue): it cannot be canceled"))
-          }
-        })
+      return .payment(await modification(of: request.paymentId, done: .canceled, "cancel", "canceled"))
     case .refund(let request):
       return .refund(await findRefund(request))
+    }
+  }
+
+  /// A capture or cancel of the PaymentIntent `id` as the PaymentIntent shows it now: done when it
+  /// is `done`; never made while it is still authorized; undecided while Stripe processes it; and a
+  /// final failure in any other state.
+  func modification(of id: String, done: GatewayPayment.Status, _ noun: String, _ participle: String) async
+    -> GatewayReply<GatewayPayment>
+  {
+    await retrievePayment(id).found { payment in
+      switch payment.status {
+      case done: return .succeeded(payment)
+      case .authorized:
+        return .refused(GatewayFound.notDone("Stripe holds \(payment.id) authorized: the \(noun) was never made"))
+      case .processing: return .unanswered(reason: "Stripe is still processing \(payment.id)")
+      default:
+        return .declined(
+          GatewayDecline(
+            code: "payment_intent_unexpected_state", declineCode: nil, chargeId: nil,
+            message: "Stripe shows \(payment.id) \(payment.status.rawValue): it cannot be \(participle)"))
+      }
     }
   }
 

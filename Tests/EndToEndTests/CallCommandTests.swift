@@ -63,7 +63,7 @@ struct CallCommandTests {
       backOffice.stdoutText
         == list.stdoutText
         + "getOrder\ncaptureOrder\ncancelOrder\nrefundOrder\nlistOrders\nadjustStock\nlistStock\nerasePersonalData\nreloadConfig\n"
-        + "reconcileStripe\npayoutReport\nrunBilling\nreloadBalance\ngetAgreement\nlistAgreements\ncancelAgreement\n"
+        + "reconcileStripe\nresolvePending\npayoutReport\nrunBilling\nreloadBalance\ngetAgreement\nlistAgreements\ncancelAgreement\n"
         + "syncAppStoreHistory\nrecoverAppStoreNotifications\nlistAppStoreNotifications\n")
     // Without the flag the back office is not there: -32601, exit 1.
     let gated = try PayserviceProcess.run(

@@ -170,7 +170,10 @@ public enum OperationRunner {
       let (key, subject, call, request, context) = (self.key, self.subject, self.call, self.request, self.context)
       let outcome = try context.store.write { transaction -> Outcome in
         let locked = try Op.lock(key: key, subject: subject, Op.books(transaction), context: context)
-        guard let entry = try transaction.operation(kind: Op.kind, key: key), entry.request == request else {
+        // A settled entry keeps no call (`StoreSQL.settleOperation`): its answer is this key's. A
+        // pending one must still hold this call.
+        guard let entry = try transaction.operation(kind: Op.kind, key: key), entry.state == .settled || entry.request == request
+        else {
           throw StoreError.unavailable(
             reason: "operation \(Op.kind) \(key) was released by another request while its call was in flight")
         }
