@@ -83,35 +83,9 @@ struct AdyenLockTests {
     let processB = try #require(b)
     // B authorizes (untimed; for .duringHold its start-up sweep runs first), then places its order (timed).
     let processLineB = try fixture.checkoutLine(on: processB, cart: Self.cartB, transaction: "B", id: 12)
-    let sentAt = Date()
-    let answerB = try? processB.ask(processLineB, timeout: Self.holdSeconds + 10)
-    let elapsed = Date().timeIntervalSince(sentAt)
-    let heldFor = Date().timeIntervalSince(heldAt)
-    print(
-      "AdyenLockTests[\(backend), hold \(hold), B started \(startB)]: B's processOrder answered in "
-        + "\(String(format: "%.3f", elapsed)) s, \(String(format: "%.3f", heldFor)) s into the refund's hold")
-    let placedB = try StripeLockTests.parse(answerB)
-    #expect(placedB["result"]?["status"] == .string("succeeded"), "\(placedB.compact)")
-    #expect(placedB["result"]?["order"]?["status"] == .string("paid"), "\(placedB.compact)")
-    #expect(elapsed < 1, "B's processOrder took \(elapsed) s while A's refund waited for Adyen")
-    let orderB = try #require(placedB["result"]?["orderId"]?.stringValue)
-
-    // The refund was still held when B was answered: A has not answered it.
-    #expect(heldFor < Self.holdSeconds, "B was answered only after the gate opened")
-    let early = a.readLine(timeout: 0.2)
-    #expect(early == nil, "A answered its refund while Adyen held it: \(early ?? "")")
-    if (hold, startB) == (.afterExecuting, .duringHold) {
-      // B's sweep sent the refund again under its key: Adyen replayed the refund it executed, and B
-      // recorded it (pending at Adyen; A will find it recorded).
-      #expect(try store.pendingOperationCount() == 0)
-      #expect(try store.stock()["mug"] == 98)
-      #expect(try store.order(id: orderId)?.status == .partiallyRefunded)
-    } else {
-      // Still pending, its restock not done; B's order took its unit.
-      #expect(try store.pendingOperationCount() == 1)
-      #expect(try store.stock()["mug"] == 97)
-      #expect(try store.order(id: orderId)?.status == .paid)
-    }
+    let (orderB, early) = try StripeLockTests.placeWhileHeld(
+      processLineB, on: processB, heldAt: heldAt, a: a, store: store, orderId: orderId, hold: hold, startB: startB,
+      gateway: "Adyen", label: "AdyenLockTests[\(backend), hold \(hold), B started \(startB)]")
 
     gate.release()
     let refundText = try #require(early ?? a.readLine(timeout: 30), "A never answered its refund")
@@ -148,14 +122,7 @@ struct AdyenLockTests {
 
     processB.finish()
     let stderrB = String(decoding: processB.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    switch (hold, startB) {
-    case (_, .beforeRefund):
-      #expect(!stderrB.contains("pending operations at start"), "\(stderrB)")
-    case (.afterExecuting, .duringHold):
-      #expect(stderrB.contains("pending operations at start: 1 resolved, 0 still pending"), "\(stderrB)")
-    case (.beforeExecuting, .duringHold):
-      #expect(stderrB.contains("pending operations at start: 0 resolved, 1 still pending"), "\(stderrB)")
-    }
+    StripeLockTests.checkStartUp(stderrB, hold: hold, startB: startB)
     #expect(!stderrB.contains(server.apiKey) && !stderrB.contains(server.hmacKey))
   }
 }

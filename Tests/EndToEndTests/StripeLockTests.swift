@@ -112,37 +112,9 @@ struct StripeLockTests {
     let tokenB = try #require(authorizedB["result"]?["chargeToken"]?.stringValue, "\(authorizedB.compact)")
     let amountB = try #require(authorizedB["result"]?["amount"]?.stringValue)
     let processLineB = StripeFixture.processLine(token: tokenB, amount: amountB, cart: Self.cartB, id: 12)
-    let sentAt = Date()
-    let answerB = try? processB.ask(processLineB, timeout: Self.holdSeconds + 10)
-    let elapsed = Date().timeIntervalSince(sentAt)
-    let heldFor = Date().timeIntervalSince(heldAt)
-    print(
-      "StripeLockTests[\(backend), hold \(hold), B started \(startB)]: B's processOrder answered in "
-        + "\(String(format: "%.3f", elapsed)) s, \(String(format: "%.3f", heldFor)) s into the refund's hold")
-    let placedB = try Self.parse(answerB)
-    #expect(placedB["result"]?["status"] == .string("succeeded"), "\(placedB.compact)")
-    #expect(placedB["result"]?["order"]?["status"] == .string("paid"), "\(placedB.compact)")
-    #expect(elapsed < 1, "B's processOrder took \(elapsed) s while A's refund waited for Stripe")
-    let orderB = try #require(placedB["result"]?["orderId"]?.stringValue)
-
-    // The refund was still held when B was answered: A has not answered it (unless B's sweep
-    // settled it from Stripe's replay, A is still waiting for Stripe).
-    #expect(heldFor < Self.holdSeconds, "B was answered only after the gate opened")
-    let early = a.readLine(timeout: 0.2)
-    #expect(early == nil, "A answered its refund while Stripe held it: \(early ?? "")")
-    switch (hold, startB) {
-    case (.afterExecuting, .duringHold):
-      // B's start-up sweep sent the refund again under its key: Stripe replayed the refund it
-      // executed, and B recorded it (A will find it recorded).
-      #expect(try store.pendingOperationCount() == 0)
-      #expect(try store.stock()["mug"] == 98)
-      #expect(try store.order(id: orderId)?.status == .partiallyRefunded)
-    default:
-      // Still pending, its restock not done; B's order took its unit.
-      #expect(try store.pendingOperationCount() == 1)
-      #expect(try store.stock()["mug"] == 97)
-      #expect(try store.order(id: orderId)?.status == .paid)
-    }
+    let (orderB, early) = try Self.placeWhileHeld(
+      processLineB, on: processB, heldAt: heldAt, a: a, store: store, orderId: orderId, hold: hold, startB: startB,
+      gateway: "Stripe", label: "StripeLockTests[\(backend), hold \(hold), B started \(startB)]")
 
     gate.release()
     let refundText = try #require(early ?? a.readLine(timeout: 30), "A never answered its refund")
@@ -172,6 +144,53 @@ struct StripeLockTests {
 
     processB.finish()
     let stderrB = String(decoding: processB.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    Self.checkStartUp(stderrB, hold: hold, startB: startB)
+    #expect(!stderrB.contains(server.secretKey))
+  }
+
+  /// B's processOrder sent while the gateway holds A's refund: answered within 1 s, before the gate
+  /// opens, with A still waiting; the store as B's start-up left it (the refund recorded by B's
+  /// sweep from the gateway's replay, or still pending with B's unit taken). B's orderId, and any
+  /// answer A gave early (there must be none).
+  static func placeWhileHeld(
+    _ line: String, on processB: RunningPayservice, heldAt: Date, a: RunningPayservice, store: any Store,
+    orderId: String, hold: Hold, startB: StartB, gateway: String, label: String
+  ) throws -> (orderB: String, early: String?) {
+    let sentAt = Date()
+    let answerB = try? processB.ask(line, timeout: holdSeconds + 10)
+    let elapsed = Date().timeIntervalSince(sentAt)
+    let heldFor = Date().timeIntervalSince(heldAt)
+    print(
+      "\(label): B's processOrder answered in \(String(format: "%.3f", elapsed)) s, "
+        + "\(String(format: "%.3f", heldFor)) s into the refund's hold")
+    let placedB = try parse(answerB)
+    #expect(placedB["result"]?["status"] == .string("succeeded"), "\(placedB.compact)")
+    #expect(placedB["result"]?["order"]?["status"] == .string("paid"), "\(placedB.compact)")
+    #expect(elapsed < 1, "B's processOrder took \(elapsed) s while A's refund waited for \(gateway)")
+    let orderB = try #require(placedB["result"]?["orderId"]?.stringValue)
+
+    // The refund was still held when B was answered: A has not answered it.
+    #expect(heldFor < holdSeconds, "B was answered only after the gate opened")
+    let early = a.readLine(timeout: 0.2)
+    #expect(early == nil, "A answered its refund while \(gateway) held it: \(early ?? "")")
+    if (hold, startB) == (.afterExecuting, .duringHold) {
+      // B's start-up sweep sent the refund again under its key: the gateway replayed the refund it
+      // executed, and B recorded it (A will find it recorded).
+      #expect(try store.pendingOperationCount() == 0)
+      #expect(try store.stock()["mug"] == 98)
+      #expect(try store.order(id: orderId)?.status == .partiallyRefunded)
+    } else {
+      // Still pending, its restock not done; B's order took its unit.
+      #expect(try store.pendingOperationCount() == 1)
+      #expect(try store.stock()["mug"] == 97)
+      #expect(try store.order(id: orderId)?.status == .paid)
+    }
+    return (orderB, early)
+  }
+
+  /// What B's start-up sweep said on stderr: nothing pending when it started before the refund;
+  /// the held refund sent again, and resolved when the gateway had executed it.
+  static func checkStartUp(_ stderrB: String, hold: Hold, startB: StartB) {
     switch (hold, startB) {
     case (_, .beforeRefund):
       #expect(!stderrB.contains("pending operations at start"), "\(stderrB)")
@@ -180,6 +199,5 @@ struct StripeLockTests {
     case (.beforeExecuting, .duringHold):
       #expect(stderrB.contains("pending operations at start: 0 resolved, 1 still pending"), "\(stderrB)")
     }
-    #expect(!stderrB.contains(server.secretKey))
   }
 }

@@ -127,6 +127,21 @@ struct StripeResolvePendingTests {
   func bounds() throws {
     let shop = try Shop(backend: .sqlite)
     defer { shop.server.shutdown() }
+    // One past each end, another method's cursor, a cursor of too few fields, one whose time is not a time.
+    let fields = { (text: String) in "rp1_" + text.utf8.map { String(format: "%02x", $0) }.joined() }
+    for (params, path, message) in [
+      (#"{"olderThanMinutes":43201}"#, "olderThanMinutes", "must be an integer from 5 to 43200, got 43201"),
+      (#"{"olderThanMinutes":-9223372036854775808}"#, "olderThanMinutes", "must be an integer from 5 to 43200, got -9223372036854775808"),
+      (#"{"limit":0}"#, "limit", "must be an integer from 1 to 500, got 0"),
+      (#"{"cursor":"bc1_00"}"#, "cursor", "must be a cursor resolvePending returned"),
+      (#"{"cursor":"\#(fields("2026-11-21T12:00:00Z"))"}"#, "cursor", "must be a cursor resolvePending returned"),
+      (#"{"cursor":"\#(fields("yesterday\u{1F}a\u{1F}b\u{1F}c"))"}"#, "cursor", "must be a cursor resolvePending returned"),
+    ] {
+      let answer = shop.at(0).call("resolvePending", params)
+      #expect(
+        answer["error"]?["data"]?["errors"]?.compact == #"[{"path":"\#(path)","message":"\#(message)"}]"#,
+        "\(params): \(answer.compact)")
+    }
     let answer = shop.at(0).call("resolvePending", #"{"olderThanMinutes":4,"limit":501,"cursor":"rp1_zz"}"#)
     #expect(
       answer["error"]?.compact

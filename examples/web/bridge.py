@@ -546,17 +546,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not isinstance(params, dict):
             self._error(400, -32602, '"params" must be an object')
             return 400, method
-        try:
-            response = self.server.payservice.call(method, params)
-        except UnicodeEncodeError:
-            self._error(400, -32700, "The body has a \\u escape of a lone UTF-16 surrogate, which is not text")
-            return 400, method
-        except PayserviceDied as error:
-            self._error(502, -32000, str(error))
-            return 502, method
-        except PayserviceTimeout as error:
-            self._error(504, -32000, str(error))
-            return 504, method
+        response, failed = self._call(method, params)
+        if failed:
+            return failed, method
         if "result" in response:
             self._send(200, response["result"])
             return 200, method
@@ -568,6 +560,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._send(status, {"error": error})
         return status, method
 
+    def _call(self, method, params):
+        """payservice's response to one request: (the response, None), or (None, the HTTP status of
+        the error already sent) when it could not be asked or did not answer."""
+        try:
+            return self.server.payservice.call(method, params), None
+        except UnicodeEncodeError:
+            self._error(400, -32700, "The body has a \\u escape of a lone UTF-16 surrogate, which is not text")
+            return None, 400
+        except PayserviceDied as error:
+            self._error(502, -32000, str(error))
+            return None, 502
+        except PayserviceTimeout as error:
+            self._error(504, -32000, str(error))
+            return None, 504
 
     # ---- POST /webhooks/adyen
 
@@ -587,14 +593,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except UnicodeDecodeError:
             self._error(400, -32700, "The body is not UTF-8")
             return 400, method
-        try:
-            response = self.server.payservice.call(method, {"payload": payload})
-        except PayserviceDied as error:
-            self._error(502, -32000, str(error))
-            return 502, method
-        except PayserviceTimeout as error:
-            self._error(504, -32000, str(error))
-            return 504, method
+        response, failed = self._call(method, {"payload": payload})
+        if failed:
+            return failed, method
         result = response.get("result")
         if isinstance(result, dict) and result.get("status") == "succeeded":
             self._send(200, result.get("reply", "[accepted]").encode("utf-8"), "text/plain; charset=utf-8")
