@@ -71,7 +71,7 @@ struct AdyenLockTests {
     let refundLine =
       #"{"jsonrpc":"2.0","id":3,"method":"refundOrder","params":{"orderId":"\#(orderId)","refundId":"rf-held","lines":[{"sku":"mug","quantity":1,"restock":"return"}]}}"#
     a.send(refundLine)
-    #expect(gate.waitUntilReached(timeout: 15), "the refund never reached Adyen")
+    #expect(gate.waitUntilReached(timeout: 60), "the refund never reached Adyen")
     let heldAt = Date()
     DispatchQueue.global().asyncAfter(deadline: .now() + Self.holdSeconds) { gate.release() }
     #expect(try store.pendingOperations().map { [$0.kind, $0.key, $0.subject ?? ""] } == [["refund", "rf-held", orderId]])

@@ -40,7 +40,7 @@ struct BillingConcurrencyTests {
     }
     let gate = StripeTestServer.Gate()
     server.inject(hold == .afterExecuting ? .holdAfterExecuting(gate) : .holdBeforeExecuting(gate), on: .createPaymentIntent)
-    #expect(gate.waitUntilReached(timeout: 20), "no payment reached the hold")
+    #expect(gate.waitUntilReached(timeout: 60), "no payment reached the hold")
     // The rest of the held payment's batch reaches Stripe; then nothing more happens.
     var made = server.paymentIntentCount
     while true {

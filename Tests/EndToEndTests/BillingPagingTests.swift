@@ -144,7 +144,7 @@ struct BillingPagingTests {
     }
     let gate = StripeTestServer.Gate()
     server.inject(.holdAfterExecuting(gate), on: .createPaymentIntent)
-    #expect(gate.waitUntilReached(timeout: 20), "no payment reached the hold")
+    #expect(gate.waitUntilReached(timeout: 60), "no payment reached the hold")
     var made = server.paymentIntentCount
     while true {
       usleep(300_000)

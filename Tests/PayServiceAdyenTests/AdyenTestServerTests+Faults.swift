@@ -59,7 +59,7 @@ extension AdyenTestServerTests {
       server.inject(.holdBeforeExecuting(gate), on: .payments)
       let body = Self.payment(Self.applePay(try Self.token(factory)))
       let held = Task { try await Self.send(client, server, "/v71/payments", body, idempotencyKey: "key-held") }
-      #expect(await gate.waitUntilReachedAsync(timeout: 5))
+      #expect(await gate.waitUntilReachedAsync(timeout: 60))
       let concurrent = try await Self.send(client, server, "/v71/payments", body, idempotencyKey: "key-held")
       #expect(concurrent.status == 409)
       #expect(

@@ -527,7 +527,7 @@ struct StripeTestServerTests {
       let pending = Task {
         try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "key-hold-after")
       }
-      #expect(await gate.waitUntilReachedAsync(timeout: 10))
+      #expect(await gate.waitUntilReachedAsync(timeout: 60))
       #expect(gate.reached)
       #expect(server.paymentIntentCount == 1)
       // Executed and saved: a same-key retry meanwhile is a replay.
@@ -551,7 +551,7 @@ struct StripeTestServerTests {
       let pending = Task {
         try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "key-hold-before")
       }
-      #expect(await gate.waitUntilReachedAsync(timeout: 10))
+      #expect(await gate.waitUntilReachedAsync(timeout: 60))
       #expect(server.paymentIntentCount == 0)
       let conflict = try await Self.send(
         client, server, "/v1/payment_intents", form: form, idempotencyKey: "key-hold-before")
@@ -581,7 +581,7 @@ struct StripeTestServerTests {
       let pending = Task {
         try await Self.send(client, server, "/v1/payment_intents", form: form, idempotencyKey: "key-dropped")
       }
-      #expect(await gate.waitUntilReachedAsync(timeout: 10))
+      #expect(await gate.waitUntilReachedAsync(timeout: 60))
       pending.cancel()
       await #expect(throws: (any Error).self) { _ = try await pending.value }
       // Cancelling closes the client's connection; the server drops the held request and its

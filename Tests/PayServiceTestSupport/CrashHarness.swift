@@ -53,7 +53,7 @@ public struct CrashHarness {
     switch point {
     case .beforeCall, .afterGatewayActed:
       running.send(line)
-      reached = gate.waitUntilReached(timeout: 20)
+      reached = gate.waitUntilReached(timeout: 60)
     case .afterCommit:
       let discover = #"{"jsonrpc":"2.0","id":"d","method":"rpc.discover"}"#
       running.send((Array(repeating: discover, count: 12) + [line]).joined(separator: "\n"))
