@@ -40,6 +40,7 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+    .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
   ],
   targets: [
     .executableTarget(
@@ -84,6 +85,8 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
+        // Wallet order packages are zip archives (WalletOrders/OrderPackage.swift).
+        .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         .target(name: "CBoringSSLDigest", condition: .when(platforms: [.linux])),
       ],
       // The licence of the address data the generated Contacts/AddressData.swift holds.

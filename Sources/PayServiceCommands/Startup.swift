@@ -30,18 +30,29 @@ extension ServeSettings {
       case .failure(let problem): problems.append("\(problem)")
       }
     }
-    if let settings = config.merchantSession {
-      let subject = "applePay.merchantIdentityCertificate"
-      switch settings.identity.validity(at: now) {
+    func check(
+      _ validity: MerchantIdentity.Validity, _ subject: String, notValidAfter: Int64, failing what: String
+    ) {
+      switch validity {
       case .valid: break
       case .expiresSoon(let days):
         warnings.append(
-          "\(subject) expires in \(days) days (\(RFC3339.format(settings.identity.notValidAfter))): renew it in the Apple developer account")
+          "\(subject) expires in \(days) days (\(RFC3339.format(notValidAfter))): renew it in the Apple developer account")
       case .expired(let since):
-        problems.append("\(subject): expired at \(since); merchant sessions would fail. Renew it in the Apple developer account")
+        problems.append("\(subject): expired at \(since); \(what) would fail. Renew it in the Apple developer account")
       case .notYetValid(let until):
         problems.append("\(subject): not valid before \(until); check the clock or use the current certificate")
       }
+    }
+    if let settings = config.merchantSession {
+      check(
+        settings.identity.validity(at: now), "applePay.merchantIdentityCertificate",
+        notValidAfter: settings.identity.notValidAfter, failing: "merchant sessions")
+    }
+    if let signer = config.walletOrders?.package?.signer {
+      check(
+        signer.validity(at: now), "walletOrders.certificate", notValidAfter: signer.notValidAfter,
+        failing: "Wallet's order packages")
     }
     return (problems, warnings)
   }

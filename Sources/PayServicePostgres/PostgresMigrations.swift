@@ -187,6 +187,7 @@ enum PostgresMigrations {
     [PostgresBatch.issueFunction],
     [StoreSchema.settledCallsCleared],
     [orderEventKinds],
+    StoreSchema.walletOrderTables,
   ]
 
   /// Migrations v11 and v19: today's order event kinds in the check PostgreSQL named for

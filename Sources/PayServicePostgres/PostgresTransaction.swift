@@ -36,6 +36,19 @@ struct PostgresTransaction: StoreTransaction, StatementRunner {
     try session.changes(statement.postgres, Self.bindings(values))
   }
 
+  func select(_ statement: StoreStatement, _ values: [StoreValue]) throws -> [StoreRow] {
+    try rows(statement.postgres, values).map { row in
+      StoreRow(
+        try row.map { cell -> StoreValue in
+          switch cell.dataType {
+          case .int8, .int4, .int2: return .integer(try cell.decode(Int64?.self))
+          case .bool: return .bool(try cell.decode(Bool.self))
+          default: return .text(try cell.decode(String?.self))
+          }
+        })
+    }
+  }
+
   /// The first row `sql` selects, as `read` makes it; nil when none.
   func one<T>(_ sql: String, _ values: [StoreValue], _ read: (PostgresRow) throws -> T) throws -> T? {
     try rows(sql, values).first.map(read)

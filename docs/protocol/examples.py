@@ -98,6 +98,7 @@ run(P, "po_conflict", rq(23, "processOrder", order_params("$T1", items=[{"sku": 
 OFFICE = Proc(extra=["--back-office"])
 run(OFFICE, "getOrder", rq(24, "getOrder", {"orderId": "$ORD1"}))
 run(OFFICE, "getOrder_missing", rq(25, "getOrder", {"orderId": "ord_doesnotexist"}))
+run(OFFICE, "ship_order", rq(26, "shipOrder", {"orderId": "$ORD1", "shipmentId": "parcel-1", "carrier": "UPS", "trackingNumber": "1Z999AA10123456784", "trackingURL": "https://www.ups.com/track?tracknum=1Z999AA10123456784"}))
 OFFICE.close()
 run(P, "listProducts_after", rq(26, "listProducts"))
 P.close()

@@ -125,6 +125,8 @@ public struct BillingSettings: Sendable, Equatable {
 public struct Merchant: Sendable {
   public var identifier: String
   public var displayName: String
+  /// The merchant's website (`merchant.url`): what a Wallet order links to; nil when not given.
+  public var url: String? = nil
   public var countryCode: String
   public var currency: Currency
   public var supportedNetworks: [String]
@@ -188,12 +190,85 @@ public struct MerchantSessionSettings: Sendable {
 }
 
 /// Apple Wallet order tracking (`walletOrders:`): authorizePayment's success carries the order's
-/// `ApplePayPaymentOrderDetails`, so that Wallet can fetch the order from the merchant's web service.
+/// `ApplePayPaymentOrderDetails`, so that Wallet can fetch the order from the merchant's web service;
+/// with `package`, payservice also answers that web service (`getWalletOrder` and the device
+/// registrations) and, with `apns`, tells registered devices when an order changes.
 public struct WalletOrders: Sendable {
   /// The order type identifier registered with Apple (`order.com.example.shop`).
   public var orderTypeIdentifier: String
   /// The merchant's order web service (https).
   public var webServiceURL: String
+  /// What signs and fills the order packages; nil: payservice serves none.
+  public var package: WalletOrderPackageSettings?
+  /// Apple's push service for order updates; nil: no pushes.
+  public var apns: WalletOrderPushSettings?
+
+  public init(
+    orderTypeIdentifier: String, webServiceURL: String, package: WalletOrderPackageSettings? = nil,
+    apns: WalletOrderPushSettings? = nil
+  ) {
+    self.orderTypeIdentifier = orderTypeIdentifier
+    self.webServiceURL = webServiceURL
+    self.package = package
+    self.apns = apns
+  }
+}
+
+/// What an order package needs beyond the order: the merchant as Wallet shows it, where the
+/// shopper manages the order, and the Order Type ID certificate that signs it.
+public struct WalletOrderPackageSettings: Sendable {
+  /// The Apple merchant identifier the order names (`walletOrders.merchantIdentifier`).
+  public var merchantIdentifier: String
+  /// The merchant's name as Wallet shows it (`merchant.displayName`).
+  public var displayName: String
+  /// The merchant's website (`walletOrders.url`, else `merchant.url`).
+  public var merchantURL: String
+  /// Where the shopper manages the order: `{orderId}` is the order's id.
+  public var orderManagementURL: String
+  /// The Order Type ID certificate, its key and Apple's WWDR intermediate.
+  public var signer: WalletOrderSigner
+
+  public init(
+    merchantIdentifier: String, displayName: String, merchantURL: String, orderManagementURL: String,
+    signer: WalletOrderSigner
+  ) {
+    self.merchantIdentifier = merchantIdentifier
+    self.displayName = displayName
+    self.merchantURL = merchantURL
+    self.orderManagementURL = orderManagementURL
+    self.signer = signer
+  }
+
+  /// The order's management URL.
+  public func orderManagementURL(orderId: String) -> String {
+    orderManagementURL.replacingOccurrences(of: "{orderId}", with: orderId)
+  }
+}
+
+/// APNs for Wallet order updates (`walletOrders.apns`): token authentication with the merchant's
+/// APNs key. The key's text stays here; it is never printed.
+public struct WalletOrderPushSettings: Sendable, Equatable {
+  public static let productionBase = "https://api.push.apple.com"
+  public static let developmentBase = "https://api.sandbox.push.apple.com"
+
+  /// The `.p8` key's text (PKCS#8, P-256).
+  public var keyPEM: String
+  public var keyId: String
+  public var teamId: String
+  /// Where pushes go: Apple's production or development service, or a test server.
+  public var apiBase: String
+  /// A PEM file's text of CA certificates trusted instead of the system's; nil: the system roots.
+  public var trustRootsPEM: String?
+  public var connectTimeoutSeconds: Double = 5
+  public var requestTimeoutSeconds: Double = 10
+
+  public init(keyPEM: String, keyId: String, teamId: String, apiBase: String, trustRootsPEM: String? = nil) {
+    self.keyPEM = keyPEM
+    self.keyId = keyId
+    self.teamId = teamId
+    self.apiBase = apiBase
+    self.trustRootsPEM = trustRootsPEM
+  }
 }
 
 /// The name of a tax rate class: `standard`, or one a config names (`reduced`, `zero`, …).

@@ -198,30 +198,4 @@ extension ConfigDecoder {
       "\($0); expected a host name or host:port like localhost:8443, got \"\(entry)\""
     }
   }
-
-  /// `walletOrders:`: Wallet order tracking for authorizePayment's success.
-  func decodeWalletOrders(_ node: YAMLNode) -> WalletOrders? {
-    let path = "walletOrders"
-    guard let fields = reader.mapping(node, path, allowed: ["orderTypeIdentifier", "webServiceURL"]) else { return nil }
-    var type: String?
-    if let n = reader.require(fields, "orderTypeIdentifier", in: node, path),
-      let text = reader.string(n, "\(path).orderTypeIdentifier")
-    {
-      if text.hasPrefix("order.") && text.count > "order.".count && Self.isIdentifier(String(text.dropFirst(6))) {
-        type = text
-      } else {
-        reader.report(n, "\(path).orderTypeIdentifier", "must be an order type identifier like \"order.com.example.shop\", got \"\(text)\"")
-      }
-    }
-    var url: String?
-    if let n = reader.require(fields, "webServiceURL", in: node, path), let text = reader.string(n, "\(path).webServiceURL") {
-      if Self.isHTTPSURL(text) {
-        url = text
-      } else {
-        reader.report(n, "\(path).webServiceURL", "must be an https URL like https://shop.example.com/wallet, got \"\(text)\"")
-      }
-    }
-    guard let type, let url else { return nil }
-    return WalletOrders(orderTypeIdentifier: type, webServiceURL: url)
-  }
 }

@@ -125,7 +125,7 @@ struct ConfigDecoder {
     let coupons = top["coupons"].map { decodeCoupons($0, merchant: merchant) } ?? []
     let adjustments = top["paymentMethodAdjustments"].map { decodeAdjustments($0, merchant: merchant) } ?? []
     let applePay = top["applePay"].map { decodeApplePay($0, merchant: merchant) } ?? .some(nil)
-    let walletOrders = top["walletOrders"].map { decodeWalletOrders($0) } ?? .some(nil)
+    let walletOrders = top["walletOrders"].map { decodeWalletOrders($0, merchant: merchant) } ?? .some(nil)
     let privacy = top["privacy"].map { decodePrivacy($0) } ?? Privacy()
     let billing = top["billing"].map { decodeBillingSettings($0) } ?? BillingSettings()
     let appStore = top["appStore"].map { decodeAppStore($0) } ?? .some(nil)
@@ -191,7 +191,7 @@ struct ConfigDecoder {
     let path = "merchant"
     let keys = [
       "identifier", "displayName", "countryCode", "currencyCode", "supportedNetworks", "merchantCapabilities",
-      "requiredShippingContactFields", "requiredBillingContactFields",
+      "requiredShippingContactFields", "requiredBillingContactFields", "url",
     ]
     guard let fields = reader.mapping(node, path, allowed: keys) else { return nil }
     func field(_ key: String) -> (YAMLNode, String)? {
@@ -245,11 +245,21 @@ struct ConfigDecoder {
     }
     let shippingFields = contactFields("requiredShippingContactFields")
     let billingFields = contactFields("requiredBillingContactFields")
+    var url: String?
+    var urlValid = true
+    if let n = fields["url"], let text = reader.string(n, "\(path).url") {
+      if Self.isHTTPSURL(text) {
+        url = text
+      } else {
+        reader.report(n, "\(path).url", "must be an https URL like https://shop.example.com, got \"\(text)\"")
+        urlValid = false
+      }
+    }
     guard let identifier, let displayName, let countryCode, let currency, let networks, let capabilities,
-      let shippingFields, let billingFields
+      let shippingFields, let billingFields, urlValid
     else { return nil }
     return Merchant(
-      identifier: identifier, displayName: displayName, countryCode: countryCode, currency: currency,
+      identifier: identifier, displayName: displayName, url: url, countryCode: countryCode, currency: currency,
       supportedNetworks: networks, merchantCapabilities: capabilities,
       requiredShippingContactFields: shippingFields, requiredBillingContactFields: billingFields)
   }

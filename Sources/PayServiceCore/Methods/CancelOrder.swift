@@ -151,6 +151,7 @@ public enum CancelOrder: OperationMethod {
         OrderEventRow(
           orderId: order.orderId, position: order.nextEventPosition, kind: .canceled, at: at,
           amountMinor: order.amountMinor, reference: call.cancelId, reason: call.reason))
+      try WalletOrderUpdates.changed(order.orderId, transaction, context: context, now: now)
       return .succeeded(
         Succeeded(
           orderId: order.orderId, cancelId: call.cancelId, amountReleased: context.config.format(order.amountMinor),

@@ -157,6 +157,7 @@ public enum CaptureOrder: OperationMethod {
         OrderEventRow(
           orderId: order.orderId, position: order.nextEventPosition, kind: .captured, at: at, amountMinor: amount,
           reference: call.captureId))
+      try WalletOrderUpdates.changed(order.orderId, transaction, context: context, now: now)
       return .succeeded(
         Succeeded(
           orderId: order.orderId, captureId: call.captureId, amountCaptured: config.format(amount),

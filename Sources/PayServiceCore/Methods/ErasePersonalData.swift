@@ -154,6 +154,9 @@ public enum ErasePersonalData: RPCMethod {
             result: result)
         }
         if let orderId = row.orderId {
+          // Wallet's copy of the order holds the contacts too: the devices following it fetch it
+          // again, without them.
+          try WalletOrderUpdates.changed(orderId, transaction, context: context, now: now)
           done.orders.append(orderId)
         } else {
           done.otherPayments += 1

@@ -43,6 +43,15 @@ public enum GetOrder: RPCMethod {
       order.events = [OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId)]
       return Result(order: order)
     }
+    var order = try current(stored, config: config)
+    let shipments = try context.store.write { try $0.shipments(orderId: params.orderId) }
+    if !shipments.isEmpty { order.shipments = shipments.map(ShipmentRecord.init) }
+    return Result(order: order)
+  }
+
+  /// A recorded order as it stands now: the document as placed, with its status, money, refunds,
+  /// disputes and events as recorded since.
+  public static func current(_ stored: StoredOrder, config: Config) throws -> OrderDocument {
     var order = try StoredJSON.read(stored.document, as: OrderDocument.self, "order document")
     // The document holds the order as placed: paid (charged at once) or authorized (manual capture).
     let placement = order.status == .authorized ? OrderEventRow.Kind.authorized : .captured
@@ -81,6 +90,6 @@ public enum GetOrder: RPCMethod {
         OrderEvent(type: .placed, at: order.createdAt, amount: order.amount, id: order.orderId),
         OrderEvent(type: placement, at: order.createdAt, amount: order.amount, id: order.chargeId ?? ""),
       ] + stored.events.map { OrderEvent($0, config: config) }
-    return Result(order: order)
+    return order
   }
 }

@@ -86,6 +86,8 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
   /// getOrder: the payment's disputes, oldest first; nil (left out) when there is none.
   public var disputes: [DisputeRecord]?
   public var events: [OrderEvent]?
+  /// getOrder: the shipments shipOrder recorded, in order; nil (left out) when none.
+  public var shipments: [ShipmentRecord]?
 
   public static let shape = ObjectShape<OrderDocument>(
     "A recorded order.", blank: { OrderDocument() },
@@ -169,7 +171,76 @@ public struct OrderDocument: Equatable, Sendable, WireObject {
           """, pattern: MoneyText.pattern)),
       .member("disputes", \.disputes, .optional, .array(DisputeRecord.schema, "getOrder: the payment's disputes, oldest first; absent when none.")),
       .member("events", \.events, .optional, .array(OrderEvent.schema, "getOrder: what happened, in order.")),
+      .member(
+        "shipments", \.shipments, .optional,
+        .array(ShipmentRecord.schema, "getOrder: the shipments shipOrder recorded, in order; absent when none.")),
     ])
+}
+
+/// A shipment of an order (`shipOrder`), as getOrder and the Wallet order show it.
+public struct ShipmentRecord: Equatable, Sendable, WireObject {
+  public var shipmentId = ""
+  public var carrier = ""
+  public var trackingNumber = ""
+  public var trackingURL: String?
+  public var status = ""
+  public var createdAt = ""
+  public var updatedAt = ""
+
+  public init() {}
+
+  public init(_ row: ShipmentRow) {
+    (shipmentId, carrier, trackingNumber, trackingURL) = (row.shipmentId, row.carrier, row.trackingNumber, row.trackingURL)
+    (status, createdAt, updatedAt) = (row.status, row.createdAt, row.updatedAt)
+  }
+
+  public static let shape = ObjectShape<ShipmentRecord>(
+    blank: { ShipmentRecord() },
+    [
+      .member("shipmentId", \.shipmentId, .required, .string("The merchant's id of the shipment.", minLength: 1)),
+      .member("carrier", \.carrier, .required, .string("The carrier, as the shopper knows it.", minLength: 1)),
+      .member("trackingNumber", \.trackingNumber, .required, .string("The carrier's tracking number.", minLength: 1)),
+      .member("trackingURL", \.trackingURL, .optional, .string("Where the shopper tracks it (https).")),
+      .member(
+        "status", \.status, .required,
+        .string("Apple's shipping fulfillment status.", values: ShipmentStatus.allCases.map(\.rawValue))),
+      .member("createdAt", \.createdAt, .required, Shapes.timestamp),
+      .member("updatedAt", \.updatedAt, .required, Shapes.timestamp),
+    ])
+}
+
+/// Apple's statuses of a shipping fulfillment (Wallet orders' `ShippingFulfillment.status`), in
+/// the order a shipment moves through them; `issue` and `cancelled` may come at any point before
+/// `delivered`, and `issue` may be followed by any status from `shipped` on.
+public enum ShipmentStatus: String, Sendable, CaseIterable, WireEnum {
+  case open, processing, shipped, onTheWay, outForDelivery, delivered, issue, cancelled
+
+  /// How far along the way: a shipment's status never goes back.
+  var rank: Int {
+    switch self {
+    case .open: 0
+    case .processing: 1
+    case .shipped: 2
+    case .onTheWay: 3
+    case .outForDelivery: 4
+    case .delivered: 6
+    case .issue: 2
+    case .cancelled: 7
+    }
+  }
+
+  /// Whether a shipment at `self` may move to `next` (the same status is no move, and allowed).
+  public func mayMove(to next: ShipmentStatus) -> Bool {
+    if next == self { return true }
+    switch self {
+    case .delivered, .cancelled: return false
+    default: break
+    }
+    switch next {
+    case .issue, .cancelled: return true
+    default: return next.rank > rank || (self == .issue && next.rank >= ShipmentStatus.shipped.rank)
+    }
+  }
 }
 
 /// A dispute of an order's payment (a chargeback, or an inquiry), as its gateway last reported it.

@@ -315,12 +315,14 @@ public enum ProcessAdyenNotification: RPCMethod {
         try authorisation(&recorded, transaction)
       case "CAPTURE", "CAPTURE_FAILED":
         try modification(
-          &recorded, kind: CaptureOrder.Capture.kind, transaction, now: now, done: (.captureSucceeded, .captureFailed))
+          &recorded, kind: CaptureOrder.Capture.kind, transaction, context: context, now: now,
+          done: (.captureSucceeded, .captureFailed))
       case "CANCELLATION":
         try modification(
-          &recorded, kind: CancelOrder.Cancellation.kind, transaction, now: now, done: (.cancelSucceeded, .cancelFailed))
+          &recorded, kind: CancelOrder.Cancellation.kind, transaction, context: context, now: now,
+          done: (.cancelSucceeded, .cancelFailed))
       case "REFUND", "REFUND_FAILED":
-        try refund(&recorded, transaction, now: now)
+        try refund(&recorded, transaction, context: context, now: now)
       case _ where Self.disputeStages[item.eventCode] != nil:
         try dispute(&recorded, transaction, context: context, now: now)
       default:
@@ -352,7 +354,7 @@ public enum ProcessAdyenNotification: RPCMethod {
     /// A capture's or cancel's outcome: the order whose payment it is, when the modification is
     /// pending there under the item's reference (or a capture recorded there that failed later).
     func modification(
-      _ recorded: inout Item, kind: String, _ transaction: any StoreTransaction, now: Int64,
+      _ recorded: inout Item, kind: String, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64,
       done: (succeeded: Effect, failed: Effect)
     ) throws {
       guard let payment = report.item.originalReference, let orderId = try transaction.orderId(gatewayPaymentId: payment)
@@ -363,7 +365,7 @@ public enum ProcessAdyenNotification: RPCMethod {
       if entry.state == .pending {
         recorded.effect = report.succeeded ? done.succeeded : done.failed
       } else if kind == CaptureOrder.Capture.kind && report.item.eventCode == "CAPTURE_FAILED" {
-        try captureFailedLater(&recorded, entry, transaction, now: now)
+        try captureFailedLater(&recorded, entry, transaction, context: context, now: now)
       }
     }
 
@@ -374,7 +376,8 @@ public enum ProcessAdyenNotification: RPCMethod {
     /// may be sent. An order refunded or disputed since is left as it is, the item refused: what
     /// the scheme did to those is Adyen's to report, and the merchant's to check.
     func captureFailedLater(
-      _ recorded: inout Item, _ entry: OperationRow, _ transaction: any StoreTransaction, now: Int64
+      _ recorded: inout Item, _ entry: OperationRow, _ transaction: any StoreTransaction, context: ServiceContext,
+      now: Int64
     ) throws {
       let item = report.item
       guard let text = entry.result,
@@ -398,6 +401,7 @@ public enum ProcessAdyenNotification: RPCMethod {
       try transaction.rewriteOperation(
         kind: entry.kind, key: entry.key, fingerprint: entry.fingerprint,
         result: CaptureOrder.Capture.journal(.failed(.gatewayError, ProcessAdyenNotification.failure("capture", item))))
+      try WalletOrderUpdates.changed(order.orderId, transaction, context: context, now: now)
       recorded.effect = .captureFailed
     }
 
@@ -444,7 +448,7 @@ public enum ProcessAdyenNotification: RPCMethod {
 
     /// A refund's outcome: the refund payservice made under the item's reference, with Adyen's
     /// pspReference, settled at it once its amount is the one recorded.
-    func refund(_ recorded: inout Item, _ transaction: any StoreTransaction, now: Int64) throws {
+    func refund(_ recorded: inout Item, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64) throws {
       guard let row = try transaction.refund(report.item.merchantReference), row.gatewayRefundId == report.item.pspReference,
         let order = try transaction.lockOrder(row.orderId)
       else {
@@ -463,6 +467,7 @@ public enum ProcessAdyenNotification: RPCMethod {
         refundId: row.refundId, gatewayRefundId: row.gatewayRefundId ?? "", outcome: outcome, transaction,
         at: RFC3339.format(now))
       {
+        try WalletOrderUpdates.changed(row.orderId, transaction, context: context, now: now)
         recorded.effect = report.succeeded ? .refundSucceeded : .refundFailed
       }
     }

@@ -88,6 +88,10 @@ public final class ServiceContext: Sendable {
   public let merchantSessions: MerchantSessionCalls?
   /// The App Store Server API (`appStore.api`); nil when the config has no key for it.
   public let appStoreServer: AppStoreServerCalls?
+  /// Pushes to APNs about Wallet orders (`walletOrders.apns`); nil when the config has none.
+  public let walletPushes: WalletPushCalls?
+  /// What devices reported through `logWalletMessages`, for the operator's log.
+  public let walletDeviceMessages = WalletDeviceMessages()
   /// What loads the config again (`reloadConfig`, SIGHUP); nil for a process that does not reload.
   public let reloader: ConfigReloader?
   /// Whether this process serves the back office (`--back-office`): the merchant's staff, who may
@@ -111,9 +115,10 @@ public final class ServiceContext: Sendable {
   public init(
     config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
-    reloader: ConfigReloader? = nil, backOffice: Bool = false
+    walletPushes: WalletPushCalls? = nil, reloader: ConfigReloader? = nil, backOffice: Bool = false
   ) {
     self.config = config
+    self.walletPushes = walletPushes
     self.reloader = reloader
     self.backOffice = backOffice
     self.gatewayCalls = gateway
@@ -131,11 +136,11 @@ public final class ServiceContext: Sendable {
   public convenience init(
     config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
-    reloader: ConfigReloader? = nil, backOffice: Bool = false
+    walletPushes: WalletPushCalls? = nil, reloader: ConfigReloader? = nil, backOffice: Bool = false
   ) {
     self.init(
       config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions,
-      appStoreServer: appStoreServer, reloader: reloader, backOffice: backOffice)
+      appStoreServer: appStoreServer, walletPushes: walletPushes, reloader: reloader, backOffice: backOffice)
   }
 }
 
@@ -161,6 +166,11 @@ public enum MethodRegistry {
     ProcessAppStoreNotification.self,
     GetEntitlements.self,
     ConsumeUnits.self,
+    GetWalletOrder.self,
+    RegisterWalletDevice.self,
+    UnregisterWalletDevice.self,
+    ListChangedWalletOrders.self,
+    LogWalletMessages.self,
   ]
 
   /// The back office after the sale: served only when the process starts with `--back-office`, so
@@ -188,6 +198,7 @@ public enum MethodRegistry {
     SyncAppStoreHistory.self,
     RecoverAppStoreNotifications.self,
     ListAppStoreNotifications.self,
+    ShipOrder.self,
   ]
 
   /// Methods whose common requests are also answered from the request's bytes without a parse

@@ -287,6 +287,7 @@ public enum RefundOrder: OperationMethod {
         RefundRow(
           refundId: call.refund.refundId, orderId: order.orderId, position: order.nextEventPosition, createdAt: call.refund.createdAt,
           amountMinor: amount, document: JSONWriter.string(call.refund), gatewayRefundId: call.refund.gatewayRefundId))
+      try WalletOrderUpdates.changed(order.orderId, transaction, context: context, now: now)
       return .succeeded(
         Succeeded(
           orderId: order.orderId, refund: call.refund, orderStatus: status, amountRefunded: config.format(refunded),

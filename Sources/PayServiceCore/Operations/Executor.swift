@@ -103,7 +103,23 @@ public final class Executor {
     _ line: RequestHandler.ParsedLine, into writer: inout JSONWriter, flush: (inout JSONWriter) -> Void
   ) {
     _ = handler.answer(line, into: &writer)
-    if handler.needsStore(line) { flush(&writer) }
+    if handler.needsStore(line) {
+      flush(&writer)
+      afterAnswers()
+    }
+  }
+
+  /// What the work just answered left for after its answers: the messages devices sent for the
+  /// log, and the Wallet order pushes it recorded, sent now that it is durable, so that no answer
+  /// waits for APNs.
+  private func afterAnswers() {
+    for message in context.walletDeviceMessages.take() { log.warning("a Wallet device reports: \(message)") }
+    guard let pushes = context.walletPushes else { return }
+    do {
+      try pushes.sendRecorded(context: context)
+    } catch {
+      log.warning("Wallet order pushes not sent now (\(error)); they stay pending, and the next start sends them")
+    }
   }
 
   /// A request in the executor's hands: its operation (or why there is none) and its first step.
@@ -160,6 +176,7 @@ public final class Executor {
       }
       flush(&writer)
     }
+    afterAnswers()
   }
 
   /// Runs `body` in one group commit when group commits are on and it does `count > 1` requests'

@@ -280,6 +280,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[18], foreignKeyChecks: .immediate) { db in
       try Self.remakeOrderEvent(db)
     }
+    migrator.registerMigration(StoreSchema.migrations[19], foreignKeyChecks: .immediate) { db in
+      for statement in StoreSchema.walletOrderTables { try db.execute(sql: statement) }
+    }
     return migrator
   }
 

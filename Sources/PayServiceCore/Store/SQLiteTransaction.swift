@@ -14,6 +14,20 @@ struct SQLiteTransaction: StoreTransaction, StatementRunner {
     return db.changesCount
   }
 
+  func select(_ statement: StoreStatement, _ values: [StoreValue]) throws -> [StoreRow] {
+    try Row.fetchAll(db.cachedStatement(sql: statement.sqlite), arguments: Self.arguments(values)).map { row in
+      StoreRow(
+        row.databaseValues.map { value -> StoreValue in
+          switch value.storage {
+          case .int64(let number): return .integer(number)
+          case .string(let text): return .text(text)
+          case .double(let number): return .text(String(number))
+          case .null, .blob: return .text(nil)
+          }
+        })
+    }
+  }
+
   /// The first row `statement` selects, as `read` makes it; nil when none.
   func one<T>(_ statement: StoreStatement, _ values: [StoreValue], _ read: (Row) throws -> T) throws -> T? {
     try Row.fetchOne(db.cachedStatement(sql: statement.sqlite), arguments: Self.arguments(values)).map(read)

@@ -203,7 +203,7 @@ public enum OptimisticReads {}
 /// `chargeToken(_:)` and `quantitiesOnHand(_:)` lock their rows until the transaction ends (SQLite
 /// holds the whole store's write lock from the start), so a decision never rests on a stale read.
 public protocol StoreTransaction: OrderTransaction, TokenBook, JournalUpkeep, GatewayBook, AgreementBook, AppStoreBook,
-  StockBook, PersonalDataBook
+  StockBook, PersonalDataBook, WalletOrderBook
 {}
 
 extension StoreTransaction {
@@ -456,6 +456,7 @@ public enum StoreSchema {
     "v17: a charge token issued in one statement (PostgreSQL's payservice_issue)",
     "v18: answered journal entries keep no call (no payment data once the work is done)",
     "v19: order events of captures that failed later",
+    "v20: Wallet orders: shipments, registered devices and when each package changed",
   ]
 
   /// Migration v18, the same on both backends: a settled entry's call (what was sent: for a

@@ -84,6 +84,46 @@ public enum StoreValue: Sendable, Equatable {
 public protocol StatementRunner {
   /// Runs `statement` with `values`; how many rows it changed.
   @discardableResult func execute(_ statement: StoreStatement, _ values: [StoreValue]) throws -> Int
+  /// Runs `statement` with `values`: the rows it selects, each column as text, a 64-bit integer
+  /// or a boolean (NULL as `.text(nil)`), so that a book's reads are written once too.
+  func select(_ statement: StoreStatement, _ values: [StoreValue]) throws -> [StoreRow]
+}
+
+/// A row `StatementRunner.select` read: its columns in the statement's order.
+public struct StoreRow: Sendable, Equatable {
+  public var columns: [StoreValue]
+
+  public init(_ columns: [StoreValue]) {
+    self.columns = columns
+  }
+
+  /// Column `index` as text; NULL or another type is a store failure.
+  public func text(_ index: Int) throws(StoreError) -> String {
+    guard let text = optionalText(index) else { throw Self.failure(index, "text") }
+    return text
+  }
+
+  /// Column `index` as text; nil when NULL.
+  public func optionalText(_ index: Int) -> String? {
+    guard index < columns.count, case .text(let text) = columns[index] else { return nil }
+    return text
+  }
+
+  /// Column `index` as an integer; NULL or another type is a store failure.
+  public func integer(_ index: Int) throws(StoreError) -> Int64 {
+    guard let number = optionalInteger(index) else { throw Self.failure(index, "an integer") }
+    return number
+  }
+
+  /// Column `index` as an integer; nil when NULL.
+  public func optionalInteger(_ index: Int) -> Int64? {
+    guard index < columns.count, case .integer(let number) = columns[index] else { return nil }
+    return number
+  }
+
+  static func failure(_ index: Int, _ type: String) -> StoreError {
+    .unavailable(reason: "column \(index + 1) of a row read is not \(type)")
+  }
 }
 
 extension StatementRunner {

@@ -326,49 +326,16 @@ public struct MerchantIdentity: Sendable {
   /// second.
   public static func load(certificatePEM: String, keyPEM: String, merchantIdentifier: String) throws(Problem) -> MerchantIdentity {
     let certificateKey = "merchantIdentityCertificate"
-    let privateKeyKey = "merchantIdentityKey"
-    let certificateBlocks = PEMBlock.split(certificatePEM).filter { $0.label == "CERTIFICATE" }
-    guard !certificateBlocks.isEmpty else {
-      throw Problem(key: certificateKey, message: "is not a PEM X.509 certificate (-----BEGIN CERTIFICATE-----)")
-    }
-    var chain: [Certificate] = []
-    for (index, block) in certificateBlocks.enumerated() {
-      do {
-        chain.append(try Certificate(pemEncoded: block.text))
-      } catch {
-        let which = index == 0 ? "its first certificate" : "certificate \(index + 1) of its chain"
-        throw Problem(key: certificateKey, message: "holds a PEM block that is not an X.509 certificate (\(which))")
-      }
-    }
-    let leaf = chain[0]
-
-    let keyBlocks = PEMBlock.split(keyPEM)
-    if keyBlocks.contains(where: { $0.label == "ENCRYPTED PRIVATE KEY" }) || keyPEM.contains("Proc-Type: 4,ENCRYPTED") {
-      throw Problem(
-        key: privateKeyKey,
-        message: "is encrypted; give the key unencrypted, readable only by payservice")
-    }
-    let keyLabels = ["PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"]
-    guard let keyBlock = keyBlocks.first(where: { keyLabels.contains($0.label) }) else {
-      throw Problem(
-        key: privateKeyKey,
-        message: "is not a PEM private key (PKCS#8 \"PRIVATE KEY\", \"RSA PRIVATE KEY\" or SEC1 \"EC PRIVATE KEY\")")
-    }
-    let privateKey: Certificate.PrivateKey
+    let pair: CertificateKeyPair
     do {
-      privateKey = try Certificate.PrivateKey(pemEncoded: keyBlock.text)
+      pair = try CertificateKeyPair.read(
+        certificatePEM: certificatePEM, keyPEM: keyPEM, certificateKey: certificateKey,
+        privateKeyKey: "merchantIdentityKey")
     } catch {
-      throw Problem(key: privateKeyKey, message: "is not a readable RSA or EC private key (\(keyBlock.label))")
+      throw Problem(key: error.key, message: error.message)
     }
-    let algorithm = privateKey.publicKey.description
-    guard algorithm.hasPrefix("RSA") || ["P256", "P384", "P521"].contains(where: { algorithm.hasPrefix($0) }) else {
-      throw Problem(key: privateKeyKey, message: "is not an RSA or EC (P-256, P-384, P-521) key")
-    }
-    guard privateKey.publicKey == leaf.publicKey else {
-      throw Problem(
-        key: privateKeyKey,
-        message: "does not match merchantIdentityCertificate: it is the private key of another public key")
-    }
+    let (chain, certificateBlocks, privateKey, keyBlock) = (pair.chain, pair.certificateBlocks, pair.privateKey, pair.keyBlock)
+    let leaf = chain[0]
 
     let expected = Array(SHA256.hash(data: Array(merchantIdentifier.utf8)))
     let userID = ApplePayMerchant.subjectAttribute(ApplePayMerchant.userIDAttribute, of: leaf)
@@ -453,5 +420,68 @@ struct PEMBlock {
       rest = rest[end.upperBound...]
     }
     return blocks
+  }
+}
+
+/// A certificate chain and its private key read from PEM texts, checked to belong together: what
+/// a merchant identity and a Wallet order signing identity both start from.
+struct CertificateKeyPair {
+  /// Leaf first, as given.
+  let chain: [Certificate]
+  let certificateBlocks: [PEMBlock]
+  let privateKey: Certificate.PrivateKey
+  let keyBlock: PEMBlock
+
+  /// A problem with one of the two texts: the config key it belongs to and what is wrong.
+  struct Problem: Error, Equatable, Sendable {
+    var key: String
+    var message: String
+  }
+
+  /// Reads the certificates of `certificatePEM` and the one unencrypted RSA or EC private key of
+  /// `keyPEM` (either text may hold the other's blocks too), and checks that the key is the
+  /// leaf's. Problems are reported under `certificateKey` or `privateKeyKey`.
+  static func read(certificatePEM: String, keyPEM: String, certificateKey: String, privateKeyKey: String)
+    throws(Problem) -> CertificateKeyPair
+  {
+    let certificateBlocks = PEMBlock.split(certificatePEM).filter { $0.label == "CERTIFICATE" }
+    guard !certificateBlocks.isEmpty else {
+      throw Problem(key: certificateKey, message: "is not a PEM X.509 certificate (-----BEGIN CERTIFICATE-----)")
+    }
+    var chain: [Certificate] = []
+    for (index, block) in certificateBlocks.enumerated() {
+      do {
+        chain.append(try Certificate(pemEncoded: block.text))
+      } catch {
+        let which = index == 0 ? "its first certificate" : "certificate \(index + 1) of its chain"
+        throw Problem(key: certificateKey, message: "holds a PEM block that is not an X.509 certificate (\(which))")
+      }
+    }
+    let keyBlocks = PEMBlock.split(keyPEM)
+    if keyBlocks.contains(where: { $0.label == "ENCRYPTED PRIVATE KEY" }) || keyPEM.contains("Proc-Type: 4,ENCRYPTED") {
+      throw Problem(key: privateKeyKey, message: "is encrypted; give the key unencrypted, readable only by payservice")
+    }
+    let keyLabels = ["PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"]
+    guard let keyBlock = keyBlocks.first(where: { keyLabels.contains($0.label) }) else {
+      throw Problem(
+        key: privateKeyKey,
+        message: "is not a PEM private key (PKCS#8 \"PRIVATE KEY\", \"RSA PRIVATE KEY\" or SEC1 \"EC PRIVATE KEY\")")
+    }
+    let privateKey: Certificate.PrivateKey
+    do {
+      privateKey = try Certificate.PrivateKey(pemEncoded: keyBlock.text)
+    } catch {
+      throw Problem(key: privateKeyKey, message: "is not a readable RSA or EC private key (\(keyBlock.label))")
+    }
+    let algorithm = privateKey.publicKey.description
+    guard algorithm.hasPrefix("RSA") || ["P256", "P384", "P521"].contains(where: { algorithm.hasPrefix($0) }) else {
+      throw Problem(key: privateKeyKey, message: "is not an RSA or EC (P-256, P-384, P-521) key")
+    }
+    guard privateKey.publicKey == chain[0].publicKey else {
+      throw Problem(
+        key: privateKeyKey, message: "does not match \(certificateKey): it is the private key of another public key")
+    }
+    return CertificateKeyPair(
+      chain: chain, certificateBlocks: certificateBlocks, privateKey: privateKey, keyBlock: keyBlock)
   }
 }

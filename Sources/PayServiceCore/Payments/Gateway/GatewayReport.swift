@@ -152,6 +152,22 @@ public enum GatewayReport {
   public static func apply(_ report: Refund, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
     throws -> Applied
   {
+    try walletChanged(applyRefund(report, transaction, context: context, now: now), transaction, context: context, now: now)
+  }
+
+  /// What changed an order changed its Wallet order too (`WalletOrderUpdates`).
+  static func walletChanged(_ applied: Applied, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
+    throws -> Applied
+  {
+    if case .applied(let orderId?, let effect) = applied, effect != .none {
+      try WalletOrderUpdates.changed(orderId, transaction, context: context, now: now)
+    }
+    return applied
+  }
+
+  static func applyRefund(_ report: Refund, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64)
+    throws -> Applied
+  {
     let at = RFC3339.format(now)
     // A refund payservice knows: settled or moved forward once its amount and currency are the
     // recorded ones.
@@ -308,6 +324,15 @@ public enum GatewayReport {
   /// Takes in a dispute report `observed` at a stage and time: records it when new, else keeps the
   /// newer of what is known and what is reported. Each change of the funds it moved is an order event.
   public static func apply(
+    _ report: Dispute, observed: DisputeRow.Observation, _ transaction: any StoreTransaction, context: ServiceContext,
+    now: Int64
+  ) throws -> Applied {
+    try walletChanged(
+      applyDispute(report, observed: observed, transaction, context: context, now: now), transaction, context: context,
+      now: now)
+  }
+
+  static func applyDispute(
     _ report: Dispute, observed: DisputeRow.Observation, _ transaction: any StoreTransaction, context: ServiceContext,
     now: Int64
   ) throws -> Applied {
