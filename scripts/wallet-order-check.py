@@ -12,7 +12,7 @@ Needs only the standard library and the `openssl` command.
 
 Sources (Apple's stored pages give only titles; the property tables were read from a mirror
 of Apple's pages, apple-docs.everest.mt, and enum values from the passkit Dart package,
-which copies Apple's "Possible Values"; see /tmp/wallet-orders-notes.md):
+which copies Apple's "Possible Values"):
   https://developer.apple.com/documentation/walletorders/building-a-distributable-order-package
   https://developer.apple.com/documentation/walletorders/creating-the-source-for-an-order
 """

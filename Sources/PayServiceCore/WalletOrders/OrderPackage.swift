@@ -169,7 +169,8 @@ public enum OrderPackage {
         }))
     let refunds = order.refunds ?? []
     if !refunds.isEmpty {
-      let method = order.payment.map(\.network).flatMap { $0.isEmpty ? nil : $0 }
+      // The card's network only (no digits); a sandbox order has no card: Apple Pay, as the sheet said.
+      let method = order.payment.map(\.network).flatMap { $0.isEmpty ? nil : $0 } ?? "Apple Pay"
       json.set(
         "transactions",
         .array(
@@ -182,11 +183,9 @@ public enum OrderPackage {
               "status",
               RefundRecord.failedStatuses.contains(refund.status ?? "")
                 ? "failed" : RefundRecord.unsettledStatuses.contains(refund.status ?? "") ? "pending" : "completed")
-            if let method {
-              var paymentMethod = JSONObjectBuilder(capacity: 1)
-              paymentMethod.set("displayName", method)
-              transaction.set("paymentMethod", .object(paymentMethod.object))
-            }
+            var paymentMethod = JSONObjectBuilder(capacity: 1)
+            paymentMethod.set("displayName", method)
+            transaction.set("paymentMethod", paymentMethod.value)
             return .object(transaction.object)
           }))
     }

@@ -70,7 +70,7 @@ struct ConfigLoaderTests {
       .replacingOccurrences(of: "defaultRate: 0.1", with: "defaultRate: 1.5\n  rounding: bankers")
     #expect(
       problems(yaml) == [
-        "c.yaml:6:3: merchant.colour: unknown key; valid keys here: identifier, displayName, countryCode, currencyCode, supportedNetworks, merchantCapabilities, requiredShippingContactFields, requiredBillingContactFields",
+        "c.yaml:6:3: merchant.colour: unknown key; valid keys here: identifier, displayName, countryCode, currencyCode, supportedNetworks, merchantCapabilities, requiredShippingContactFields, requiredBillingContactFields, url",
         "c.yaml:10:58: catalog[0].price: \"12.5\" has more than the currency's 0 decimal digits",
         "c.yaml:16:13: tax.rounding: must be halfUp or halfEven, got \"bankers\"",
         "c.yaml:15:16: tax.defaultRate: must be a decimal rate from 0 to 1 like \"0.0725\" (at most 12 decimals), got \"1.5\"",

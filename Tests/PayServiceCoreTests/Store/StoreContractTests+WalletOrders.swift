@@ -43,12 +43,13 @@ extension StoreContractTests {
         deviceLibraryIdentifier: device, orderTypeIdentifier: "order.com.example.coffee", orderId: order,
         pushToken: token, registeredAt: "2026-11-21T12:01:00Z")
     }
-    try store.write { transaction in
-      #expect(try transaction.insert(registration("phone", "ord_1")))
-      #expect(try transaction.insert(registration("watch", "ord_1", token: "bb22")))
-      #expect(try transaction.insert(registration("phone", "ord_1", token: "cc33")) == false)
-      #expect(try transaction.insert(registration("phone", "ord_2")))
+    let inserted = try store.write { transaction in
+      try [
+        registration("phone", "ord_1"), registration("watch", "ord_1", token: "bb22"),
+        registration("phone", "ord_1", token: "cc33"), registration("phone", "ord_2"),
+      ].map { try transaction.insert($0) }
     }
+    #expect(inserted == [true, true, false, true])
     #expect(
       try store.write { try $0.walletRegistrations(orderId: "ord_1") }
         == [registration("phone", "ord_1"), registration("watch", "ord_1", token: "bb22")])
@@ -69,14 +70,13 @@ extension StoreContractTests {
     #expect(try changed("tablet", since: nil) == [])
 
     // Unregistering removes one device's registration, once.
-    try store.write { transaction in
-      #expect(
+    let deleted = try store.write { transaction in
+      try (0..<2).map { _ in
         try transaction.deleteWalletRegistration(
-          deviceLibraryIdentifier: "phone", orderTypeIdentifier: "order.com.example.coffee", orderId: "ord_1"))
-      #expect(
-        try transaction.deleteWalletRegistration(
-          deviceLibraryIdentifier: "phone", orderTypeIdentifier: "order.com.example.coffee", orderId: "ord_1") == false)
+          deviceLibraryIdentifier: "phone", orderTypeIdentifier: "order.com.example.coffee", orderId: "ord_1")
+      }
     }
+    #expect(deleted == [true, false])
     #expect(try changed("phone", since: nil) == ["ord_2@1700000000"])
   }
 }

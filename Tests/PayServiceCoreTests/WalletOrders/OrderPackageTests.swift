@@ -66,8 +66,14 @@ struct OrderPackageTests {
     #expect(try OrderPackage.build(Self.source(shipments: [Self.shipment]), orders: orders, package: package) == bytes)
     let check = try WalletOrderFixtures.check(bytes)
     #expect(check.status == 0, "\(check.output)")
-    #expect(check.output == "CHECK_OUTPUT")
-    #expect(try WalletOrderFixtures.entry("order.json", of: bytes) == "ORDER_JSON")
+    #expect(
+      check.output
+        == "OK order.order: 3 entries, manifest covers 1 file(s), signature verifies, signed Nov 24 12:00:00 2026 GMT, order order.com.example.coffee/ord_1 status completed\n"
+    )
+    // Amounts are JSON numbers written exactly as the order's decimals (89.90, not 89.9).
+    #expect(
+      try WalletOrderFixtures.entry("order.json", of: bytes)
+        == #"{"schemaVersion":1,"orderType":"ecommerce","orderTypeIdentifier":"order.com.example.coffee","orderIdentifier":"ord_1","orderNumber":"ord_1","webServiceURL":"https://coffee.example.com/wallet-orders","authenticationToken":"0123456789abcdef0123456789abcdef","merchant":{"merchantIdentifier":"merchant.com.example.coffee","displayName":"Example Coffee","url":"https://coffee.example.com"},"orderManagementURL":"https://coffee.example.com/orders/ord_1","createdAt":"2026-11-21T12:00:00Z","updatedAt":"2026-11-24T12:00:00Z","status":"completed","customer":{"givenName":"Ada","familyName":"Lovelace","emailAddress":"ada@example.com"},"lineItems":[{"title":"Burr Grinder","quantity":1,"price":{"amount":89.90,"currency":"USD"},"sku":"grinder"},{"title":"House Beans","quantity":2,"price":{"amount":12.50,"currency":"USD"},"sku":"beans"}],"fulfillments":[{"fulfillmentType":"shipping","fulfillmentIdentifier":"box-1","status":"delivered","carrier":"UPS","trackingNumber":"1Z999AA10123456784","trackingURL":"https://track.example.com/1Z999AA10123456784","shippedAt":"2026-11-22T09:00:00Z","deliveredAt":"2026-11-24T15:00:00Z","recipient":{"givenName":"Ada","familyName":"Lovelace","address":{"addressLines":["1 Infinite Loop"],"locality":"Cupertino","administrativeArea":"CA","postalCode":"95014","countryCode":"US"}}}],"payment":{"total":{"amount":114.90,"currency":"USD"},"status":"paid","summaryItems":[{"label":"Subtotal","value":{"amount":114.90,"currency":"USD"}},{"label":"Example Coffee","value":{"amount":114.90,"currency":"USD"}}],"transactions":[{"transactionType":"refund","amount":{"amount":25.00,"currency":"USD"},"createdAt":"2026-11-22T10:00:00Z","status":"completed","paymentMethod":{"displayName":"Apple Pay"}}]}}"#)
   }
 
   @Test("after an erasure the package holds no contact data: no customer, no recipient")

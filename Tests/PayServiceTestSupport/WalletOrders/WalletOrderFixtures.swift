@@ -23,17 +23,19 @@ public enum WalletOrderFixtures {
       intermediatePEM: text("wwdr_certificate.pem"), orderTypeIdentifier: orderTypeIdentifier)
   }
 
-  /// What the checker says of `package`: its exit status and its output.
+  /// What the checker says of `package`: its exit status and its output, the package's file
+  /// named `order.order` there.
   public static func check(_ package: [UInt8]) throws -> (status: Int32, output: String) {
     let directory = TestPaths.temporaryDirectory()
     let file = directory.appendingPathComponent("order.order")
     try Data(package).write(to: file)
-    return try run(
+    let (status, output) = try run(
       "/usr/bin/env",
       [
         "python3", TestPaths.path("scripts/wallet-order-check.py"), file.path, "--ca", path("root_certificate.pem"),
         "--expect-order-type", orderTypeIdentifier,
       ])
+    return (status, output.replacingOccurrences(of: file.path, with: "order.order"))
   }
 
   /// A file of the package (`order.json`, `manifest.json`), as text.
