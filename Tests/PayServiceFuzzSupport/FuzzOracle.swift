@@ -132,7 +132,7 @@ public final class RequestFuzzOracle {
 
   /// The configs answered with: the golden transcripts' store (tax rules by postal code) and the
   /// discounts one (coupons, card adjustments, free shipping over an amount).
-  public static func configs() -> [Config] { [TestConfig.load(), TestConfig.discounts()] }
+  public static func configs() -> [Config] { [TestConfig.load(), TestConfig.servingWalletOrders(TestConfig.discounts())] }
 
   public init(configs: [Config] = configs()) throws {
     handlers = try configs.map { config in

@@ -61,6 +61,25 @@ public enum TestConfig {
     try! ConfigLoader.load(path: discountsPath)
   }
 
+  /// `config` serving Wallet orders' web service, signed with the test Order Type ID certificate
+  /// (Tests/PayServiceCoreTests/Fixtures/wallet-orders), without pushes.
+  public static func servingWalletOrders(_ config: Config) -> Config {
+    func text(_ name: String) -> String {
+      try! String(contentsOfFile: TestPaths.path("Tests/PayServiceCoreTests/Fixtures/wallet-orders/\(name)"), encoding: .utf8)
+    }
+    var config = config
+    let signer = try! WalletOrderSigner.load(
+      certificatePEM: text("order_type_certificate.pem"), keyPEM: text("order_type_key.pem"),
+      intermediatePEM: text("wwdr_certificate.pem"), orderTypeIdentifier: "order.com.example.coffee")
+    config.walletOrders = WalletOrders(
+      orderTypeIdentifier: "order.com.example.coffee", webServiceURL: "https://coffee.example.com/wallet-orders",
+      package: WalletOrderPackageSettings(
+        merchantIdentifier: config.merchant.identifier, displayName: config.merchant.displayName,
+        merchantURL: "https://coffee.example.com", orderManagementURL: "https://coffee.example.com/orders/{orderId}",
+        signer: signer))
+    return config
+  }
+
   /// The identifier key of every store the tests create (in process, and in the processes they
   /// start, through `PAYSERVICE_ID_KEY`), so that identifiers repeat from run to run.
   public static let identifierKey = IdentifierKey.transcript

@@ -39,8 +39,7 @@ public enum OrderPackage {
     let manifestJSON = Array(JSONWriter.string(manifest.value).utf8)
     let signature = try package.signer.sign(manifest: manifestJSON, signedAt: updatedAt)
     return try zip(
-      [("order.json", orderJSON), ("manifest.json", manifestJSON), ("signature", signature)],
-      at: Date(timeIntervalSince1970: TimeInterval(updatedAt)))
+      [("order.json", orderJSON), ("manifest.json", manifestJSON), ("signature", signature)], at: updatedAt)
   }
 
   /// The order in Apple's schema (schemaVersion 1).
@@ -192,8 +191,10 @@ public enum OrderPackage {
     return .object(json.object)
   }
 
-  /// The files as one zip archive (deflated), in the order given, each dated `date`.
-  static func zip(_ files: [(name: String, bytes: [UInt8])], at date: Date) throws -> [UInt8] {
+  /// The files as one zip archive (deflated), in the order given, each dated `time` (unix
+  /// seconds; ZIPFoundation writes a zip's zoneless date fields in UTC, whatever `TZ` says).
+  static func zip(_ files: [(name: String, bytes: [UInt8])], at time: Int64) throws -> [UInt8] {
+    let date = Date(timeIntervalSince1970: TimeInterval(time))
     let archive = try Archive(accessMode: .create)
     for (name, bytes) in files {
       let data = Data(bytes)
