@@ -144,7 +144,6 @@ let package = Package(
       dependencies: [
         "PayServiceCore", "PayServiceRemote",
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: leanCodegen
     ),
