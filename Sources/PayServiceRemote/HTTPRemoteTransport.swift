@@ -58,6 +58,8 @@ public final class HTTPRemoteTransport: RemoteTransport {
     }
     configuration.connectionPool.retryConnectionEstablishment = settings.retriesConnecting
     configuration.redirectConfiguration = .disallow
+    // HTTP/2 when the server picks it by ALPN (offered as "h2", then "http/1.1"), else HTTP/1.1.
+    configuration.httpVersion = .automatic
     configuration.decompression = .disabled
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }
@@ -66,6 +68,11 @@ public final class HTTPRemoteTransport: RemoteTransport {
     // A client must be shut down before it goes.
     shutdown()
   }
+
+  /// The failure of a request given to a kept connection that had closed meanwhile (the server's
+  /// close or GOAWAY raced it, and the pool had not seen it yet): nothing of the request was
+  /// written, so sending it again cannot do anything twice.
+  public static let sentOnClosedConnection = RemoteFailure.connection(String(describing: ChannelError.ioOnClosedChannel))
 
   /// Seconds as NIO's time amount: at least a millisecond, at most a year.
   static func amount(_ seconds: Double) -> TimeAmount {
@@ -81,6 +88,9 @@ public final class HTTPRemoteTransport: RemoteTransport {
     do {
       let response = try await client.execute(outgoing, timeout: Self.amount(settings.requestTimeoutSeconds))
       let body = try await response.body.collect(upTo: settings.maximumAnswerBytes)
+      if settings.requiresHTTP2 && response.version.major != 2 {
+        return .failure(.connection("the server answered over HTTP/\(response.version.major).\(response.version.minor), not HTTP/2"))
+      }
       return .success(
         RemoteResponse(
           status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
