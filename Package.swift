@@ -147,6 +147,12 @@ let package = Package(
       ],
       swiftSettings: leanCodegen
     ),
+    // Wallet order updates pushed to APNs over HTTP/2 (`APNsClient`), with an ES256 provider token.
+    .target(
+      name: "PayServiceWallet",
+      dependencies: ["PayServiceCore", "PayServiceRemote"],
+      swiftSettings: leanCodegen
+    ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
     .executableTarget(
       name: "payservice-fuzz",
