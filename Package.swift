@@ -40,6 +40,7 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+    .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
   ],
   targets: [
     .executableTarget(
@@ -171,6 +172,12 @@ let package = Package(
       dependencies: ["PayServiceTestSupport"],
       path: "Tests/AdyenTestServerMain"
     ),
+    // The APNs test server as a process, by hand: HTTP/2 over TLS; it delivers nothing.
+    .executableTarget(
+      name: "apns-test-server",
+      dependencies: ["PayServiceTestSupport"],
+      path: "Tests/APNsTestServerMain"
+    ),
     // payservice's stdio server with a method that traps, for the end-to-end test that committed
     // work is answered before a later line ends the process.
     .executableTarget(
@@ -208,6 +215,7 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
