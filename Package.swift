@@ -273,6 +273,17 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     .testTarget(
+      name: "PayServiceWalletTests",
+      dependencies: [
+        "PayServiceWallet", "PayServiceCore", "PayServiceRemote", "PayServiceTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
+    ),
+    .testTarget(
       name: "EndToEndTests",
       dependencies: [
         "payservice", "PayServiceCommands", "PayServiceTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
