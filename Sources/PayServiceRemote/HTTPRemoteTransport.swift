@@ -69,11 +69,6 @@ public final class HTTPRemoteTransport: RemoteTransport {
     shutdown()
   }
 
-  /// The failure of a request given to a kept connection that had closed meanwhile (the server's
-  /// close or GOAWAY raced it, and the pool had not seen it yet): nothing of the request was
-  /// written, so sending it again cannot do anything twice.
-  public static let sentOnClosedConnection = RemoteFailure.connection(String(describing: ChannelError.ioOnClosedChannel))
-
   /// Seconds as NIO's time amount: at least a millisecond, at most a year.
   static func amount(_ seconds: Double) -> TimeAmount {
     .milliseconds(Int64(min(max(seconds, 0.001), 365 * 86_400) * 1000))
@@ -86,7 +81,16 @@ public final class HTTPRemoteTransport: RemoteTransport {
     for (name, value) in request.allHeaders { outgoing.headers.add(name: name, value: value) }
     if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
     do {
-      let response = try await client.execute(outgoing, timeout: Self.amount(settings.requestTimeoutSeconds))
+      var response: HTTPClientResponse
+      var resent = 0
+      while true {
+        do {
+          response = try await client.execute(outgoing, timeout: Self.amount(settings.requestTimeoutSeconds))
+          break
+        } catch let error where resent < settings.resendsUnwritten && Self.unwritten(error) {
+          resent += 1
+        }
+      }
       let body = try await response.body.collect(upTo: settings.maximumAnswerBytes)
       if settings.requiresHTTP2 && response.version.major != 2 {
         return .failure(.connection("the server answered over HTTP/\(response.version.major).\(response.version.minor), not HTTP/2"))
@@ -98,6 +102,16 @@ public final class HTTPRemoteTransport: RemoteTransport {
     } catch {
       return .failure(Self.failure(of: error))
     }
+  }
+
+  /// Whether `error` says the request was given to a kept connection that had closed meanwhile
+  /// (the server's close or HTTP/2 GOAWAY raced it, and the pool had not seen it yet), so that
+  /// nothing of it was written: NIO's I/O on a closed channel, or AsyncHTTPClient cancelling a
+  /// request that reached a closing HTTP/2 connection (not a cancelled task).
+  static func unwritten(_ error: any Error) -> Bool {
+    if let error = error as? ChannelError, case .ioOnClosedChannel = error { return true }
+    if let error = error as? HTTPClientError, error == .cancelled { return !Task.isCancelled }
+    return false
   }
 
   /// Closes the connections; later requests fail with `.shutDown`. Idempotent. From an event loop

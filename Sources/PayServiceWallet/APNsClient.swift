@@ -55,8 +55,8 @@ public final class APNsClient: WalletPushService, CustomStringConvertible {
   public static let maximumTopicBytes = 255
   /// A token younger than this that APNs calls expired is not made again.
   static let freshSeconds: Int64 = 60
-  /// How many times a push that found its connection closed is given to a new one.
-  static let closedConnectionRetries = 3
+  /// How many times a push that found its kept connection closed is given to a new one.
+  static let closedConnectionResends = 3
 
   private let transport: HTTPRemoteTransport
   private let settings: APNsSettings
@@ -96,6 +96,9 @@ public final class APNsClient: WalletPushService, CustomStringConvertible {
       connectTimeoutSeconds: settings.connectTimeoutSeconds, requestTimeoutSeconds: settings.requestTimeoutSeconds)
     connection.trustRoots = settings.trustRoots
     connection.requiresHTTP2 = true
+    // APNs closes connections it has kept idle; a push that meets one is given to a new one. A
+    // connection lost under a push that was written is not: APNs may have taken it.
+    connection.resendsUnwritten = Self.closedConnectionResends
     // An answer is a status, a few headers and at most a short JSON reason.
     connection.maximumAnswerBytes = 1 << 16
     do {
@@ -190,19 +193,7 @@ public final class APNsClient: WalletPushService, CustomStringConvertible {
     case failed(RemoteFailure)
   }
 
-  /// One push, sent again (up to `closedConnectionRetries` times) when it met a kept connection
-  /// that had closed meanwhile: nothing of it was written then. A connection lost under a push
-  /// that was written is not tried again here: APNs may have taken it.
   private func send(pushToken: String, topic: String, jwt: String) async -> Answer {
-    var answer = await sendOnce(pushToken: pushToken, topic: topic, jwt: jwt)
-    for _ in 0..<Self.closedConnectionRetries {
-      guard case .failed(let failure) = answer, failure == HTTPRemoteTransport.sentOnClosedConnection else { break }
-      answer = await sendOnce(pushToken: pushToken, topic: topic, jwt: jwt)
-    }
-    return answer
-  }
-
-  private func sendOnce(pushToken: String, topic: String, jwt: String) async -> Answer {
     let request = RemoteRequest(
       method: .POST, url: base + "/3/device/" + pushToken,
       headers: [
