@@ -254,7 +254,8 @@ struct APNsClientTests {
         "no answer from APNs: the connection failed",
       ].contains(reason))
     #expect(retryAfter == nil)
-    #expect(await client.push(pushToken: Fixture.device(2), topic: Fixture.topic) == .delivered(apnsId: Fixture.apnsId(2)))
+    let after = await client.push(pushToken: Fixture.device(2), topic: Fixture.topic)
+    #expect(after == .delivered(apnsId: Fixture.apnsId(2)), "\(after)")
     #expect(server.pushes.map(\.status) == [200, 0, 200])
     #expect(server.connectionsAccepted == 2)
     #expect(server.delivered(to: Fixture.device(2)) == 1)

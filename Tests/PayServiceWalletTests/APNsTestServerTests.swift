@@ -297,7 +297,13 @@ struct APNsTestServerTests {
     let harness = try Harness()
     harness.server.inject(.reset)
     await #expect(throws: (any Error).self) { _ = try await harness.send() }
-    #expect(try await harness.send().status == 200)
+    // A request given to the reset connection before the client's pool saw it close fails unsent;
+    // one of three reaches a new connection.
+    var status: Int?
+    for _ in 0..<3 where status == nil {
+      status = try? await harness.send().status
+    }
+    #expect(status == 200)
     #expect(harness.server.pushes.map(\.status) == [0, 200])
     #expect(harness.server.connectionsAccepted == 2)
     await harness.close()
