@@ -34,11 +34,10 @@ import Synchronization
 /// no longer the device's for the topic; 429, 5xx and no answer are `.unavailable`, with
 /// `Retry-After` when APNs sent one; any other answer is `.refused` with APNs' reason. A 403
 /// `ExpiredProviderToken` makes a new token and sends the push once more with it (unless the token
-/// was made within the last minute: then our clock is behind APNs', and a new one would not do
-/// better). A push token that
-/// is not hex, or a topic that is not an identifier, is `.refused` with status 0: nothing is sent.
-/// A push that met a kept connection APNs had just closed is given to a new connection: nothing of
-/// it had been written.
+/// was made within the last minute: then this clock is behind APNs', and a new one would not do
+/// better). A push token that is not hex, or a topic that is not an identifier, is `.refused` with
+/// status 0: nothing is sent. A push that met a kept connection APNs had just closed is given to a
+/// new connection: nothing of it had been written.
 ///
 /// Nothing here writes the key, a provider token or a device token into an outcome, a description
 /// or an error.
