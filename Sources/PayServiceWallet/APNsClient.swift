@@ -248,7 +248,8 @@ public final class APNsClient: WalletPushService, CustomStringConvertible {
     guard token.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) })
     else { return "is not hex digits" }
     guard pushTokenDigits.contains(token.utf8.count), token.utf8.count % 2 == 0 else {
-      return "has \(token.utf8.count) hex digits, not an even count from \(pushTokenDigits.lowerBound) to \(pushTokenDigits.upperBound)"
+      return
+        "has \(token.utf8.count) hex digits, not an even count from \(pushTokenDigits.lowerBound) to \(pushTokenDigits.upperBound)"
     }
     return nil
   }

@@ -398,7 +398,8 @@ struct APNsClientTests {
       .map { "\($0)" }
     let secrets =
       pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
-      + server.pushes.compactMap(\.providerToken) + server.pushes.compactMap(\.providerToken).flatMap { $0.split(separator: ".").map(String.init) }
+      + server.pushes.compactMap(\.providerToken)
+      + server.pushes.compactMap(\.providerToken).flatMap { $0.split(separator: ".").map(String.init) }
       + [1, 2, 3, 7].map(Fixture.device)
     for text in texts {
       for secret in secrets where text.contains(secret) {
@@ -418,7 +419,8 @@ struct APNsClientTests {
     ) -> APNsSettings {
       APNsSettings(keyPEM: keyPEM, keyId: keyId, teamId: teamId, apiBase: apiBase, trustRoots: trustRoots)
     }
-    let sec1 = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIEpT+eRC3V7MI/SUWQD0cLU30uAjUaqSirPtvKzR4jwKoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n"
+    let sec1 =
+      "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIEpT+eRC3V7MI/SUWQD0cLU30uAjUaqSirPtvKzR4jwKoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n"
     let cases: [(APNsSettings, APNsSetupError)] = [
       (settings(keyPEM: ""), .keyNotPKCS8),
       (settings(keyPEM: sec1), .keyNotPKCS8),

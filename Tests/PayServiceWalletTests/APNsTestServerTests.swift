@@ -229,7 +229,7 @@ struct APNsTestServerTests {
     await harness.close()
   }
 
-  @Test("the other headers and the payload: InvalidPushType, BadPriority, BadMessageId, BadExpirationDate, BadCollapseId, DuplicateHeaders, PayloadEmpty, 413")
+  @Test("push type, priority, apns-id, expiration, collapse id, a header twice, and the payload: APNs' reasons; 4 KiB passes")
   func headersAndPayload() async throws {
     let harness = try Harness()
     let cases: [(pushType: String?, priority: String?, extra: [(String, String)], body: String, status: Int, reason: String?)] = [

@@ -40,7 +40,8 @@ struct ES256JWTTests {
 
   @Test("only a P-256 PKCS#8 PEM key; the errors and the description quote none of it")
   func keys() throws {
-    let sec1 = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIEpT+eRC3V7MI/SUWQD0cLU30uAjUaqSirPtvKzR4jwKoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n"
+    let sec1 =
+      "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIEpT+eRC3V7MI/SUWQD0cLU30uAjUaqSirPtvKzR4jwKoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n"
     let garbage = "-----BEGIN PRIVATE KEY-----\nTUlHSEFnRUFNQk1HQnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VI\n-----END PRIVATE KEY-----\n"
     let cases: [(String, ES256JWT.KeyError)] = [
       ("", .notPKCS8), ("KEY1234567", .notPKCS8), (sec1, .notPKCS8), (garbage, .notP256),

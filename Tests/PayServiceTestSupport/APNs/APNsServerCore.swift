@@ -265,7 +265,9 @@ final class APNsServerCore: Sendable {
   /// Letters, digits, '.', '-' and '_', at most 255 bytes: a bundle id or an order type identifier.
   static func isIdentifier(_ topic: String) -> Bool {
     !topic.isEmpty && topic.utf8.count <= 255
-      && topic.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+      && topic.unicodeScalars.allSatisfy {
+        $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+      }
   }
 
   /// The `n`th `apns-id`: "00000000-0000-4000-8000-00000000000N" in hex, a version 4 UUID's shape.
