@@ -275,7 +275,7 @@ let package = Package(
     .testTarget(
       name: "PayServiceWalletTests",
       dependencies: [
-        "PayServiceWallet", "PayServiceCore", "PayServiceRemote", "PayServiceTestSupport",
+        "PayServiceWallet", "PayServiceCore", "PayServiceTestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
