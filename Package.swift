@@ -41,6 +41,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
     .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+    .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
   ],
   targets: [
     .executableTarget(
@@ -71,7 +72,7 @@ let package = Package(
       name: "PayServiceCommands",
       dependencies: [
         "PayServiceCore", "PayServicePostgres", "PayServiceStripe", "PayServiceAdyen", "PayServiceApplePay",
-        "PayServiceAppStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "PayServiceAppStore", "PayServiceWallet", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: leanCodegen
     ),
@@ -147,8 +148,13 @@ let package = Package(
       dependencies: [
         "PayServiceCore", "PayServiceRemote",
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "Crypto", package: "swift-crypto"),
       ],
+      swiftSettings: leanCodegen
+    ),
+    // Wallet order updates pushed to APNs over HTTP/2 (`APNsClient`), with an ES256 provider token.
+    .target(
+      name: "PayServiceWallet",
+      dependencies: ["PayServiceCore", "PayServiceRemote"],
       swiftSettings: leanCodegen
     ),
     // The fuzz harness: replays inputs when built normally; a libFuzzer fuzzer via Fuzz/run.sh.
@@ -168,6 +174,12 @@ let package = Package(
       name: "adyen-test-server",
       dependencies: ["PayServiceTestSupport"],
       path: "Tests/AdyenTestServerMain"
+    ),
+    // The APNs test server as a process, by hand: HTTP/2 over TLS; it delivers nothing.
+    .executableTarget(
+      name: "apns-test-server",
+      dependencies: ["PayServiceTestSupport"],
+      path: "Tests/APNsTestServerMain"
     ),
     // payservice's stdio server with a method that traps, for the end-to-end test that committed
     // work is answered before a later line ends the process.
@@ -206,6 +218,7 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
@@ -261,6 +274,17 @@ let package = Package(
       ],
       // Apple's test key and its licence, read by path.
       exclude: ["Fixtures"]
+    ),
+    .testTarget(
+      name: "PayServiceWalletTests",
+      dependencies: [
+        "PayServiceWallet", "PayServiceCore", "PayServiceTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
     ),
     .testTarget(
       name: "EndToEndTests",

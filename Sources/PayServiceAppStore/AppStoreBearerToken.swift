@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PayServiceCore
 import Synchronization
@@ -49,7 +48,7 @@ public struct AppStoreClientSetupError: Error, Sendable, Equatable, CustomString
 
 /// The bearer token of App Store Server API requests, as Apple's "Generating JSON Web Tokens for
 /// API requests" (https://developer.apple.com/documentation/appstoreserverapi/generating-json-web-tokens-for-api-requests)
-/// asks: a compact JWS, ES256 with the in-app purchase key, header
+/// asks: a compact JWS, ES256 with the in-app purchase key (`ES256JWT`), header
 /// `{"alg":"ES256","kid":keyId,"typ":"JWT"}`, payload
 /// `{"iss":issuerId,"iat":now,"exp":now+300,"aud":"appstoreconnect-v1","bid":bundleId}`.
 ///
@@ -57,7 +56,7 @@ public struct AppStoreClientSetupError: Error, Sendable, Equatable, CustomString
 /// minutes and used again until a minute before it expires, so that a burst of requests signs once
 /// and no request leaves with a token about to expire on the way.
 ///
-/// The key stays inside this type: it is never described, printed or put in an error.
+/// The key stays inside `ES256JWT`: it is never described, printed or put in an error.
 final class AppStoreBearerToken: Sendable {
   static let audience = "appstoreconnect-v1"
   /// How long a token is good for (`exp - iat`).
@@ -65,7 +64,7 @@ final class AppStoreBearerToken: Sendable {
   /// A token is made anew this long before its `exp`.
   static let renewalMarginSeconds: Int64 = 60
 
-  private let key: P256.Signing.PrivateKey
+  private let signer: ES256JWT
   private let keyId: String
   private let issuerId: String
   private let bundleId: String
@@ -74,7 +73,14 @@ final class AppStoreBearerToken: Sendable {
 
   /// - Parameter now: the clock, unix seconds.
   init(settings: AppStoreAPISettings, now: @escaping @Sendable () -> Int64) throws(AppStoreClientSetupError) {
-    key = try Self.privateKey(pem: settings.keyPEM)
+    do {
+      signer = try ES256JWT(pkcs8PEM: settings.keyPEM)
+    } catch {
+      switch error {
+      case .notPKCS8: throw AppStoreClientSetupError(.keyNotPKCS8)
+      case .notP256: throw AppStoreClientSetupError(.keyNotP256)
+      }
+    }
     for (name, value) in [("keyId", settings.keyId), ("issuerId", settings.issuerId), ("bundleId", settings.bundleId)]
     where value.isEmpty {
       throw AppStoreClientSetupError(.missingIdentifier(name))
@@ -83,20 +89,6 @@ final class AppStoreBearerToken: Sendable {
     issuerId = settings.issuerId
     bundleId = settings.bundleId
     self.now = now
-  }
-
-  /// The key of a `.p8` file: a PEM `PRIVATE KEY` block (PKCS#8) holding a P-256 key. swift-crypto's
-  /// error is not passed on: it could say more about the text than the operator needs.
-  static func privateKey(pem: String) throws(AppStoreClientSetupError) -> P256.Signing.PrivateKey {
-    let trimmed = pem.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard trimmed.hasPrefix("-----BEGIN PRIVATE KEY-----"), trimmed.hasSuffix("-----END PRIVATE KEY-----") else {
-      throw AppStoreClientSetupError(.keyNotPKCS8)
-    }
-    do {
-      return try P256.Signing.PrivateKey(pemRepresentation: trimmed)
-    } catch {
-      throw AppStoreClientSetupError(.keyNotP256)
-    }
   }
 
   /// A token good for at least another minute: the cached one, or a new one.
@@ -122,17 +114,6 @@ final class AppStoreBearerToken: Sendable {
     payload.set("exp", .number(String(issuedAt + Self.lifetimeSeconds)))
     payload.set("aud", Self.audience)
     payload.set("bid", bundleId)
-    let signingInput =
-      Self.base64URL(Array(JSONWriter.string(header.value).utf8)) + "."
-      + Self.base64URL(Array(JSONWriter.string(payload.value).utf8))
-    // ES256 as JWS has it (RFC 7518, 3.4): the signature is r and s, 32 bytes each, not DER.
-    let signature = try key.signature(for: Array(signingInput.utf8))
-    return signingInput + "." + Self.base64URL(Array(signature.rawRepresentation))
-  }
-
-  /// Base64url without padding (RFC 7515, 2).
-  static func base64URL(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-      .replacingOccurrences(of: "=", with: "")
+    return try signer.sign(header: header.object, payload: payload.object)
   }
 }

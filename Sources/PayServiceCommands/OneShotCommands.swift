@@ -11,6 +11,7 @@ struct OneShotSession {
   private let gateway: GatewayCalls?
   private let sessions: MerchantSessionCalls?
   private let appStore: AppStoreServerCalls?
+  private let pushes: WalletPushCalls?
 
   init(_ service: ServiceOptions, backOffice: Bool) {
     let loaded: Config
@@ -33,18 +34,27 @@ struct OneShotSession {
     gateway = ServeSettings.gateway(for: loaded, clock: clock)
     sessions = ServeSettings.merchantSessions(for: loaded)
     appStore = ServeSettings.appStoreServer(for: loaded)
+    pushes = ServeSettings.walletPushes(for: loaded)
     handler = RequestHandler(
       context: ServiceContext(
         config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions,
-        appStoreServer: appStore, backOffice: backOffice),
+        appStoreServer: appStore, walletPushes: pushes, backOffice: backOffice),
       methods: .payservice(backOffice: backOffice), log: log)
   }
 
   var context: ServiceContext { handler.context }
 
-  /// One request's outcome, nothing printed.
+  /// One request's outcome, nothing printed; the Wallet order pushes it recorded sent once it is
+  /// durable (if they cannot be, they stay pending for the next start).
   func call(method: String, paramsText: String?, pretty: Bool) -> OneShotCall.Outcome {
-    OneShotCall.run(method: method, paramsText: paramsText, handler: handler, pretty: pretty)
+    let outcome = OneShotCall.run(method: method, paramsText: paramsText, handler: handler, pretty: pretty)
+    for message in context.walletDeviceMessages.take() { log.warning("a Wallet device reports: \(message)") }
+    do {
+      try pushes?.sendRecorded(context: context)
+    } catch {
+      log.warning("Wallet order pushes not sent now (\(error)); they stay pending, and the next start sends them")
+    }
+    return outcome
   }
 
   /// Answers one request, prints it as `payservice call` does, ends the session and returns the exit status.
@@ -61,6 +71,7 @@ struct OneShotSession {
     gateway?.shutdown()
     sessions?.shutdown()
     appStore?.shutdown()
+    pushes?.shutdown()
   }
 
   /// `params` as JSON object text.

@@ -72,16 +72,18 @@ extension ServeSettings {
     let gateway = ServeSettings.gateway(for: loaded, clock: clock)
     let sessions = ServeSettings.merchantSessions(for: loaded)
     let appStore = ServeSettings.appStoreServer(for: loaded)
+    let pushes = ServeSettings.walletPushes(for: loaded)
     // SIGHUP and reloadConfig load the file again, with the checks this start made.
     let reloader = ConfigReloader(path: config) { config in
       ServeSettings.startChecks(for: config, now: clock.now()).problems
     }
     let context = ServiceContext(
       config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
-      appStoreServer: appStore, reloader: reloader, backOffice: backOffice)
-    if gateway != nil {
-      // Work a previous process left pending (its gateway's answer lost to a crash or a timeout)
-      // is resolved before the first request: sent again under the same keys.
+      appStoreServer: appStore, walletPushes: pushes, reloader: reloader, backOffice: backOffice)
+    if gateway != nil || pushes != nil {
+      // Work a previous process left pending (its gateway's answer lost to a crash or a timeout,
+      // a Wallet order push not sent) is resolved before the first request: sent again under the
+      // same keys.
       do {
         let sweep = try OperationRunner.sweep(context: context)
         if sweep.resolved + sweep.pending > 0 {
@@ -102,6 +104,7 @@ extension ServeSettings {
     gateway?.shutdown()
     sessions?.shutdown()
     appStore?.shutdown()
+    pushes?.shutdown()
     if !storeSource.wasUsed {
       // The throwaway store was never needed and may still be opening on its thread: there is
       // nothing to close, so end here rather than tear down under that thread's feet.

@@ -6,6 +6,7 @@ import PayServiceApplePay
 import PayServiceCore
 import PayServicePostgres
 import PayServiceStripe
+import PayServiceWallet
 
 /// What every command's start opens and checks: the store, the remote services the config names,
 /// and what `serve` would refuse to start with.
@@ -108,6 +109,18 @@ extension ServeSettings {
       return AppStoreServerCalls(api: try AppStoreServerClient(settings: settings))
     } catch {
       fail("appStore.api: \(error)")
+    }
+  }
+
+  /// The APNs client for Wallet order pushes (nil without `walletOrders.apns`). A client that
+  /// cannot be made stops the start (exit 2); the message never holds the key. Provider tokens are
+  /// made with the real clock, whatever `--now` pins: APNs checks them against its own.
+  static func walletPushes(for config: Config) -> WalletPushCalls? {
+    guard let settings = config.walletOrders?.apns else { return nil }
+    do {
+      return WalletPushCalls(service: try APNsClient(settings: settings))
+    } catch {
+      fail("walletOrders.apns: \(error)")
     }
   }
 

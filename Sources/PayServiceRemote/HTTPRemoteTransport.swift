@@ -58,6 +58,8 @@ public final class HTTPRemoteTransport: RemoteTransport {
     }
     configuration.connectionPool.retryConnectionEstablishment = settings.retriesConnecting
     configuration.redirectConfiguration = .disallow
+    // HTTP/2 when the server picks it by ALPN (offered as "h2", then "http/1.1"), else HTTP/1.1.
+    configuration.httpVersion = .automatic
     configuration.decompression = .disabled
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }
@@ -79,8 +81,20 @@ public final class HTTPRemoteTransport: RemoteTransport {
     for (name, value) in request.allHeaders { outgoing.headers.add(name: name, value: value) }
     if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
     do {
-      let response = try await client.execute(outgoing, timeout: Self.amount(settings.requestTimeoutSeconds))
+      var response: HTTPClientResponse
+      var resent = 0
+      while true {
+        do {
+          response = try await client.execute(outgoing, timeout: Self.amount(settings.requestTimeoutSeconds))
+          break
+        } catch let error where resent < settings.resendsUnwritten && Self.unwritten(error) {
+          resent += 1
+        }
+      }
       let body = try await response.body.collect(upTo: settings.maximumAnswerBytes)
+      if settings.requiresHTTP2 && response.version.major != 2 {
+        return .failure(.connection("the server answered over HTTP/\(response.version.major).\(response.version.minor), not HTTP/2"))
+      }
       return .success(
         RemoteResponse(
           status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
@@ -88,6 +102,16 @@ public final class HTTPRemoteTransport: RemoteTransport {
     } catch {
       return .failure(Self.failure(of: error))
     }
+  }
+
+  /// Whether `error` says the request was given to a kept connection that had closed meanwhile
+  /// (the server's close or HTTP/2 GOAWAY raced it, and the pool had not seen it yet), so that
+  /// nothing of it was written: NIO's I/O on a closed channel, or AsyncHTTPClient cancelling a
+  /// request that reached a closing HTTP/2 connection (not a cancelled task).
+  static func unwritten(_ error: any Error) -> Bool {
+    if let error = error as? ChannelError, case .ioOnClosedChannel = error { return true }
+    if let error = error as? HTTPClientError, error == .cancelled { return !Task.isCancelled }
+    return false
   }
 
   /// Closes the connections; later requests fail with `.shutDown`. Idempotent. From an event loop

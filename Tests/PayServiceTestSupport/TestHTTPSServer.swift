@@ -8,9 +8,10 @@ import SwiftASN1
 import X509
 
 /// A throwaway certificate authority and the server certificate it issued, made fresh for each
-/// test server (the Stripe and Apple session test servers): the leaf names DNS `localhost` and IP
-/// `127.0.0.1`, is good for TLS server authentication, and is valid from an hour ago for a year. A
-/// client trusts `caPEM` (and only it) to talk to the server exactly as it would to the real service.
+/// test server (Stripe, Adyen, the App Store, Apple's sessions, APNs): the leaf names DNS
+/// `localhost` and IP `127.0.0.1`, is good for TLS server authentication, and is valid from an hour
+/// ago for a year. A client trusts `caPEM` (and only it) to talk to the server exactly as it would
+/// to the real service.
 struct TestTLSCertificate: Sendable {
   let caPEM: String
   let leafDER: [UInt8]
@@ -57,14 +58,15 @@ struct TestTLSCertificate: Sendable {
   }
 
   /// The server side of TLS: the leaf certificate and key, TLS 1.2 or later, and ALPN offering
-  /// only `http/1.1` (the servers speak nothing else). With `clientCAPEM`, a client certificate
-  /// issued by it is required (no hostname check: a client certificate names a merchant, not a host).
-  func serverContext(clientCAPEM: String? = nil) throws -> NIOSSLContext {
+  /// only `applicationProtocols` (`http/1.1` for the servers that speak nothing else, `h2` for the
+  /// APNs test server). With `clientCAPEM`, a client certificate issued by it is required (no
+  /// hostname check: a client certificate names a merchant, not a host).
+  func serverContext(clientCAPEM: String? = nil, applicationProtocols: [String] = ["http/1.1"]) throws -> NIOSSLContext {
     var configuration = TLSConfiguration.makeServerConfiguration(
       certificateChain: [.certificate(try NIOSSLCertificate(bytes: leafDER, format: .der))],
       privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leafKeyPEM.utf8), format: .pem)))
     configuration.minimumTLSVersion = .tlsv12
-    configuration.applicationProtocols = ["http/1.1"]
+    configuration.applicationProtocols = applicationProtocols
     if let clientCAPEM {
       configuration.certificateVerification = .noHostnameVerification
       configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(clientCAPEM.utf8)))

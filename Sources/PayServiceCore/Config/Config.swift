@@ -201,11 +201,11 @@ public struct WalletOrders: Sendable {
   /// What signs and fills the order packages; nil: payservice serves none.
   public var package: WalletOrderPackageSettings?
   /// Apple's push service for order updates; nil: no pushes.
-  public var apns: WalletOrderPushSettings?
+  public var apns: APNsSettings?
 
   public init(
     orderTypeIdentifier: String, webServiceURL: String, package: WalletOrderPackageSettings? = nil,
-    apns: WalletOrderPushSettings? = nil
+    apns: APNsSettings? = nil
   ) {
     self.orderTypeIdentifier = orderTypeIdentifier
     self.webServiceURL = webServiceURL
@@ -242,32 +242,6 @@ public struct WalletOrderPackageSettings: Sendable {
   /// The order's management URL.
   public func orderManagementURL(orderId: String) -> String {
     orderManagementURL.replacingOccurrences(of: "{orderId}", with: orderId)
-  }
-}
-
-/// APNs for Wallet order updates (`walletOrders.apns`): token authentication with the merchant's
-/// APNs key. The key's text stays here; it is never printed.
-public struct WalletOrderPushSettings: Sendable, Equatable {
-  public static let productionBase = "https://api.push.apple.com"
-  public static let developmentBase = "https://api.sandbox.push.apple.com"
-
-  /// The `.p8` key's text (PKCS#8, P-256).
-  public var keyPEM: String
-  public var keyId: String
-  public var teamId: String
-  /// Where pushes go: Apple's production or development service, or a test server.
-  public var apiBase: String
-  /// A PEM file's text of CA certificates trusted instead of the system's; nil: the system roots.
-  public var trustRootsPEM: String?
-  public var connectTimeoutSeconds: Double = 5
-  public var requestTimeoutSeconds: Double = 10
-
-  public init(keyPEM: String, keyId: String, teamId: String, apiBase: String, trustRootsPEM: String? = nil) {
-    self.keyPEM = keyPEM
-    self.keyId = keyId
-    self.teamId = teamId
-    self.apiBase = apiBase
-    self.trustRootsPEM = trustRootsPEM
   }
 }
 

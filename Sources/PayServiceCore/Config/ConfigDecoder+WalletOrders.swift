@@ -105,7 +105,7 @@ extension ConfigDecoder {
 
   /// `walletOrders.apns`: the APNs key (`keyFile`, `keyId`, `teamId`) and where pushes go
   /// (`environment: production|development`, or `apiBase` for a test server, with `trustRoots`).
-  private func decodeWalletAPNs(_ node: YAMLNode, _ path: String) -> WalletOrderPushSettings? {
+  private func decodeWalletAPNs(_ node: YAMLNode, _ path: String) -> APNsSettings? {
     let keys = [
       "keyFile", "keyId", "teamId", "environment", "apiBase", "trustRoots", "connectTimeoutSeconds",
       "requestTimeoutSeconds",
@@ -137,8 +137,8 @@ extension ConfigDecoder {
     switch (f["environment"], f["apiBase"]) {
     case (.some(let n), nil):
       switch reader.string(n, "\(path).environment") {
-      case "production": base = WalletOrderPushSettings.productionBase
-      case "development": base = WalletOrderPushSettings.developmentBase
+      case "production": base = APNsSettings.productionBase
+      case "development": base = APNsSettings.developmentBase
       case let other?: reader.report(n, "\(path).environment", "must be production or development, got \"\(other)\"")
       case nil: break
       }
@@ -170,8 +170,8 @@ extension ConfigDecoder {
       if let value = reader.int(n, "\(path).\(name)", range: 1...60) { timeouts[name] = Double(value) } else { valid = false }
     }
     guard let key, let keyId, let teamId, let base, valid else { return nil }
-    var settings = WalletOrderPushSettings(
-      keyPEM: key.text, keyId: keyId, teamId: teamId, apiBase: base, trustRootsPEM: trustRoots)
+    var settings = APNsSettings(
+      keyPEM: key.text, keyId: keyId, teamId: teamId, apiBase: base, trustRoots: trustRoots.map { .pem($0) } ?? .system)
     if let value = timeouts["connectTimeoutSeconds"] { settings.connectTimeoutSeconds = value }
     if let value = timeouts["requestTimeoutSeconds"] { settings.requestTimeoutSeconds = value }
     return settings

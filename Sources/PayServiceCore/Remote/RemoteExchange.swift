@@ -169,6 +169,14 @@ public struct RemoteConnectionSettings: Sendable, Equatable {
   public var retriesConnecting = false
   /// The largest answer read; a larger one is a failure.
   public var maximumAnswerBytes = 1 << 22
+  /// Whether only HTTP/2 will do (APNs speaks nothing else). Every transport offers HTTP/2 and
+  /// HTTP/1.1 by ALPN and takes what the server picks; with this set, an answer that came over
+  /// HTTP/1.x is a failure (`.connection`), whatever it says.
+  public var requiresHTTP2 = false
+  /// How many times a request is given to a new connection when the kept connection it was given
+  /// to had closed meanwhile (the server's close or GOAWAY raced it): nothing of it was written
+  /// then, so it cannot be done twice. 0: that failure is returned.
+  public var resendsUnwritten = 0
 
   public init(connectTimeoutSeconds: Double, requestTimeoutSeconds: Double) {
     self.connectTimeoutSeconds = connectTimeoutSeconds

@@ -20,7 +20,8 @@ public enum WalletPushOutcome: Sendable, Equatable {
   /// the device's for this topic; its registration goes, and no push is sent to it again.
   case gone(reason: String)
   /// Any other 4xx that sending again cannot mend (`BadTopic`, `InvalidProviderToken`,
-  /// `TopicDisallowed`, ...): APNs' `reason`, for the operator. Not sent again.
+  /// `TopicDisallowed`, ...): APNs' `reason`, for the operator. Not sent again. Status 0: the push
+  /// token or the topic is not one, and nothing was sent (the reason says which, quoting neither).
   case refused(status: Int, reason: String)
   /// 429, 5xx, or no answer: the push may be sent again later; `retryAfterSeconds` when APNs said.
   case unavailable(reason: String, retryAfterSeconds: Int?)

@@ -9,11 +9,7 @@ public enum AppStoreTestBearerToken {
   /// A compact JWS of `header` and `payload` (JSON objects, members in the order given), ES256
   /// with `key`.
   public static func sign(header: JSONObject, payload: JSONObject, key: P256.Signing.PrivateKey) throws -> String {
-    let signingInput =
-      AppStoreTestAuthority.base64URL(Array(JSONWriter.string(JSONValue.object(header)).utf8)) + "."
-      + AppStoreTestAuthority.base64URL(Array(JSONWriter.string(JSONValue.object(payload)).utf8))
-    let signature = try key.signature(for: Array(signingInput.utf8))
-    return signingInput + "." + AppStoreTestAuthority.base64URL(Array(signature.rawRepresentation))
+    try ES256JWT(key: key).sign(header: header, payload: payload)
   }
 
   /// A token shaped as Apple asks, each field replaceable.
