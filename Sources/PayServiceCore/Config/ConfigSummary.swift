@@ -121,6 +121,15 @@ public enum ConfigSummary {
     }
     if let wallet = config.walletOrders {
       lines.append("wallet     orders \(wallet.orderTypeIdentifier) at \(wallet.webServiceURL)")
+      if let package = wallet.package {
+        lines.append(
+          "  packages signed by \(package.signer.orderTypeIdentifier)'s certificate, valid to \(RFC3339.format(package.signer.notValidAfter))")
+      } else {
+        lines.append("  no package keys: payservice answers none of Wallet's requests for these orders; your own web service must")
+      }
+      if let apns = wallet.apns {
+        lines.append("  pushes to \(apns.apiBase), key \(apns.keyId) of team \(apns.teamId)")
+      }
     }
     return lines.joined(separator: "\n") + "\n"
   }
