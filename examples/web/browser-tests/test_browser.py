@@ -666,6 +666,10 @@ class Availability(BrowserTest):
     def test_click_while_the_price_updates_says_so_until_the_price_arrives(self):
         self.open()
         self.add("grinder")
+        # The new price is held 3 s: the click lands while it updates, however slow the machine
+        # running the suite (without it, 250 ms of debounce and a fast answer leave the click and the
+        # check less time than a loaded machine takes).
+        Suite.shop.proxy.queue("createPaymentRequest", "delay", 3)
         self.driver.find_element(By.CSS_SELECTOR, '.product[data-sku="grinder"] button[aria-label^="One more"]').click()
         self.click_pay()
         self.assertEqual(self.message(), "One moment: the price is being updated.")
