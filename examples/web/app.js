@@ -7,16 +7,25 @@
 // Apple Pay cancels the sheet when the page has not completed an event within 30 s
 // (SHEET_TIMEOUT_MS). Everything the page does after onpaymentauthorized fits inside it:
 //   authorizePayment           at most AUTHORIZE_TIMEOUT_MS (10 s)
-//   processOrder, retried      until PAYMENT_BUDGET_MS (24 s) after the event, each attempt cut
-//                              off at the budget, RETRY_PAUSE_MS (1 s) between attempts
+//   processOrder, repeated     until PAYMENT_BUDGET_MS (24 s) after the event: each attempt is cut
+//                              off after ORDER_ATTEMPT_MS (4 s), RETRY_PAUSE_MS (1 s) between
+//                              attempts, every attempt the same request (the same charge token,
+//                              params and bytes), so payservice answers a repeat with the stored
+//                              outcome and never charges twice
 //   completePayment            the 6 s left is the margin for the sheet to get it in time.
-// When processOrder has not answered by then, the page does not let the sheet time out (which
-// would read as a cancelled payment): it closes the sheet itself with abort(), tells the shopper
-// it is checking the payment, and sends the same processOrder again (payservice answers a repeat
-// with the stored outcome and never charges twice) until it knows the outcome.
+// Why 4 s: an answer that is coming at all comes in a second or two (one store transaction and one
+// gateway call); one that has not come in 4 s is more likely lost or held on the way than slow, and
+// a repeat of it costs nothing (while the first is still running, the bridge sends the repeat after
+// it, and it is answered from the store). With authorizePayment's usual second, 4 s + 1 s leaves
+// four or five attempts in the budget, so a sale whose first answer is held still ends in the sheet.
+// When processOrder has not answered by the budget's end, the page does not let the sheet time out
+// (which would read as a cancelled payment): it closes the sheet itself with abort(), tells the
+// shopper it is checking the payment, and sends the same processOrder again until it knows the
+// outcome.
 const SHEET_TIMEOUT_MS = 30000;
 const AUTHORIZE_TIMEOUT_MS = 10000;
 const PAYMENT_BUDGET_MS = SHEET_TIMEOUT_MS - 6000;
+const ORDER_ATTEMPT_MS = 4000;
 const RETRY_PAUSE_MS = 1000;
 // After the sheet is closed: ask again after 2, 4, 8, 15, 15, ... s.
 const CHECK_PAUSES_MS = [2000, 4000, 8000, 15000];
@@ -102,7 +111,17 @@ function reviveDates(key, value) {
 }
 
 // POST /rpc {method, params} -> the JSON-RPC result; throws RPCError. Cut off after `timeoutMs`.
-async function rpc(method, params, timeoutMs = CALL_TIMEOUT_MS) {
+function rpc(method, params, timeoutMs = CALL_TIMEOUT_MS) {
+  return send(rpcRequest(method, params), timeoutMs);
+}
+
+// One call's body, made once: a call that may be repeated is sent as these very bytes each time.
+function rpcRequest(method, params) {
+  return Object.freeze({ method, body: JSON.stringify({ method, params }) });
+}
+
+// Sends one rpcRequest; the same contract as rpc().
+async function send({ method, body }, timeoutMs) {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), Math.max(timeoutMs, 1));
   try {
@@ -111,7 +130,7 @@ async function rpc(method, params, timeoutMs = CALL_TIMEOUT_MS) {
       response = await fetch('/rpc', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ method, params }),
+        body,
         signal: abort.signal,
         credentials: 'same-origin',
       });
@@ -124,20 +143,20 @@ async function rpc(method, params, timeoutMs = CALL_TIMEOUT_MS) {
     } catch (err) {
       throw new RPCError(`${method}: the answer was cut off (${abort.signal.aborted ? 'timed out' : err.message})`, 0);
     }
-    let body;
+    let answer;
     try {
-      body = JSON.parse(text, reviveDates);
+      answer = JSON.parse(text, reviveDates);
     } catch (err) {
       throw new RPCError(`${method}: an unreadable answer (HTTP ${response.status})`, response.status);
     }
     if (!response.ok) {
-      const error = (body && body.error) || {};
+      const error = (answer && answer.error) || {};
       const details = error.data && Array.isArray(error.data.errors)
         ? ': ' + error.data.errors.map((e) => `${e.path} ${e.message}`).join('; ')
         : '';
       throw new RPCError(`${method}: ${error.message || 'HTTP ' + response.status}${details}`, response.status, error.code, error.data);
     }
-    return body;
+    return answer;
   } finally {
     clearTimeout(timer);
   }
@@ -485,6 +504,21 @@ function showPayButton(minimumVersion) {
   $pay.hidden = false;
 }
 
+// The newest Apple Pay JS version this page is written for (UPDATE_MEMBERS): a session opened at a
+// newer one could be given members whose meaning the page does not know.
+const NEWEST_VERSION = 14;
+
+// The version to open the sheet at: the highest the device supports, from NEWEST_VERSION down to
+// the cart's `minimumVersion` (the lowest its features need, which showPayButton checked), so that
+// every update member the device can take reaches the sheet (a payment method update's errors, from
+// 14: a card payservice refuses is refused on the sheet, not when it closes).
+function sessionVersion(minimumVersion) {
+  for (let version = NEWEST_VERSION; version > minimumVersion; version--) {
+    if (ApplePaySession.supportsVersion(version)) return version;
+  }
+  return minimumVersion;
+}
+
 // The open sheet's checkout, or null: one session at a time.
 let checkout = null;
 
@@ -496,23 +530,25 @@ function startCheckout() {
     return;
   }
   let session;
+  let version;
   try {
-    session = new ApplePaySession(prepared.minimumVersion, prepared.paymentRequest);
+    version = sessionVersion(prepared.minimumVersion);
+    session = new ApplePaySession(version, prepared.paymentRequest);
   } catch (err) {
     report('new ApplePaySession', err);
     showMessage('Apple Pay couldn’t start. Please try again.', 'error', 'checkout');
     return;
   }
-  checkout = new Checkout(session, prepared);
+  checkout = new Checkout(session, version, prepared.paymentRequest);
   showMessage('');
   session.begin();
 }
 
 /// One sheet, from begin() to its end: the state every event updates and every call sends.
 class Checkout {
-  constructor(session, { minimumVersion, paymentRequest }) {
+  constructor(session, version, paymentRequest) {
     this.session = session;
-    this.version = minimumVersion;
+    this.version = version; // the session's Apple Pay JS version: which update members it takes
     this.request = paymentRequest;
     this.items = cartItems();
     // What the sheet shows as selected: its first shipping method and the coupon in its field.
@@ -626,7 +662,7 @@ class Checkout {
       return;
     }
     if (authorization.status !== 'success') {
-      const errors = (authorization.errors || []).map(sheetError);
+      const errors = (authorization.errors || []).map((error) => sheetError(error, 'authorizePayment'));
       const fixable = errors.filter((error) => error.code !== 'unknown');
       if (fixable.length === 0 || fixable.length < errors.length) {
         // Nothing the shopper can fix in this sheet (the card, the payment data): it closes.
@@ -653,13 +689,15 @@ class Checkout {
     if (payment.billingContact) order.billingContact = payment.billingContact;
     if (this.couponCode) order.couponCode = this.couponCode;
 
-    const result = await processOrderWithin(order, start + PAYMENT_BUDGET_MS);
+    // Made once: every attempt, in the sheet and after it, sends the same bytes.
+    const call = rpcRequest('processOrder', order);
+    const result = await processOrderWithin(call, start + PAYMENT_BUDGET_MS);
     if (result === null) {
       // No outcome in time: close the sheet ourselves rather than let it time out as "cancelled".
       this.ended = true;
       try { this.session.abort(); } catch (err) { report('abort', err); }
       showMessage('We’re checking your payment. Please keep this page open: you will not be charged twice.', 'pending', 'checkout');
-      const known = await processOrderUntilKnown(order);
+      const known = await processOrderUntilKnown(call);
       this.settle(known, authorization, payment);
       return;
     }
@@ -702,15 +740,17 @@ class Checkout {
   }
 }
 
-// processOrder is exactly-once: the same params again return the stored outcome, never a second
-// charge. Until `deadline` (performance.now()), a lost answer, a slow one and a gateway that is
-// briefly unavailable are asked again. Null when no outcome is known by then.
-async function processOrderWithin(order, deadline) {
+// processOrder is exactly-once under its charge token: the same request again returns the stored
+// outcome, never a second charge. `call` is one rpcRequest, sent as it is every time. Until
+// `deadline` (performance.now()), an answer lost, late (no answer within ORDER_ATTEMPT_MS) or held
+// on the way, and a gateway that is briefly unavailable, are asked again. Null when no outcome is
+// known by then.
+async function processOrderWithin(call, deadline) {
   for (;;) {
     const left = deadline - performance.now();
     if (left <= 0) return null;
     try {
-      const result = await rpc('processOrder', order, left);
+      const result = await send(call, Math.min(ORDER_ATTEMPT_MS, left));
       if (!(result.status === 'failed' && result.failureCode === 'gateway_unavailable')) return result;
       report('processOrder', new Error(result.message));
     } catch (err) {
@@ -722,10 +762,10 @@ async function processOrderWithin(order, deadline) {
 }
 
 // After the sheet is closed: the same processOrder until its outcome is known.
-async function processOrderUntilKnown(order) {
+async function processOrderUntilKnown(call) {
   for (let attempt = 0; ; attempt++) {
     await pause(CHECK_PAUSES_MS[Math.min(attempt, CHECK_PAUSES_MS.length - 1)]);
-    const result = await processOrderWithin(order, performance.now() + CALL_TIMEOUT_MS);
+    const result = await processOrderWithin(call, performance.now() + CALL_TIMEOUT_MS);
     if (result !== null) return result;
   }
 }
@@ -761,11 +801,12 @@ function failureText(result) {
   }
 }
 
-// payservice's ApplePayErrors for the sheet. Contact and coupon errors are written for the sheet;
-// an `unknown` one carries developer detail (which check failed), so the shopper reads a summary.
-function sheetError(error) {
+// payservice's ApplePayErrors for the sheet, from the call `what`. Contact and coupon errors are
+// written for the sheet; an `unknown` one carries developer detail (which check failed), so the
+// shopper reads a summary.
+function sheetError(error, what) {
   if (error.code === 'unknown') {
-    report('authorizePayment', new Error(error.message));
+    report(what, new Error(error.message));
     return new ApplePayError('unknown', undefined, 'This card can’t be used for this purchase. Try another card.');
   }
   return new ApplePayError(error.code, error.contactField, error.message);
@@ -792,7 +833,7 @@ function update(result, event, version) {
     value.newShippingMethods = result.shippingMethods;
   }
   if (version >= (since.errors || Infinity) && Array.isArray(result.errors) && result.errors.length > 0) {
-    value.errors = result.errors.map(sheetError);
+    value.errors = result.errors.map((error) => sheetError(error, `${event} update`));
   }
   const plans = {
     recurringPaymentRequest: 'newRecurringPaymentRequest',

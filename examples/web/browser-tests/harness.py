@@ -126,9 +126,12 @@ def shop_config(directory, apple, stripe=None):
 
 class FaultProxy(http.server.ThreadingHTTPServer):
     """Between the browser and the bridge: passes every request on, records each POST /rpc's method
-    and params (in memory, for the assertions), and applies the faults queued for a method:
+    and params (in memory, for the assertions), and applies the faults queued for a method, each to
+    one request, in order:
     ("lose",): the request reaches payservice, its answer never reaches the page (the connection is
-    closed); ("delay", seconds): the answer reaches the page that much later."""
+    closed); ("delay", seconds): the answer reaches the page that much later.
+    hold(method, seconds) instead holds every answer to the method until that many seconds from now
+    (a link that stops passing its answers, then recovers): each request still reaches payservice."""
 
     daemon_threads = True
 
@@ -136,6 +139,7 @@ class FaultProxy(http.server.ThreadingHTTPServer):
         self.upstream_port = upstream_port
         self.calls = []
         self.faults = {}
+        self.holds = {}
         self.lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), ProxyHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -152,6 +156,20 @@ class FaultProxy(http.server.ThreadingHTTPServer):
         with self.lock:
             queued = self.faults.get(method) or []
             return queued.pop(0) if queued else None
+
+    def hold(self, method, seconds):
+        with self.lock:
+            self.holds[method] = time.monotonic() + seconds
+
+    def held_until(self, method):
+        with self.lock:
+            return self.holds.get(method, 0)
+
+    def clear(self):
+        """Drops the faults and holds a test left unused, so that none reaches the next test."""
+        with self.lock:
+            self.faults.clear()
+            self.holds.clear()
 
     def methods(self):
         with self.lock:
@@ -177,6 +195,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
 
     def forward(self, body):
         fault = None
+        method = None
         if body is not None and self.path == "/rpc":
             try:
                 request = json.loads(body)
@@ -207,16 +226,18 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             return
         if fault and fault[0] == "delay":
             time.sleep(fault[1])
-        self.send_response(response.status)
-        for name, value in response.getheaders():
-            if name.lower() in ("content-type", "cache-control", "x-content-type-options"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
+        if method is not None:
+            time.sleep(max(0.0, self.server.held_until(method) - time.monotonic()))
         try:
+            self.send_response(response.status)
+            for name, value in response.getheaders():
+                if name.lower() in ("content-type", "cache-control", "x-content-type-options"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
             self.wfile.write(payload)
         except OSError:
-            pass  # the page gave up on this answer (its own deadline)
+            self.close_connection = True  # the page gave up on this answer (its own deadline)
 
 
 class SDKServer(http.server.ThreadingHTTPServer):

@@ -149,10 +149,10 @@ class StandinTests(unittest.TestCase):
     def violations(self):
         return self.api("violations")
 
-    def open_sheet(self, extra_request="", auto=True):
+    def open_sheet(self, extra_request="", auto=True, version=14):
         """A session begun in a click, its merchant validation completed by the page: the sheet open."""
-        result = self.click("window.s = wire(new ApplePaySession(14, Object.assign({}, REQUEST, %s)), {autoValidate: %s}); s.begin();"
-                            % (extra_request or "{}", "true" if auto else "false"))
+        result = self.click("window.s = wire(new ApplePaySession(%d, Object.assign({}, REQUEST, %s)), {autoValidate: %s}); s.begin();"
+                            % (version, extra_request or "{}", "true" if auto else "false"))
         self.assertTrue(result["ok"], result)
         if auto:
             self.wait(lambda: self.api("state") == "open", "the sheet to open")
@@ -299,6 +299,30 @@ class StandinTests(unittest.TestCase):
         for kind in ("construct", "begin", "event", "completion", "error"):
             self.assertIn(kind, kinds)
         self.assertEqual(json.loads(json.dumps(self.api("log"))), self.api("log"))
+
+    def test_supports_version_up_to_14_by_default(self):
+        self.load()
+        self.assertEqual(self.js("return [3, 12, 13, 14, 15].map(v => ApplePaySession.supportsVersion(v))"),
+                         [True, True, True, True, False])
+
+    def test_payment_method_update_errors_from_version_14(self):
+        """ApplePayPaymentMethodUpdate has `errors` from 14: the sheet shows them at 14; at 12 they
+        are not a member (a violation) and the sheet shows none."""
+        card = {"displayName": "JCB 0005", "network": "JCB", "type": "credit"}
+        update = ("s.completePaymentMethodSelection({newTotal: {label: 'Coffee', amount: '20.00'},"
+                  " errors: [new ApplePayError('unknown', undefined, 'Use another card.')]})")
+        for version, shown in ((14, [{"code": "unknown", "contactField": None, "message": "Use another card."}]), (12, [])):
+            with self.subTest(version=version):
+                self.load()
+                self.open_sheet(version=version)
+                self.api("selectPaymentMethod", card)
+                self.wait(lambda: self.js("return events.length") == 2, "onpaymentmethodselected")
+                self.js(update)
+                sheet = self.api("sheet")
+                self.assertEqual((sheet["version"], sheet["errors"]), (version, shown))
+                self.assertEqual(self.api("state"), "open")
+                found = [v for v in self.violations() if "update.errors" in v]
+                self.assertEqual(bool(found), version < 14, found)
 
     def test_failure_without_errors_closes_the_sheet(self):
         self.load()
