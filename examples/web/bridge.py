@@ -10,14 +10,31 @@ keeps it running (it is started again on the next request if it dies) and serves
   POST /webhooks/adyen   Adyen's notification body, passed on to processAdyenNotification as it came:
                          200 "[accepted]" once payservice took it in, else 500 (Adyen sends it again)
 
+and Apple's Wallet order web service, under --wallet-orders-path (the path of the config's
+walletOrders.webServiceURL, default /wallet-orders), each route one payservice method:
+
+  GET    {prefix}/v1/orders/{orderTypeIdentifier}/{orderIdentifier}            getWalletOrder
+  POST   {prefix}/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}/{orderIdentifier}
+                                                                                registerWalletDevice
+  DELETE (the same route)                                                       unregisterWalletDevice
+  GET    {prefix}/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}
+                                                                                listChangedWalletOrders
+  POST   {prefix}/v1/log                                                        logWalletMessages
+
+The order and registration routes need "Authorization: AppleOrder {authenticationToken}" (401
+without payservice asked otherwise); the method's result status is the HTTP status, and the
+package of getWalletOrder is the body of its 200 (application/vnd.apple.finance.order).
+
 Only the methods a shopper's page may call are forwarded (ALLOWED_METHODS). Requests to payservice
 are written one at a time under a lock, each with the bridge's own increasing id; payservice answers
 one line per request line, in order, so the next line is the answer. Request and response bodies
-are never logged: they carry names, addresses and payment data.
+are never logged: they carry names, addresses and payment data; nor are Wallet's tokens, push tokens
+or the identifiers in its routes (the log line names the route's pattern).
 
 Every request must name an allowed host (--allowed-hosts) in its Host header, and a POST /rpc with
-an Origin header must come from one; each connection has deadlines for its idle time, headers and
-body, and at most --max-connections are served at once.
+an Origin header must come from one (the webhook's and Wallet's callers are servers and devices, not
+pages: those routes have no Origin check); each connection has deadlines for its idle time, headers
+and body, and at most --max-connections are served at once.
 
 Plain HTTP is for localhost development. Apple Pay on the web needs HTTPS on a domain verified with
 Apple: run the bridge behind the merchant's TLS-terminating web server, or give --tls-cert/--tls-key.
@@ -29,6 +46,8 @@ Python 3 standard library only.
 """
 
 import argparse
+import base64
+import binascii
 import http.server
 import io
 import json
@@ -75,6 +94,26 @@ MAX_DRAIN_BYTES = 16 * MAX_BODY_BYTES
 # Arrays and objects in a body may nest this deep (the body object is level 1). The page sends at
 # most 6; payservice itself allows 512.
 MAX_DEPTH = 64
+
+# Wallet's order web service, under --wallet-orders-path: Apple's routes. A request's log line names
+# its route's pattern, never the path: its parts identify an order or a device.
+WALLET_ORDER_ROUTE = "/v1/orders/{orderTypeIdentifier}/{orderIdentifier}"
+WALLET_REGISTRATION_ROUTE = "/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}/{orderIdentifier}"
+WALLET_CHANGES_ROUTE = "/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}"
+WALLET_LOG_ROUTE = "/v1/log"
+# The token payservice takes (WalletWebService.readToken): anything else cannot be an order's, and is
+# 401 without payservice asked. The scheme is case-insensitive, as every HTTP auth scheme.
+APPLE_ORDER_AUTHORIZATION = re.compile(r"AppleOrder +([\x21-\x7e]{16,255})", re.IGNORECASE)
+# Each method's result status -> HTTP status; another status is 500.
+WALLET_HTTP_STATUS = {
+    "getWalletOrder": {"ok": 200, "notModified": 304, "unauthorized": 401, "notFound": 404},
+    "registerWalletDevice": {"created": 201, "alreadyRegistered": 200, "unauthorized": 401, "notFound": 404,
+                             "tooManyDevices": 403},
+    "unregisterWalletDevice": {"unregistered": 200, "notRegistered": 200, "unauthorized": 401, "notFound": 404},
+    "listChangedWalletOrders": {"ok": 200, "noContent": 204, "notFound": 404},
+    "logWalletMessages": {"ok": 200},
+}
+ORDER_CONTENT_TYPE = "application/vnd.apple.finance.order"
 
 # Where Apple fetches the file that verifies the merchant's domain (--domain-association).
 DOMAIN_ASSOCIATION_PATH = "/.well-known/apple-developer-merchantid-domain-association"
@@ -375,6 +414,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
         self.command, self.requestline, self.request_version = None, "", "HTTP/1.1"
         self.body_left = 0
+        self.logged_path = None  # set by a route whose path is not for the log
         phase = "headers"
         self.reader.deadline = time.monotonic() + options.idle_timeout
         try:
@@ -395,7 +435,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             started = time.monotonic()
             status, method = self._route()
             log("%s %s%s status=%d ms=%d" % (
-                self.command, self.path.split("?", 1)[0][:200], " method=" + method if self.command == "POST" else "",
+                self.command, self.logged_path or self.path.split("?", 1)[0][:200],
+                " method=" + method if self.command == "POST" or method != "-" else "",
                 status, (time.monotonic() - started) * 1000))
         except TimeoutError:
             self.close_connection = True
@@ -422,8 +463,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 self.close_connection = True
         self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
+        if status in (204, 304):
+            body = b""  # neither has a body, nor (RFC 9110) a Content-Length to say so
+        else:
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "same-origin")
@@ -474,6 +518,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._error(421, -32600, "The Host header does not name this bridge (--allowed-hosts)")
             return 421, "-"
         path = self.path.split("?", 1)[0]
+        prefix = self.server.options.wallet_orders_path
+        if path.startswith(prefix + "/v1/"):
+            return self._wallet_orders(prefix, path[len(prefix) + 1:])
         if self.command in ("GET", "HEAD"):
             return self._static(path), "-"
         if self.command != "POST":
@@ -604,6 +651,139 @@ class Handler(http.server.BaseHTTPRequestHandler):
         # by payservice's answer, and to Adyen by the status.
         self._send(500, result if isinstance(result, dict) else {"error": response.get("error")})
         return 500, method
+
+    # ---- Wallet's order web service: {prefix}/v1/...
+
+    def _wallet_orders(self, prefix, route):
+        """Apple's routes (route: the path after {prefix}/, still percent-encoded). Wallet is not a
+        page: no Origin check. Each route's parts are percent-decoded once and passed as the method's
+        params; payservice checks them (-32602 is 400), and its result status is the HTTP status."""
+        self.logged_path = prefix + "/v1/..."  # until the route is known
+        try:
+            parts = [urllib.parse.unquote(part, errors="strict") for part in route.split("/")]
+        except UnicodeDecodeError:
+            self._error(400, -32600, "The path's percent-encoding is not UTF-8")
+            return 400, "-"
+        if len(parts) == 4 and parts[:2] == ["v1", "orders"]:
+            pattern, methods = WALLET_ORDER_ROUTE, {"GET": "getWalletOrder"}
+        elif len(parts) == 6 and parts[:2] == ["v1", "devices"] and parts[3] == "registrations":
+            pattern, methods = WALLET_REGISTRATION_ROUTE, {"POST": "registerWalletDevice",
+                                                           "DELETE": "unregisterWalletDevice"}
+        elif len(parts) == 5 and parts[:2] == ["v1", "devices"] and parts[3] == "registrations":
+            pattern, methods = WALLET_CHANGES_ROUTE, {"GET": "listChangedWalletOrders"}
+        elif parts == ["v1", "log"]:
+            pattern, methods = WALLET_LOG_ROUTE, {"POST": "logWalletMessages"}
+        else:
+            self._error(404, -32601, "Not found")
+            return 404, "-"
+        self.logged_path = prefix + pattern
+        method = methods.get("GET" if self.command == "HEAD" else self.command)
+        if method is None:
+            allow = sorted(methods) + (["HEAD"] if "GET" in methods else [])
+            self._send(405, {"error": {"code": -32601, "message": "Method not allowed"}},
+                       headers=[("Allow", ", ".join(allow))])
+            return 405, "-"
+
+        # A member missing from a body goes to payservice as null, and payservice names it (400).
+        if method == "logWalletMessages":
+            body, failed = self._wallet_body()
+            if failed:
+                return failed, method
+            return self._wallet_call(method, {"logs": body.get("logs")}), method
+        if method == "listChangedWalletOrders":
+            params = {"deviceLibraryIdentifier": parts[2], "orderTypeIdentifier": parts[4]}
+            query = urllib.parse.parse_qs(self.path.partition("?")[2], keep_blank_values=True)
+            since = query.get("ordersModifiedSince")
+            if since is not None:
+                if len(since) > 1:
+                    self._error(400, -32602, "Send ordersModifiedSince once")
+                    return 400, method
+                params["ordersModifiedSince"] = since[0]
+            return self._wallet_call(method, params), method
+
+        token = self._apple_order_token()
+        if token is None:
+            self._send(401, {"error": {"code": -32600, "message":
+                                       "Authorization: AppleOrder <the order's authenticationToken> is required"}},
+                       headers=[("WWW-Authenticate", "AppleOrder")])
+            return 401, method
+        if method == "getWalletOrder":
+            params = {"orderTypeIdentifier": parts[2], "orderIdentifier": parts[3], "authenticationToken": token}
+            since = self.headers.get_all("If-Modified-Since") or []
+            # One that cannot be an HTTP date is ignored, as HTTP says (payservice takes 64 bytes).
+            if len(since) == 1 and len(since[0]) <= 64 and since[0].isascii():
+                params["ifModifiedSince"] = since[0].strip()
+            return self._wallet_call(method, params), method
+        params = {"deviceLibraryIdentifier": parts[2], "orderTypeIdentifier": parts[4],
+                  "orderIdentifier": parts[5], "authenticationToken": token}
+        if method == "registerWalletDevice":
+            body, failed = self._wallet_body()
+            if failed:
+                return failed, method
+            params["pushToken"] = body.get("pushToken")
+        return self._wallet_call(method, params), method
+
+    def _apple_order_token(self):
+        """The token of the one Authorization header, "AppleOrder <token>"; None when there is none
+        or it is not that."""
+        values = self.headers.get_all("Authorization") or []
+        match = APPLE_ORDER_AUTHORIZATION.fullmatch(values[0].strip()) if len(values) == 1 else None
+        return match.group(1) if match else None
+
+    def _wallet_body(self):
+        """(the body's JSON object, None), or (None, the HTTP status of the refusal already sent)."""
+        if not self.headers.get("Content-Length"):
+            return None, self._refuse(411, "Content-Length is required")[0]
+        if self.body_left > MAX_BODY_BYTES:
+            self._error(413, -32600, "The body is larger than %d bytes" % MAX_BODY_BYTES)
+            return None, 413
+        try:
+            body = parse_body(self._read_body())
+        except BadBody as error:
+            self._error(400, error.code, str(error))
+            return None, 400
+        if not isinstance(body, dict):
+            self._error(400, -32600, "The body must be a JSON object")
+            return None, 400
+        return body, None
+
+    def _wallet_call(self, method, params):
+        """Asks payservice and answers as Apple's route does; returns the HTTP status."""
+        response, failed = self._call(method, params)
+        if failed:
+            return failed
+        result = response.get("result")
+        status = WALLET_HTTP_STATUS[method].get(result.get("status")) if isinstance(result, dict) else None
+        if status is None:
+            # -32602 is a route part, header or body payservice refused (or no walletOrders package
+            # keys); anything else (-32001, the store unavailable) is the server's: Wallet asks again.
+            error = response.get("error")
+            if not isinstance(error, dict):
+                error = {"code": -32603, "message": "payservice sent an answer this route does not have"}
+            status = 400 if error.get("code") == -32602 else 500
+            self._send(status, {"error": error})
+            return status
+        headers = [("WWW-Authenticate", "AppleOrder")] if status == 401 else []
+        last_modified = result.get("lastModified") if method == "getWalletOrder" else None
+        if not isinstance(last_modified, str) or not re.fullmatch(r"[\x20-\x7e]{1,64}", last_modified):
+            last_modified = None  # an HTTP date is printable ASCII: nothing else goes in a header
+        else:
+            headers.append(("Last-Modified", last_modified))
+        if method == "getWalletOrder" and status == 200:
+            try:
+                package = base64.b64decode(result.get("package") or "", validate=True)
+            except (binascii.Error, TypeError, ValueError):
+                package = b""
+            if not package or last_modified is None:
+                self._error(500, -32603, "payservice sent an order without its package or lastModified")
+                return 500
+            self._send(200, package, ORDER_CONTENT_TYPE, headers=headers)
+        elif method == "listChangedWalletOrders" and status == 200:
+            self._send(200, {"orderIdentifiers": result.get("orderIdentifiers", []),
+                             "lastModified": result.get("lastModified")})
+        else:
+            self._send(status, result, headers=headers)
+        return status
 
 
 def _short(text):
@@ -736,6 +916,13 @@ def payservice_argv(args):
             env = dict(os.environ, PGPASSWORD=password)
         argv += ["--database", database]
     return argv + list(args.payservice_args), env
+
+
+def parse_wallet_orders_path(text):
+    """The path without its trailing /; "" for the root."""
+    if not text.startswith("/") or re.search(r"[?#\s\x00-\x1f\x7f]", text):
+        raise argparse.ArgumentTypeError("expected a path that starts with /, like /wallet-orders")
+    return text.rstrip("/")
 
 
 def parse_listen(text):
@@ -884,6 +1071,9 @@ def main(argv=None):
     parser.add_argument("--domain-association", metavar="FILE",
                         help="serve this file (Apple's, from the merchant id's domain registration) at "
                         + DOMAIN_ASSOCIATION_PATH)
+    parser.add_argument("--wallet-orders-path", type=parse_wallet_orders_path, default="/wallet-orders",
+                        metavar="PATH", help="where Wallet's order web service is served: the path of the "
+                        "config's walletOrders.webServiceURL (default /wallet-orders; / for the root)")
     parser.add_argument("--selftest", "--check", action="store_true",
                         help="start on an ephemeral port, exercise /rpc, print the answers and exit")
     parser.add_argument("--selftest-items", metavar="JSON",

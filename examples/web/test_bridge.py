@@ -2,8 +2,9 @@
 """Regression tests for bridge.py: the security review's findings (issue 30), end to end.
 
 Each test starts the real bridge as a subprocess on a free loopback port, in front of a real
-payservice binary (--config shop.yaml --database :memory:), and talks HTTP to it, often byte by byte
-over a raw socket. Python 3 standard library only; Linux (/proc) for the thread count.
+payservice binary (--config shop.yaml --database :memory:, or the config a route needs: Adyen's for
+its webhook, one with Wallet order package keys for Wallet's order web service), and talks HTTP to
+it, often byte by byte over a raw socket. Python 3 standard library only; Linux (/proc) for the thread count.
 
   PAYSERVICE_BINARY=.build/release/payservice python3 examples/web/test_bridge.py [-v]
 
@@ -593,6 +594,249 @@ class AdyenWebhook(unittest.TestCase):
         self.assertNotIn(signature.encode(), log)
         self.assertNotIn(b"NC6HT9CRT65ZGN82", log)
 
+
+class WalletOrders(unittest.TestCase):
+    """Apple's Wallet order web service under --wallet-orders-path, in front of a payservice with the
+    walletOrders package keys (the test Order Type ID certificate): an order placed through /rpc as
+    the page places it, then each route as Wallet calls it, and a log that holds no token."""
+
+    FIXTURES = os.path.join(REPO, "Tests", "PayServiceCoreTests", "Fixtures", "wallet-orders")
+    GOLDEN = os.path.join(REPO, "Tests", "EndToEndTests", "Golden", "wallet-orders")
+    ORDER_TYPE = "order.com.example.coffee"
+    DEVICE = "phone-6b7a9ad0"
+    PUSH_TOKEN = "c0ffee" * 10 + "beef"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        with open(os.path.join(cls.GOLDEN, "config.template.yaml")) as f:
+            template = f.read()
+        # The golden config without its apns section: no pushes are sent.
+        config = template.split("\n  apns:\n", 1)[0] + "\n"
+        for placeholder, name in (("CERTIFICATE", "order_type_certificate.pem"), ("PRIVATE_KEY", "order_type_key.pem"),
+                                  ("INTERMEDIATE", "wwdr_certificate.pem")):
+            config = config.replace("{{%s}}" % placeholder, os.path.join(cls.FIXTURES, name))
+        cls.config = os.path.join(cls.tmp.name, "config.yaml")
+        with open(cls.config, "w") as f:
+            f.write(config)
+        cls.bridge = Bridge(config=cls.config)
+        try:
+            with open(os.path.join(cls.GOLDEN, "requests.template.jsonl")) as f:
+                requests = [json.loads(line) for line in f][:2]
+            authorize, order = requests[0]["params"], requests[1]["params"]
+            status, answer = cls.bridge.post(rpc_body("authorizePayment", authorize))
+            assert status == 200 and answer["status"] == "success", (status, answer)
+            cls.details = answer["orderDetails"]
+            status, answer = cls.bridge.post(rpc_body("processOrder", dict(order, chargeToken=answer["chargeToken"])))
+            assert status == 200 and answer["status"] == "succeeded", (status, answer)
+            assert answer["orderId"] == cls.details["orderIdentifier"], answer
+        except BaseException:
+            cls.bridge.stop()
+            cls.tmp.cleanup()
+            raise
+        cls.token = cls.details["authenticationToken"]
+        cls.order_id = cls.details["orderIdentifier"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bridge.stop()
+        cls.tmp.cleanup()
+
+    def order_path(self, order_type=None):
+        return "/wallet-orders/v1/orders/%s/%s" % (order_type or self.ORDER_TYPE, self.order_id)
+
+    def registration_path(self, device=None, order_type=None):
+        return "/wallet-orders/v1/devices/%s/registrations/%s/%s" % (
+            device or self.DEVICE, order_type or self.ORDER_TYPE, self.order_id)
+
+    def auth(self, token=None, **headers):
+        return dict({"Authorization": "AppleOrder " + (token or self.token)}, **headers)
+
+    def register(self, device=None, headers=None, push_token=None, order_type=None):
+        body = json.dumps({"pushToken": push_token or self.PUSH_TOKEN}).encode()
+        return self.bridge.request("POST", self.registration_path(device, order_type), body,
+                                   self.auth() if headers is None else headers)[:2]
+
+    def test_the_order_web_service_from_registration_to_unregistration(self):
+        # Registered, then the same registration again.
+        self.assertEqual(self.register(), (201, {"status": "created"}))
+        self.assertEqual(self.register(), (200, {"status": "alreadyRegistered"}))
+        # Another order's token, and none: 401 (the latter without payservice asked).
+        wrong = "0" * 32
+        self.assertEqual(self.register("tablet-99", self.auth(wrong))[0], 401)
+        for headers in ({}, {"Authorization": self.token}, {"Authorization": "Bearer " + self.token},
+                        {"Authorization": "AppleOrder "}, {"Authorization": "AppleOrder short"}):
+            with self.subTest(headers=headers):
+                status, body = self.register("tablet-99", headers)
+                self.assertEqual(status, 401)
+                self.assertEqual(body["error"]["code"], -32600)
+
+        # The order's package: a zip, with when it last changed.
+        status, package, response = self.bridge.request("GET", self.order_path(), headers=self.auth())
+        self.assertEqual(status, 200)
+        self.assertTrue(package.startswith(b"PK\x03\x04"), package[:16])
+        self.assertEqual(response.getheader("Content-Type"), "application/vnd.apple.finance.order")
+        last_modified = response.getheader("Last-Modified")
+        self.assertRegex(last_modified, r"^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} GMT$")
+        status, body, response = self.bridge.request("GET", self.order_path(),
+                                                     headers=self.auth(**{"If-Modified-Since": last_modified}))
+        self.assertEqual((status, body), (304, b""))
+        self.assertEqual(response.getheader("Last-Modified"), last_modified)
+        self.assertIsNone(response.getheader("Content-Length"))
+        self.assertEqual(self.bridge.request("GET", self.order_path(), headers=self.auth(wrong))[0], 401)
+        self.assertEqual(self.bridge.request("GET", self.order_path(), headers={})[0], 401)
+        # Wallet is not a page: an Origin header is not checked.
+        self.assertEqual(self.bridge.request("GET", self.order_path(),
+                                             headers=self.auth(Origin="https://evil.example"))[0], 200)
+
+        # The orders the device follows that changed: this one, then none after a time to come.
+        changes = "/wallet-orders/v1/devices/%s/registrations/%s" % (self.DEVICE, self.ORDER_TYPE)
+        status, body, response = self.bridge.request("GET", changes)
+        self.assertEqual(status, 200)
+        self.assertEqual(response.getheader("Content-Type"), "application/json; charset=utf-8")
+        self.assertEqual(body["orderIdentifiers"], [self.order_id])
+        self.assertRegex(body["lastModified"], r"^[0-9]{1,12}$")
+        self.assertEqual(set(body), {"orderIdentifiers", "lastModified"})
+        status, body, response = self.bridge.request("GET", changes + "?ordersModifiedSince=99999999999")
+        self.assertEqual((status, body), (204, b""))
+        self.assertEqual(self.bridge.request("GET", changes + "?ordersModifiedSince=yesterday")[0], 400)
+
+        # What devices report, for the operator.
+        status, body, _ = self.bridge.request("POST", "/wallet-orders/v1/log",
+                                              json.dumps({"logs": ["could not refresh the order"]}).encode(),
+                                              {"Content-Type": "application/json"})
+        self.assertEqual((status, body), (200, {"status": "ok"}))
+
+        # Unregistered, then not registered: 200 both times.
+        delete = lambda: self.bridge.request("DELETE", self.registration_path(), headers=self.auth())[:2]
+        self.assertEqual(delete(), (200, {"status": "unregistered"}))
+        self.assertEqual(delete(), (200, {"status": "notRegistered"}))
+        self.assertEqual(self.bridge.request("DELETE", self.registration_path(), headers={})[0], 401)
+
+        log = self.bridge.log()
+        for route, method, status in [
+                ("POST /wallet-orders/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}/"
+                 "{orderIdentifier}", "registerWalletDevice", 201),
+                ("GET /wallet-orders/v1/orders/{orderTypeIdentifier}/{orderIdentifier}", "getWalletOrder", 304),
+                ("GET /wallet-orders/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}",
+                 "listChangedWalletOrders", 204),
+                ("POST /wallet-orders/v1/log", "logWalletMessages", 200),
+                ("DELETE /wallet-orders/v1/devices/{deviceLibraryIdentifier}/registrations/{orderTypeIdentifier}/"
+                 "{orderIdentifier}", "unregisterWalletDevice", 200)]:
+            self.assertIn(("bridge: %s method=%s status=%d " % (route, method, status)).encode(), log)
+        for secret in (self.token, wrong, self.PUSH_TOKEN, '"pushToken"', self.DEVICE):
+            self.assertNotIn(secret.encode(), log)
+        # payservice writes what devices report to its own log, as a warning it has redacted; the
+        # bridge's lines never hold it.
+        bridge_lines = b"\n".join(line for line in log.splitlines() if line.startswith(b"bridge: "))
+        self.assertNotIn(b"could not refresh", bridge_lines)
+
+    def test_another_order_type_is_404(self):
+        other = "order.com.example.tea"
+        self.assertEqual(self.bridge.request("GET", self.order_path(other), headers=self.auth())[0], 404)
+        self.assertEqual(self.register(order_type=other)[0], 404)
+        self.assertEqual(self.bridge.request("DELETE", self.registration_path(order_type=other),
+                                             headers=self.auth())[0], 404)
+        self.assertEqual(self.bridge.request("GET", "/wallet-orders/v1/devices/%s/registrations/%s"
+                                             % (self.DEVICE, other))[0], 404)
+
+    def test_route_parts_are_percent_decoded_once_and_checked_by_payservice(self):
+        # a%2Fb is the identifier "a/b", which payservice refuses: -32602, 400.
+        status, body = self.register("a%2Fb")
+        self.assertEqual(status, 400)
+        self.assertEqual(body["error"]["code"], -32602)
+        self.assertEqual([e["path"] for e in body["error"]["data"]["errors"]], ["deviceLibraryIdentifier"])
+        # %2E is ".": the order's own type. Decoded once only: %252E is "%2E", another type.
+        status, _, _ = self.bridge.request("GET", self.order_path("order%2Ecom%2Eexample%2Ecoffee"), headers=self.auth())
+        self.assertEqual(status, 200)
+        status, _, _ = self.bridge.request("GET", self.order_path("order%252Ecom.example.coffee"), headers=self.auth())
+        self.assertEqual(status, 404)
+        # Not UTF-8 once decoded: the bridge refuses it.
+        self.assertEqual(self.bridge.request("GET", self.order_path("%ff"), headers=self.auth())[0], 400)
+
+    def test_bodies_are_json_objects_of_at_most_64_kib(self):
+        path = self.registration_path("watch-0c1d2e3f")
+        for body, status in ((b"not json", 400), (b"[]", 400), (b"{}", 400), (b'{"pushToken": 7}', 400),
+                             (b'{"pushToken": "' + b"a" * 70000 + b'"}', 413)):
+            with self.subTest(body=body[:20]):
+                self.assertEqual(self.bridge.request("POST", path, body, self.auth())[0], status)
+        self.assertEqual(self.bridge.request("POST", "/wallet-orders/v1/log", b'{"logs": "x"}')[0], 400)
+        self.assertEqual(self.bridge.request("POST", "/wallet-orders/v1/log", b" " * 70000)[:2], (413, TOO_LARGE))
+        self.assertNotIn(b"Traceback", self.bridge.log())
+
+    def test_other_methods_and_paths(self):
+        status, _, response = self.bridge.request("PUT", self.order_path(), b"{}", self.auth())
+        self.assertEqual((status, response.getheader("Allow")), (405, "GET, HEAD"))
+        status, _, response = self.bridge.request("GET", self.registration_path(), headers=self.auth())
+        self.assertEqual((status, response.getheader("Allow")), (405, "DELETE, POST"))
+        self.assertEqual(self.bridge.request("GET", "/wallet-orders/v1/log")[0], 405)
+        for path in ("/wallet-orders/v1/orders/%s" % self.ORDER_TYPE, "/wallet-orders/v2/log", "/wallet-orders/v1/",
+                     "/wallet-orders/v1/passes/x/y"):
+            with self.subTest(path=path):
+                self.assertEqual(self.bridge.request("GET", path, headers=self.auth())[:2], (404, NOT_FOUND))
+        # The Host check holds here as everywhere.
+        self.assertEqual(self.bridge.request("GET", self.order_path(), headers=self.auth(Host="evil.example"))[:2],
+                         (421, BAD_HOST))
+
+    def test_the_path_prefix_is_configurable(self):
+        bridge = Bridge("--wallet-orders-path", "/shop/wallet/", config=self.config)
+        try:
+            path = "/shop/wallet/v1/orders/%s/%s" % (self.ORDER_TYPE, self.order_id)
+            # Another store (:memory:): the order is not there, and an unknown order is 401.
+            self.assertEqual(bridge.request("GET", path, headers=self.auth())[0], 401)
+            self.assertEqual(bridge.request("GET", self.order_path(), headers=self.auth())[:2], (404, NOT_FOUND))
+            status, body, _ = bridge.request("POST", "/shop/wallet/v1/log", b'{"logs": []}')
+            self.assertEqual((status, body), (200, {"status": "ok"}))
+        finally:
+            log = bridge.stop()
+        self.assertIn(b"bridge: GET /shop/wallet/v1/orders/{orderTypeIdentifier}/{orderIdentifier} "
+                      b"method=getWalletOrder status=401 ", log)
+
+class WalletOrdersWhenPayserviceFails(unittest.TestCase):
+    """What Wallet's routes answer when payservice cannot: a stand-in payservice answers each method
+    with an error or an answer the route does not have, or exits."""
+
+    STAND_IN = """#!%s
+import json, sys
+answers = {
+    "listShippingMethods": {"result": {"shippingMethods": []}},
+    "getWalletOrder": {"error": {"code": -32001, "message": "Store unavailable"}},
+    "registerWalletDevice": {"result": {"status": "somethingElse"}},
+    "unregisterWalletDevice": {"error": {"code": -32603, "message": "Internal error"}},
+    "listChangedWalletOrders": {"result": {"status": "ok", "orderIdentifiers": ["ord_1"], "lastModified": "7"}},
+}
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["method"] not in answers:
+        sys.exit(0)
+    sys.stdout.write(json.dumps(dict(answers[request["method"]], jsonrpc="2.0", id=request["id"])) + "\\n")
+    sys.stdout.flush()
+"""
+
+    def test_store_unavailable_and_internal_errors_are_500_and_a_dead_payservice_502(self):
+        token = {"Authorization": "AppleOrder " + "t" * 32}
+        registration = "/wallet-orders/v1/devices/d/registrations/order.com.example.coffee/ord_1"
+        with tempfile.TemporaryDirectory() as tmp:
+            stand_in = os.path.join(tmp, "payservice")
+            with open(stand_in, "w") as f:
+                f.write(self.STAND_IN % sys.executable)
+            os.chmod(stand_in, os.stat(stand_in).st_mode | stat.S_IXUSR)
+            bridge = Bridge(payservice=stand_in)
+            try:
+                status, body, _ = bridge.request("GET", "/wallet-orders/v1/orders/order.com.example.coffee/ord_1",
+                                                 headers=token)
+                self.assertEqual((status, body), (500, {"error": {"code": -32001, "message": "Store unavailable"}}))
+                self.assertEqual(bridge.request("POST", registration, b'{"pushToken": "00"}', token)[0], 500)
+                self.assertEqual(bridge.request("DELETE", registration, headers=token)[0], 500)
+                self.assertEqual(bridge.request("GET", "/wallet-orders/v1/devices/d/registrations/order.com.example.coffee")[:2],
+                                 (200, {"orderIdentifiers": ["ord_1"], "lastModified": "7"}))
+                # logWalletMessages: the stand-in exits without an answer.
+                status, body, _ = bridge.request("POST", "/wallet-orders/v1/log", b'{"logs": []}')
+                self.assertEqual((status, body["error"]["code"]), (502, -32000))
+            finally:
+                log = bridge.stop()
+        self.assertNotIn(b"t" * 32, log)
+        self.assertNotIn(b"Traceback", log)
 
 class Docs(unittest.TestCase):
     def test_no_store_in_tmp(self):
