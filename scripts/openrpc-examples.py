@@ -70,6 +70,16 @@ CHOICES = [
     ("appstore-api", 3, "failures-recovered", "The notifications Apple could not deliver, recovered once"),
     ("appstore-api", 5, "receipt-looked-up", "An original StoreKit app receipt: its transaction looked up and recorded"),
     ("appstore-api", 11, "newest-first", "The notifications heard, newest first, two per page"),
+    ("wallet-orders", "package-shipped", "package", "The order's package for Wallet, changed since the time given"),
+    ("wallet-orders", "package-not-modified", "not-modified", "Not changed since the time given: 304"),
+    ("wallet-orders", "register-phone", "created", "A device registered for the order's updates"),
+    ("wallet-orders", "register-wrong-token", "unauthorized", "Another token: unauthorized, as for an unknown order"),
+    ("wallet-orders", "unregister-phone", "unregistered", "A device no longer follows the order"),
+    ("wallet-orders", "changed-for-phone", "changed", "The orders a device follows that changed"),
+    ("wallet-orders", "changed-for-watch", "none", "None changed (the device was unregistered when APNs said it was gone)"),
+    ("wallet-orders", "device-log", "logged", "Messages a device reports, logged without what may be personal"),
+    ("wallet-orders", "ship-grinder", "shipped", "A shipment recorded with its carrier and tracking"),
+    ("wallet-orders", "grinder-back-on-the-way", "status-backwards", "A delivered shipment cannot go back on its way"),
 ]
 
 
@@ -107,7 +117,7 @@ def main():
         entries.append(
             "    MethodExample(\n"
             f"      method: \"{method}\", name: \"{name}\", summary: \"{summary}\",\n"
-            f"      golden: \"{case}\", requestId: {request_id},\n"
+            f"      golden: \"{case}\", requestId: {swift_string(compact(request_id))},\n"
             f"      params: {swift_string(compact(params))},\n"
             f"      result: {swift_string(compact(result))}),\n")
     with open(OUTPUT, "w", encoding="utf-8") as out:
@@ -119,9 +129,9 @@ def main():
             "  public let method: String\n"
             "  public let name: String\n"
             "  public let summary: String\n"
-            "  /// The golden case and the request's id there.\n"
+            "  /// The golden case and the request's id there, as JSON text (a number, or a quoted string).\n"
             "  public let golden: String\n"
-            "  public let requestId: Int\n"
+            "  public let requestId: String\n"
             "  /// The params and the result as JSON text.\n"
             "  public let params: String\n"
             "  public let result: String\n\n"

@@ -58,7 +58,7 @@ struct WalletOrdersGoldenTests {
     defer { server.shutdown() }
     let directory = TestPaths.temporaryDirectory()
     let config = try Self.config(server, in: directory)
-    let requests = try Data(contentsOf: Self.folder.appendingPathComponent("requests.template.jsonl"))
+    let requests = try Data(contentsOf: Self.folder.appendingPathComponent("requests.jsonl"))
     let result = try PayserviceProcess.run(
       ["--config", config.path, "--database", try backend.freshDatabase(), "--now", Self.now, "--back-office"],
       stdin: requests)

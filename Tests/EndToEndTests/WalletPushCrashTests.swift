@@ -17,7 +17,7 @@ struct WalletPushCrashTests {
     let arguments = ["--config", config.path, "--database", database, "--now", WalletOrdersGoldenTests.now, "--back-office"]
     // The purchase and the phone's registration, from the golden case's requests.
     let requests = try String(
-      contentsOf: WalletOrdersGoldenTests.folder.appendingPathComponent("requests.template.jsonl"), encoding: .utf8
+      contentsOf: WalletOrdersGoldenTests.folder.appendingPathComponent("requests.jsonl"), encoding: .utf8
     ).split(separator: "\n").map(String.init)
     let ship = try #require(requests.first { $0.contains(#""id":"ship-grinder""#) })
 

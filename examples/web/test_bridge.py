@@ -621,7 +621,7 @@ class WalletOrders(unittest.TestCase):
             f.write(config)
         cls.bridge = Bridge(config=cls.config)
         try:
-            with open(os.path.join(cls.GOLDEN, "requests.template.jsonl")) as f:
+            with open(os.path.join(cls.GOLDEN, "requests.jsonl")) as f:
                 requests = [json.loads(line) for line in f][:2]
             authorize, order = requests[0]["params"], requests[1]["params"]
             status, answer = cls.bridge.post(rpc_body("authorizePayment", authorize))

@@ -48,18 +48,19 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 38 : 18))
+    #expect(served.count == (backOffice ? 44 : 23))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
-      "getAgreement", "listAgreements", "getEntitlements", "listAppStoreNotifications",
+      "getAgreement", "listAgreements", "getEntitlements", "listAppStoreNotifications", "getWalletOrder",
+      "listChangedWalletOrders",
     ]
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
       "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
       "processStripeEvent", "processAdyenNotification", "reconcileStripe", "resolvePending", "runBilling", "reloadBalance", "cancelAgreement",
       "verifyAppStoreTransaction", "processAppStoreNotification", "consumeUnits", "syncAppStoreHistory",
-      "recoverAppStoreNotifications",
+      "recoverAppStoreNotifications", "registerWalletDevice", "unregisterWalletDevice", "shipOrder",
     ])
     let destructive: Set = ["cancelOrder", "refundOrder", "erasePersonalData", "cancelAgreement", "consumeUnits"]
     for (index, method) in served.enumerated() {
