@@ -64,7 +64,7 @@ struct CallCommandTests {
         == list.stdoutText
         + "getOrder\ncaptureOrder\ncancelOrder\nrefundOrder\nlistOrders\nadjustStock\nlistStock\nerasePersonalData\nreloadConfig\n"
         + "reconcileStripe\nresolvePending\npayoutReport\nrunBilling\nreloadBalance\ngetAgreement\nlistAgreements\ncancelAgreement\n"
-        + "syncAppStoreHistory\nrecoverAppStoreNotifications\nlistAppStoreNotifications\n")
+        + "syncAppStoreHistory\nrecoverAppStoreNotifications\nlistAppStoreNotifications\nshipOrder\n")
     // Without the flag the back office is not there: -32601, exit 1.
     let gated = try PayserviceProcess.run(
       ["call", "listOrders", "{}", "--config", TestConfig.yamlPath, "--database", ":memory:"])

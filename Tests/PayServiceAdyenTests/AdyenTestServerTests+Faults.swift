@@ -58,7 +58,10 @@ extension AdyenTestServerTests {
       let gate = AdyenTestServer.Gate()
       server.inject(.holdBeforeExecuting(gate), on: .payments)
       let body = Self.payment(Self.applePay(try Self.token(factory)))
-      let held = Task { try await Self.send(client, server, "/v71/payments", body, idempotencyKey: "key-held") }
+      // The held request waits for the gate: its deadline bounds a hang, not the machine's speed.
+      let held = Task {
+        try await Self.send(client, server, "/v71/payments", body, idempotencyKey: "key-held", timeout: .seconds(120))
+      }
       #expect(await gate.waitUntilReachedAsync(timeout: 60))
       let concurrent = try await Self.send(client, server, "/v71/payments", body, idempotencyKey: "key-held")
       #expect(concurrent.status == 409)

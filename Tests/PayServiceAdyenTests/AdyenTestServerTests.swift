@@ -49,7 +49,7 @@ struct AdyenTestServerTests {
 
   static func send(
     _ client: HTTPClient, _ server: AdyenTestServer, _ path: String, _ json: String, idempotencyKey: String? = nil,
-    apiKey: String? = AdyenTestServer.defaultAPIKey, timeout: TimeAmount = .seconds(10)
+    apiKey: String? = AdyenTestServer.defaultAPIKey, timeout: TimeAmount = .seconds(60)
   ) async throws -> Answer {
     var request = HTTPClientRequest(url: server.baseURL + path)
     request.method = .POST

@@ -62,7 +62,7 @@ struct StripeTestServerTests {
   static func send(
     _ client: HTTPClient, _ server: StripeTestServer, _ path: String, method: String = "POST",
     form: [(String, String)] = [], idempotencyKey: String? = nil, authorization: String? = "default",
-    timeout: TimeAmount = TimeAmount.seconds(10)
+    timeout: TimeAmount = TimeAmount.seconds(60)
   ) async throws -> Answer {
     var request = HTTPClientRequest(url: server.baseURL + path)
     request.method = .init(rawValue: method)

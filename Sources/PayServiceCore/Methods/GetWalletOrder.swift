@@ -30,17 +30,8 @@ public enum GetWalletOrder: RPCMethod {
   public static let params = ObjectShape<Params>(
     blank: { Params() },
     [
-      .member(
-        "orderTypeIdentifier", \.orderTypeIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("order.com.example.shop")),
-      .member(
-        "orderIdentifier", \.orderIdentifier, .required,
-        .string("From the route: the orderId.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("ord_…")),
-      .member(
-        "authenticationToken", \.authenticationToken, .required, WalletWebService.tokenSchema,
-        read: WalletWebService.readToken),
+      WalletWebService.orderTypeField(\.orderTypeIdentifier), WalletWebService.orderField(\.orderIdentifier),
+      WalletWebService.tokenField(\.authenticationToken),
       .member(
         "ifModifiedSince", \.ifModifiedSince, .optional,
         .string("The If-Modified-Since header as received; one that is not an HTTP date is ignored, as HTTP says.", maxLength: 64),
@@ -70,16 +61,21 @@ public enum GetWalletOrder: RPCMethod {
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let (orders, package) = try WalletWebService.settings(context)
-    guard params.orderTypeIdentifier == orders.orderTypeIdentifier else { return Result(status: "notFound") }
-    let store = try context.store
-    let found = try store.write { transaction -> (WalletOrderRow, [ShipmentRow])? in
-      guard
-        let order = try WalletWebService.authorized(
-          orderId: params.orderIdentifier, token: params.authenticationToken, transaction)
-      else { return nil }
-      return (order, try transaction.shipments(orderId: order.orderId))
+    enum Found {
+      case order(WalletOrderRow, [ShipmentRow])
+      case answer(Result)
     }
-    guard let (wallet, shipments) = found else { return Result(status: "unauthorized") }
+    let found = try WalletWebService.withOrder(
+      type: params.orderTypeIdentifier, orderId: params.orderIdentifier, token: params.authenticationToken,
+      context: context, notFound: Found.answer(Result(status: "notFound")),
+      unauthorized: Found.answer(Result(status: "unauthorized"))
+    ) { order, transaction in .order(order, try transaction.shipments(orderId: order.orderId)) }
+    let (wallet, shipments): (WalletOrderRow, [ShipmentRow])
+    switch found {
+    case .answer(let answer): return answer
+    case .order(let order, let recorded): (wallet, shipments) = (order, recorded)
+    }
+    let store = try context.store
     let lastModified = HTTPDate.format(wallet.lastModified)
     if let since = params.ifModifiedSince.flatMap({ HTTPDate.parse($0, now: context.clock.now()) }),
       wallet.lastModified <= since

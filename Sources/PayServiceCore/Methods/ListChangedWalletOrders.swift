@@ -29,14 +29,7 @@ public enum ListChangedWalletOrders: RPCMethod {
   public static let params = ObjectShape<Params>(
     blank: { Params() },
     [
-      .member(
-        "deviceLibraryIdentifier", \.deviceLibraryIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("6b7a9ad0f03b")),
-      .member(
-        "orderTypeIdentifier", \.orderTypeIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("order.com.example.shop")),
+      WalletWebService.deviceField(\.deviceLibraryIdentifier), WalletWebService.orderTypeField(\.orderTypeIdentifier),
       .member(
         "ordersModifiedSince", \.ordersModifiedSince, .optional,
         .string("The query's ordersModifiedSince: a previous answer's lastModified.", pattern: "^[0-9]{1,12}$"),

@@ -30,10 +30,7 @@ public enum RegisterWalletDevice: RPCMethod {
   public static let params = ObjectShape<Params>(
     blank: { Params() },
     [
-      .member(
-        "deviceLibraryIdentifier", \.deviceLibraryIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("6b7a9ad0f03b")),
+      WalletWebService.deviceField(\.deviceLibraryIdentifier),
       .member(
         "pushToken", \.pushToken, .required,
         .string("From the body: the device's APNs token, hex.", pattern: "^[0-9a-fA-F]{16,200}$"),
@@ -46,17 +43,8 @@ public enum RegisterWalletDevice: RPCMethod {
           }
           return token.lowercased()
         }),
-      .member(
-        "orderTypeIdentifier", \.orderTypeIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("order.com.example.shop")),
-      .member(
-        "orderIdentifier", \.orderIdentifier, .required,
-        .string("From the route: the orderId.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("ord_…")),
-      .member(
-        "authenticationToken", \.authenticationToken, .required, WalletWebService.tokenSchema,
-        read: WalletWebService.readToken),
+      WalletWebService.orderTypeField(\.orderTypeIdentifier), WalletWebService.orderField(\.orderIdentifier),
+      WalletWebService.tokenField(\.authenticationToken),
     ])
 
   public struct Result: MethodResult, WireObject {
@@ -74,14 +62,11 @@ public enum RegisterWalletDevice: RPCMethod {
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    let (orders, _) = try WalletWebService.settings(context)
-    guard params.orderTypeIdentifier == orders.orderTypeIdentifier else { return Result(status: "notFound") }
     let now = context.clock.now()
-    return try context.store.write { transaction in
-      guard
-        let order = try WalletWebService.authorized(
-          orderId: params.orderIdentifier, token: params.authenticationToken, transaction)
-      else { return Result(status: "unauthorized") }
+    return try WalletWebService.withOrder(
+      type: params.orderTypeIdentifier, orderId: params.orderIdentifier, token: params.authenticationToken,
+      context: context, notFound: Result(status: "notFound"), unauthorized: Result(status: "unauthorized")
+    ) { order, transaction in
       _ = try transaction.lockOrder(order.orderId)
       let registered = try transaction.walletRegistrations(orderId: order.orderId)
       let registration = WalletRegistrationRow(

@@ -24,21 +24,8 @@ public enum UnregisterWalletDevice: RPCMethod {
   public static let params = ObjectShape<Params>(
     blank: { Params() },
     [
-      .member(
-        "deviceLibraryIdentifier", \.deviceLibraryIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("6b7a9ad0f03b")),
-      .member(
-        "orderTypeIdentifier", \.orderTypeIdentifier, .required,
-        .string("From the route.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("order.com.example.shop")),
-      .member(
-        "orderIdentifier", \.orderIdentifier, .required,
-        .string("From the route: the orderId.", pattern: WalletWebService.identifierPattern),
-        read: WalletWebService.identifier("ord_…")),
-      .member(
-        "authenticationToken", \.authenticationToken, .required, WalletWebService.tokenSchema,
-        read: WalletWebService.readToken),
+      WalletWebService.deviceField(\.deviceLibraryIdentifier), WalletWebService.orderTypeField(\.orderTypeIdentifier),
+      WalletWebService.orderField(\.orderIdentifier), WalletWebService.tokenField(\.authenticationToken),
     ])
 
   public struct Result: MethodResult, WireObject {
@@ -56,13 +43,10 @@ public enum UnregisterWalletDevice: RPCMethod {
   }
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
-    let (orders, _) = try WalletWebService.settings(context)
-    guard params.orderTypeIdentifier == orders.orderTypeIdentifier else { return Result(status: "notFound") }
-    return try context.store.write { transaction in
-      guard
-        let order = try WalletWebService.authorized(
-          orderId: params.orderIdentifier, token: params.authenticationToken, transaction)
-      else { return Result(status: "unauthorized") }
+    try WalletWebService.withOrder(
+      type: params.orderTypeIdentifier, orderId: params.orderIdentifier, token: params.authenticationToken,
+      context: context, notFound: Result(status: "notFound"), unauthorized: Result(status: "unauthorized")
+    ) { order, transaction in
       let removed = try transaction.deleteWalletRegistration(
         deviceLibraryIdentifier: params.deviceLibraryIdentifier, orderTypeIdentifier: params.orderTypeIdentifier,
         orderId: order.orderId)

@@ -42,6 +42,43 @@ public enum WalletWebService {
     "The order's authenticationToken, as Wallet sends it (Authorization: AppleOrder <token>).",
     pattern: "^[\\x21-\\x7E]{16,255}$")
 
+  /// The params Apple's routes share: each from the route, the token from `Authorization`.
+  static func deviceField<Params>(_ keyPath: WritableKeyPath<Params, String> & Sendable) -> Field<Params> {
+    .member(
+      "deviceLibraryIdentifier", keyPath, .required, .string("From the route.", pattern: identifierPattern),
+      read: identifier("6b7a9ad0f03b"))
+  }
+
+  static func orderTypeField<Params>(_ keyPath: WritableKeyPath<Params, String> & Sendable) -> Field<Params> {
+    .member(
+      "orderTypeIdentifier", keyPath, .required, .string("From the route.", pattern: identifierPattern),
+      read: identifier("order.com.example.shop"))
+  }
+
+  static func orderField<Params>(_ keyPath: WritableKeyPath<Params, String> & Sendable) -> Field<Params> {
+    .member(
+      "orderIdentifier", keyPath, .required, .string("From the route: the orderId.", pattern: identifierPattern),
+      read: identifier("ord_…"))
+  }
+
+  static func tokenField<Params>(_ keyPath: WritableKeyPath<Params, String> & Sendable) -> Field<Params> {
+    .member("authenticationToken", keyPath, .required, tokenSchema, read: readToken)
+  }
+
+  /// Runs `body` on the order, in one transaction, when the caller holds its token: `notFound`
+  /// for another order type, `unauthorized` for an unknown order or another token.
+  static func withOrder<Answer>(
+    type: String, orderId: String, token: String, context: ServiceContext, notFound: Answer, unauthorized: Answer,
+    _ body: (WalletOrderRow, any StoreTransaction) throws -> Answer
+  ) throws -> Answer {
+    let (orders, _) = try settings(context)
+    guard type == orders.orderTypeIdentifier else { return notFound }
+    return try context.store.write { transaction in
+      guard let order = try authorized(orderId: orderId, token: token, transaction) else { return unauthorized }
+      return try body(order, transaction)
+    }
+  }
+
   /// The Wallet order configuration that serves packages, or error -32602 naming what is missing.
   static func settings(_ context: ServiceContext) throws -> (WalletOrders, WalletOrderPackageSettings) {
     guard let orders = context.config.walletOrders, let package = orders.package else {

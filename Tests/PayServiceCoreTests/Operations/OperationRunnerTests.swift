@@ -162,7 +162,7 @@ struct OperationRunnerTests {
       OperationRunner.kinds.map { $0.kind } == [
         "order", "stripeEvent", "adyenNotification", "appStoreTransaction", "appStoreNotification", "appStoreConsumption",
         "capture",
-        "cancel", "refund", "stock", "erasure", "agreement_payment", "agreement_cancel",
+        "cancel", "refund", "stock", "erasure", "agreement_payment", "agreement_cancel", "wallet_push",
       ])
   }
 }

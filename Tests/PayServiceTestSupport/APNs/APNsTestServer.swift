@@ -113,7 +113,7 @@ public final class APNsTestServer: Sendable {
 
   /// Settings that reach this server with `keyPEM`: its ids, its URL, its CA as the only trust
   /// root, and the timeouts given.
-  public func settings(keyPEM: String, connectTimeoutSeconds: Double = 2, requestTimeoutSeconds: Double = 5) -> APNsSettings {
+  public func settings(keyPEM: String, connectTimeoutSeconds: Double = 30, requestTimeoutSeconds: Double = 60) -> APNsSettings {
     var settings = APNsSettings(keyPEM: keyPEM, keyId: keyId, teamId: teamId, apiBase: baseURL, trustRoots: .pem(caPEM))
     settings.connectTimeoutSeconds = connectTimeoutSeconds
     settings.requestTimeoutSeconds = requestTimeoutSeconds
