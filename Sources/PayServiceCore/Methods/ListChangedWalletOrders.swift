@@ -13,7 +13,7 @@ public enum ListChangedWalletOrders: RPCMethod {
       registered for whose package changed at or after ordersModifiedSince (Wallet sends back the lastModified \
       of its previous answer; absent: every order it follows), oldest change first, at most \(maxOrders), with \
       lastModified to send next time: status ok (HTTP 200 with {orderIdentifiers, lastModified}), or noContent \
-      (HTTP 204) when none changed. An order changed within the second of lastModified is listed again next \
+      (HTTP 204) when none changed; another order type answers notFound (HTTP 404). An order changed within the second of lastModified is listed again next \
       time: Wallet then finds it not modified. Apple's route carries no authentication token: the answer is \
       order identifiers only. Needs the walletOrders package keys (else error -32602). Changes nothing.
       """,
@@ -54,7 +54,7 @@ public enum ListChangedWalletOrders: RPCMethod {
       [
         .member(
           "status", \.status, .required,
-          .string("ok (200) or noContent (204).", values: ["ok", "noContent", "notFound"])),
+          .string("ok (200), noContent (204), or notFound (404) for another order type.", values: ["ok", "noContent", "notFound"])),
         .member("orderIdentifiers", \.orderIdentifiers, .optional, .array(.string(), "ok: the orders that changed.")),
         .member(
           "lastModified", \.lastModified, .optional,

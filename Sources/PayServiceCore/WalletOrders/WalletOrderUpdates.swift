@@ -158,10 +158,12 @@ public final class WalletPushCalls: Sendable {
   /// the sweep of another process) too. Throws when the store fails: the pushes stay pending in
   /// the journal, and the next start's sweep sends them.
   public func sendRecorded(context: ServiceContext) throws {
+    // A transaction that ran again (a group commit's, an optimistic one's) noted its keys again.
+    var seen = Set<String>()
     let keys = recorded.withLock { keys in
       defer { keys = [] }
       return keys
-    }
+    }.filter { seen.insert($0).inserted }
     guard !keys.isEmpty else { return }
     let now = context.clock.now()
     let entries = try context.store.write { transaction in
