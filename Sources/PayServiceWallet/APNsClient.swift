@@ -95,6 +95,9 @@ public final class APNsClient: WalletPushService, CustomStringConvertible {
       connectTimeoutSeconds: settings.connectTimeoutSeconds, requestTimeoutSeconds: settings.requestTimeoutSeconds)
     connection.trustRoots = settings.trustRoots
     connection.requiresHTTP2 = true
+    // Apple asks providers to keep a connection open across pushes rather than open one per burst:
+    // kept an hour when idle (APNs may close it sooner; see below).
+    connection.idleTimeoutSeconds = 3600
     // APNs closes connections it has kept idle; a push that meets one is given to a new one. A
     // connection lost under a push that was written is not: APNs may have taken it.
     connection.resendsUnwritten = Self.closedConnectionResends
