@@ -37,7 +37,7 @@ struct StripeOverlapTests {
   }
 
   @Test(
-    "100 pipelined orders with 100 ms to Stripe take under a tenth of 100 round trips, answered in order")
+    "100 pipelined orders with 100 ms to Stripe overlap their round trips (up to 50 at once), answered in order")
   func overlap() throws {
     let server = try StripeTestServer()
     defer { server.shutdown() }
@@ -57,9 +57,11 @@ struct StripeOverlapTests {
       #expect(answer["result"]?["status"] == .string("succeeded"), "\(line)")
     }
     #expect(server.paymentIntentCount == 150)
-    // One at a time: 100 × 100 ms = 10 s at least. Overlapped (50 at once): two rounds of 100 ms
-    // and the work of 100 orders.
-    #expect(seconds < 100 * 0.100 / 10, "took \(seconds) s")
+    // Overlapped, counted where Stripe's answers wait: many calls at once, at most the bound. (How
+    // much faster that is, the benchmark measures on the release build.) One at a time would take
+    // 100 × 100 ms at least.
+    #expect((10...50).contains(server.peakDelayedAnswers), "\(server.peakDelayedAnswers) calls at once")
+    #expect(seconds < 100 * 0.100, "took \(seconds) s")
   }
 
   @Test("a bound of 1 call in flight sends them one at a time, with the same answers")
@@ -73,6 +75,7 @@ struct StripeOverlapTests {
     #expect(output.count == 8)
     #expect(output.allSatisfy { $0.contains(#""status":"succeeded""#) })
     #expect(seconds >= 8 * 0.050, "took \(seconds) s")
+    #expect(server.peakDelayedAnswers == 1)
     #expect(server.paymentIntentCount == 8)
   }
 }

@@ -145,6 +145,9 @@ final class StripeServerCore: Sendable {
     var idempotency: [String: IdempotencyEntry] = [:]
     var requests: [StripeTestServer.RecordedRequest] = []
     var latencyMilliseconds = 0
+    /// Answers waiting out the latency now, and the most that ever waited at once.
+    var delayedAnswers = 0
+    var peakDelayedAnswers = 0
   }
 
   static let defaultStripeVersion = "2024-06-20"
@@ -524,7 +527,14 @@ final class StripeExchange: Sendable {
       return state.latencyMilliseconds
     }
     if case .respond = outcome, latency > 0 {
-      eventLoop.scheduleTask(in: .milliseconds(Int64(latency))) { [promise] in promise.succeed(outcome) }
+      core.state.withLock { state in
+        state.delayedAnswers += 1
+        state.peakDelayedAnswers = max(state.peakDelayedAnswers, state.delayedAnswers)
+      }
+      eventLoop.scheduleTask(in: .milliseconds(Int64(latency))) { [promise, core] in
+        core.state.withLock { $0.delayedAnswers -= 1 }
+        promise.succeed(outcome)
+      }
     } else {
       promise.succeed(outcome)
     }

@@ -171,6 +171,9 @@ public final class StripeTestServer: Sendable {
     core.state.withLock { $0.latencyMilliseconds = max(0, milliseconds) }
   }
 
+  /// The most answers that ever waited out the latency at once: how many calls overlapped.
+  public var peakDelayedAnswers: Int { core.state.withLock { $0.peakDelayedAnswers } }
+
   /// Whether a test token (`tok_…`) used once is refused afterwards with `token_already_used`, as
   /// Stripe does with tokens (default true). Test PaymentMethods (`pm_card_…`) are always reusable.
   public func setSingleUseTokens(_ enabled: Bool) {
