@@ -14,21 +14,6 @@ public struct ShipmentRow: Sendable, Equatable {
   /// RFC 3339: when it was recorded, and when its status last changed.
   public var createdAt: String
   public var updatedAt: String
-
-  public init(
-    orderId: String, shipmentId: String, position: Int, carrier: String, trackingNumber: String, trackingURL: String?,
-    status: String, createdAt: String, updatedAt: String
-  ) {
-    self.orderId = orderId
-    self.shipmentId = shipmentId
-    self.position = position
-    self.carrier = carrier
-    self.trackingNumber = trackingNumber
-    self.trackingURL = trackingURL
-    self.status = status
-    self.createdAt = createdAt
-    self.updatedAt = updatedAt
-  }
 }
 
 /// A device Wallet registered for an order's updates (`registerWalletDevice`): Apple's device
@@ -39,17 +24,6 @@ public struct WalletRegistrationRow: Sendable, Equatable {
   public var orderId: String
   public var pushToken: String
   public var registeredAt: String
-
-  public init(
-    deviceLibraryIdentifier: String, orderTypeIdentifier: String, orderId: String, pushToken: String,
-    registeredAt: String
-  ) {
-    self.deviceLibraryIdentifier = deviceLibraryIdentifier
-    self.orderTypeIdentifier = orderTypeIdentifier
-    self.orderId = orderId
-    self.pushToken = pushToken
-    self.registeredAt = registeredAt
-  }
 }
 
 /// What Wallet's web service needs of an order besides the order itself: the token Wallet
@@ -62,13 +36,6 @@ public struct WalletOrderRow: Sendable, Equatable {
   public var authenticationToken: String?
   /// Unix seconds of the package's last change; nil: unchanged since the order was placed.
   public var updatedAt: Int64?
-
-  public init(orderId: String, createdAt: String, authenticationToken: String?, updatedAt: Int64?) {
-    self.orderId = orderId
-    self.createdAt = createdAt
-    self.authenticationToken = authenticationToken
-    self.updatedAt = updatedAt
-  }
 
   /// When the package last changed: its last change, or the order's placing.
   public var lastModified: Int64 { updatedAt ?? RFC3339.parse(createdAt) ?? 0 }
@@ -104,25 +71,16 @@ extension StoreSchema {
     #"ALTER TABLE "order" ADD COLUMN walletUpdatedAt BIGINT"#,
     """
     CREATE TABLE shipment (
-      orderId TEXT NOT NULL REFERENCES "order"(orderId),
-      shipmentId TEXT NOT NULL,
-      position BIGINT NOT NULL CHECK (position > 0),
-      carrier TEXT NOT NULL,
-      trackingNumber TEXT NOT NULL,
-      trackingURL TEXT,
-      status TEXT NOT NULL,
-      createdAt TEXT NOT NULL,
-      updatedAt TEXT NOT NULL,
+      orderId TEXT NOT NULL REFERENCES "order"(orderId), shipmentId TEXT NOT NULL,
+      position BIGINT NOT NULL CHECK (position > 0), carrier TEXT NOT NULL, trackingNumber TEXT NOT NULL,
+      trackingURL TEXT, status TEXT NOT NULL, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL,
       PRIMARY KEY (orderId, shipmentId)
     )
     """,
     """
     CREATE TABLE walletRegistration (
-      deviceLibraryIdentifier TEXT NOT NULL,
-      orderTypeIdentifier TEXT NOT NULL,
-      orderId TEXT NOT NULL REFERENCES "order"(orderId),
-      pushToken TEXT NOT NULL,
-      registeredAt TEXT NOT NULL,
+      deviceLibraryIdentifier TEXT NOT NULL, orderTypeIdentifier TEXT NOT NULL,
+      orderId TEXT NOT NULL REFERENCES "order"(orderId), pushToken TEXT NOT NULL, registeredAt TEXT NOT NULL,
       PRIMARY KEY (deviceLibraryIdentifier, orderTypeIdentifier, orderId)
     )
     """,

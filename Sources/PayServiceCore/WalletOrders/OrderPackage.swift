@@ -120,12 +120,12 @@ public enum OrderPackage {
     recipient.set("familyName", contact.familyName)
     var address = JSONObjectBuilder(capacity: 8)
     if let lines = contact.addressLines, !lines.isEmpty { address.set("addressLines", .array(lines.map { .string($0) })) }
-    address.set("subLocality", contact.subLocality)
-    address.set("locality", contact.locality)
-    address.set("subAdministrativeArea", contact.subAdministrativeArea)
-    address.set("administrativeArea", contact.administrativeArea)
-    address.set("postalCode", contact.postalCode)
-    address.set("countryCode", contact.countryCode)
+    let parts = [
+      ("subLocality", contact.subLocality), ("locality", contact.locality),
+      ("subAdministrativeArea", contact.subAdministrativeArea), ("administrativeArea", contact.administrativeArea),
+      ("postalCode", contact.postalCode), ("countryCode", contact.countryCode),
+    ]
+    for (key, value) in parts { address.set(key, value) }
     if !address.object.members.isEmpty { recipient.set("address", .object(address.object)) }
     return recipient.object.members.isEmpty ? nil : .object(recipient.object)
   }
