@@ -232,11 +232,8 @@ public struct WalletOrderPackageSettings: Sendable {
     merchantIdentifier: String, displayName: String, merchantURL: String, orderManagementURL: String,
     signer: WalletOrderSigner
   ) {
-    self.merchantIdentifier = merchantIdentifier
-    self.displayName = displayName
-    self.merchantURL = merchantURL
-    self.orderManagementURL = orderManagementURL
-    self.signer = signer
+    (self.merchantIdentifier, self.displayName, self.merchantURL) = (merchantIdentifier, displayName, merchantURL)
+    (self.orderManagementURL, self.signer) = (orderManagementURL, signer)
   }
 
   /// The order's management URL.

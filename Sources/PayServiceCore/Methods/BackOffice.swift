@@ -32,6 +32,14 @@ public enum BackOffice {
     /// captureOrder after the authorization lapsed (the order's `captureBefore`: Stripe cancels a
     /// PaymentIntent left uncaptured 7 days): nothing is sent; cancelOrder still cancels the order.
     case authorizationExpired = "authorization_expired"
+    /// shipOrder of a canceled order: nothing ships.
+    case orderCanceled = "order_canceled"
+    /// shipOrder: a shipment's status would go back, or it is delivered or cancelled already.
+    case statusBackwards = "status_backwards"
+    /// shipOrder: another carrier or tracking number for a shipment recorded with others.
+    case trackingChanged = "tracking_changed"
+    /// shipOrder: the order has the most shipments it may have.
+    case tooManyShipments = "too_many_shipments"
 
     /// Whether the answer is kept under the key: the gateway was asked and answered.
     var isFinal: Bool { self == .refundDeclined }

@@ -79,16 +79,6 @@ public enum ShipOrder: RPCMethod {
         }),
     ])
 
-  public enum FailureCode: String, Sendable, WireEnum {
-    /// The order was canceled: nothing ships.
-    case orderCanceled = "order_canceled"
-    /// The shipment's status would go back, or it is delivered or cancelled already.
-    case statusBackwards = "status_backwards"
-    /// Another carrier or tracking number for a shipment recorded with others.
-    case trackingChanged = "tracking_changed"
-    case tooManyShipments = "too_many_shipments"
-  }
-
   public struct Succeeded: Equatable, Sendable, WireObject {
     public var orderId = ""
     public var shipment = ShipmentRecord()
@@ -102,21 +92,7 @@ public enum ShipOrder: RPCMethod {
       ])
   }
 
-  public struct Failed: Equatable, Sendable, WireObject, FailureReporting {
-    public var failureCode = FailureCode.orderCanceled
-    public var message = ""
-
-    public static let shape = ObjectShape<Failed>(
-      blank: { Failed() },
-      [
-        .constant("status", "failed"), .member("failureCode", \.failureCode),
-        .member("message", \.message, .required, .string("Why, and what would be valid."), read: ParamReader.anyString),
-      ])
-
-    public var report: ResultFailure { ResultFailure(status: "failed", code: failureCode.rawValue, message: message, lines: []) }
-  }
-
-  public typealias Result = Outcome<Succeeded, Failed>
+  public typealias Result = BackOffice.Result<Succeeded>
 
   public static func run(_ params: Params, context: ServiceContext) throws -> Result {
     let now = context.clock.now()
@@ -124,7 +100,7 @@ public enum ShipOrder: RPCMethod {
     return try context.store.write { transaction in
       guard let order = try transaction.lockOrder(params.orderId) else { throw ServiceError.orderNotFound(params.orderId) }
       guard order.status != .canceled else {
-        return .failed(Failed(failureCode: .orderCanceled, message: "The order was canceled: nothing ships."))
+        return .failed(.orderCanceled, "The order was canceled: nothing ships.")
       }
       let shipments = try transaction.shipments(orderId: order.orderId)
       var row: ShipmentRow
@@ -132,18 +108,14 @@ public enum ShipOrder: RPCMethod {
       if let known {
         guard known.carrier == params.carrier, known.trackingNumber == params.trackingNumber else {
           return .failed(
-            Failed(
-              failureCode: .trackingChanged,
-              message:
-                "Shipment \(known.shipmentId) was recorded with \(known.carrier) \(known.trackingNumber); a shipment keeps its carrier and tracking number: record another shipmentId."
-            ))
+            .trackingChanged,
+            "Shipment \(known.shipmentId) was recorded with \(known.carrier) \(known.trackingNumber); a shipment keeps its carrier and tracking number: record another shipmentId."
+          )
         }
         let current = ShipmentStatus(rawValue: known.status) ?? .open
         guard current.mayMove(to: params.status) else {
           return .failed(
-            Failed(
-              failureCode: .statusBackwards,
-              message: "Shipment \(known.shipmentId) is \(known.status): it cannot become \(params.status.rawValue)."))
+            .statusBackwards, "Shipment \(known.shipmentId) is \(known.status): it cannot become \(params.status.rawValue).")
         }
         row = known
         row.status = params.status.rawValue
@@ -154,8 +126,7 @@ public enum ShipOrder: RPCMethod {
         row.updatedAt = at
       } else {
         guard shipments.count < maxShipments else {
-          return .failed(
-            Failed(failureCode: .tooManyShipments, message: "The order has \(maxShipments) shipments, the most it may have."))
+          return .failed(.tooManyShipments, "The order has \(maxShipments) shipments, the most it may have.")
         }
         row = ShipmentRow(
           orderId: order.orderId, shipmentId: params.shipmentId, position: shipments.count + 1, carrier: params.carrier,
