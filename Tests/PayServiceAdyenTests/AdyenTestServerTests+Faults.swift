@@ -80,7 +80,7 @@ extension AdyenTestServerTests {
     }
   }
 
-  @Test("faults: 500 and 429 before executing, a reset and a delay after, each on its route")
+  @Test("faults: 500 and 429 before executing, a reset, a held answer and a delay after, each on its route")
   func faults() async throws {
     try await Self.withServer { server, client, factory in
       let body = Self.payment(Self.applePay(try Self.token(factory)))
@@ -117,13 +117,24 @@ extension AdyenTestServerTests {
           == #"{"merchantAccount":"PayServiceECOM","paymentPspReference":"TEST000000000002","pspReference":"TEST000000000003","status":"received","amount":{"currency":"USD","value":100}}"#
       )
       #expect(server.refundCount == 1)
-      server.inject(.delayAfterExecuting(seconds: 2), on: .captures)
-      await #expect(throws: (any Error).self) {
+      // An answer held after executing: the client's deadline passes first whatever the machine's load,
+      // since the server answers only once the gate opens.
+      let gate = AdyenTestServer.Gate()
+      server.inject(.holdAfterExecuting(gate), on: .captures)
+      await #expect(throws: HTTPClientError.deadlineExceeded) {
         _ = try await Self.send(
           client, server, "/v71/payments/TEST000000000002/captures", Self.modification(amount: 100),
           timeout: .milliseconds(300))
       }
       #expect(server.captureCount == 1)
+      gate.release()
+      server.inject(.delayAfterExecuting(seconds: 0.5), on: .captures)
+      let delayedFrom = Date()
+      let delayed = try await Self.send(
+        client, server, "/v71/payments/TEST000000000002/captures", Self.modification(amount: 100))
+      #expect(delayed.status == 201)
+      #expect(Date().timeIntervalSince(delayedFrom) >= 0.5)
+      #expect(server.captureCount == 2)
       server.setLatency(milliseconds: 300)
       let started = Date()
       _ = try await Self.send(client, server, "/v71/payments/TEST000000000002/cancels", Self.modification())

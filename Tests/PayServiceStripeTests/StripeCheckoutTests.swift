@@ -206,7 +206,7 @@ struct StripeCheckoutTests {
 
   @Test("Stripe charges, then the answer comes after the client's timeout: the replay recovers the order, one charge", arguments: StoreBackend.available)
   func timeoutAfterCharging(backend: StoreBackend) throws {
-    try lostAnswer(.delayAfterExecuting(seconds: 2.5), backend: backend)
+    try lostAnswer(.delayAfterExecuting(seconds: 10), backend: backend)
   }
 
   @Test("Stripe charges, then the connection is reset: the replay recovers the order, one charge", arguments: StoreBackend.available)
