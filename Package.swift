@@ -194,6 +194,12 @@ let package = Package(
       dependencies: ["PayServiceTestSupport", "PayServiceCore"],
       path: "Tests/AppleSessionTestServerMain"
     ),
+    // Apple Pay's Merchant Token Management API as a test server process; it unlinks no real tokens.
+    .executableTarget(
+      name: "merchant-token-test-server",
+      dependencies: ["PayServiceTestSupport", "PayServiceCore"],
+      path: "Tests/MerchantTokenTestServerMain"
+    ),
     // The test support the fuzz harness needs (the test config, the oracles, App Store claims signed
     // under a test chain): the core and the crypto libraries only, so that the fuzzer's sanitizer
     // build compiles no SwiftNIO. PayServiceTestSupport re-exports it.
@@ -260,7 +266,7 @@ let package = Package(
     ),
     .testTarget(
       name: "PayServiceApplePayTests",
-      dependencies: ["PayServiceApplePay", "PayServiceCore", "PayServiceTestSupport"]
+      dependencies: ["PayServiceApplePay", "PayServiceCore", "PayServiceRemote", "PayServiceTestSupport"]
     ),
     .testTarget(
       name: "PayServiceAppStoreTests",

@@ -32,7 +32,7 @@ final class AppleSessionHTTPHandler: ChannelInboundHandler {
       let outcome = core.answer(
         method: head.method.rawValue, path: TestHTTPRequestReader.split(head.uri).path,
         contentType: head.headers.first(name: "Content-Type"), body: Array(body.readableBytesView),
-        certificateMerchant: certificateMerchant(context: context))
+        certificateMerchant: Self.certificateMerchant(context: context))
       switch outcome {
       case .respond(let status, let text):
         TestHTTPResponse.write(
@@ -47,8 +47,9 @@ final class AppleSessionHTTPHandler: ChannelInboundHandler {
     }
   }
 
-  /// The merchant identifier in the verified client certificate's subject UID.
-  func certificateMerchant(context: ChannelHandlerContext) -> String? {
+  /// The merchant identifier in the verified client certificate's subject UID (the merchant
+  /// token test server reads its callers so too).
+  static func certificateMerchant(context: ChannelHandlerContext) -> String? {
     guard let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self),
       let peer = tls.peerCertificate, let der = try? peer.toDERBytes(),
       let certificate = try? Certificate(derEncoded: der)
