@@ -48,5 +48,6 @@ struct CheckConfig: ParsableCommand {
     // The merchant identity made into a TLS client, as serve makes it (a key that does not fit stops it).
     fflush(nil)
     ServeSettings.merchantSessions(for: loaded)?.shutdown()
+    ServeSettings.merchantTokens(for: loaded)?.shutdown()
   }
 }

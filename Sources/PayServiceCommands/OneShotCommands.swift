@@ -12,6 +12,7 @@ struct OneShotSession {
   private let sessions: MerchantSessionCalls?
   private let appStore: AppStoreServerCalls?
   private let pushes: WalletPushCalls?
+  private let tokens: MerchantTokenCalls?
 
   init(_ service: ServiceOptions, backOffice: Bool) {
     let loaded: Config
@@ -35,24 +36,25 @@ struct OneShotSession {
     sessions = ServeSettings.merchantSessions(for: loaded)
     appStore = ServeSettings.appStoreServer(for: loaded)
     pushes = ServeSettings.walletPushes(for: loaded)
+    tokens = ServeSettings.merchantTokens(for: loaded)
     handler = RequestHandler(
       context: ServiceContext(
         config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions,
-        appStoreServer: appStore, walletPushes: pushes, backOffice: backOffice),
+        appStoreServer: appStore, walletPushes: pushes, merchantTokens: tokens, backOffice: backOffice),
       methods: .payservice(backOffice: backOffice), log: log)
   }
 
   var context: ServiceContext { handler.context }
 
-  /// One request's outcome, nothing printed; the Wallet order pushes it recorded sent once it is
-  /// durable (if they cannot be, they stay pending for the next start).
+  /// One request's outcome, nothing printed; the calls it recorded (Wallet order pushes, merchant
+  /// token unlinks) sent once it is durable (if they cannot be, they stay pending for the next start).
   func call(method: String, paramsText: String?, pretty: Bool) -> OneShotCall.Outcome {
     let outcome = OneShotCall.run(method: method, paramsText: paramsText, handler: handler, pretty: pretty)
     for message in context.walletDeviceMessages.take() { log.warning("a Wallet device reports: \(message)") }
     do {
-      try pushes?.sendRecorded(context: context)
+      try context.recordedCalls.sendRecorded(context: context)
     } catch {
-      log.warning("Wallet order pushes not sent now (\(error)); they stay pending, and the next start sends them")
+      log.warning("recorded calls not sent now (\(error)); they stay pending, and the next start sends them")
     }
     return outcome
   }
@@ -72,6 +74,7 @@ struct OneShotSession {
     sessions?.shutdown()
     appStore?.shutdown()
     pushes?.shutdown()
+    tokens?.shutdown()
   }
 
   /// `params` as JSON object text.

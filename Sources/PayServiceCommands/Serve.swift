@@ -73,17 +73,18 @@ extension ServeSettings {
     let sessions = ServeSettings.merchantSessions(for: loaded)
     let appStore = ServeSettings.appStoreServer(for: loaded)
     let pushes = ServeSettings.walletPushes(for: loaded)
+    let tokens = ServeSettings.merchantTokens(for: loaded)
     // SIGHUP and reloadConfig load the file again, with the checks this start made.
     let reloader = ConfigReloader(path: config) { config in
       ServeSettings.startChecks(for: config, now: clock.now()).problems
     }
     let context = ServiceContext(
       config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
-      appStoreServer: appStore, walletPushes: pushes, reloader: reloader, backOffice: backOffice)
-    if gateway != nil || pushes != nil {
+      appStoreServer: appStore, walletPushes: pushes, merchantTokens: tokens, reloader: reloader, backOffice: backOffice)
+    if gateway != nil || pushes != nil || tokens != nil {
       // Work a previous process left pending (its gateway's answer lost to a crash or a timeout,
-      // a Wallet order push not sent) is resolved before the first request: sent again under the
-      // same keys.
+      // a Wallet order push or a merchant token's unlink not sent) is resolved before the first
+      // request: sent again under the same keys.
       do {
         let sweep = try OperationRunner.sweep(context: context)
         if sweep.resolved + sweep.pending > 0 {
@@ -105,6 +106,7 @@ extension ServeSettings {
     sessions?.shutdown()
     appStore?.shutdown()
     pushes?.shutdown()
+    tokens?.shutdown()
     if !storeSource.wasUsed {
       // The throwaway store was never needed and may still be opening on its thread: there is
       // nothing to close, so end here rather than tear down under that thread's feet.

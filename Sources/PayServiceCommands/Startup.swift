@@ -112,6 +112,17 @@ extension ServeSettings {
     }
   }
 
+  /// The client of Apple's Merchant Token Management API (nil without `applePay.merchantTokens`),
+  /// with the merchant identity certificate. A client that cannot be made stops the start (exit 2).
+  static func merchantTokens(for config: Config) -> MerchantTokenCalls? {
+    guard let settings = config.merchantTokens else { return nil }
+    do {
+      return MerchantTokenCalls(service: try AppleMerchantTokenClient(settings: settings))
+    } catch {
+      fail("applePay.merchantTokens: \(error)")
+    }
+  }
+
   /// The APNs client for Wallet order pushes (nil without `walletOrders.apns`). A client that
   /// cannot be made stops the start (exit 2); the message never holds the key. Provider tokens are
   /// made with the real clock, whatever `--now` pins: APNs checks them against its own.

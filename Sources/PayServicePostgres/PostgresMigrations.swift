@@ -188,6 +188,7 @@ enum PostgresMigrations {
     [StoreSchema.settledCallsCleared],
     [orderEventKinds],
     StoreSchema.walletOrderTables,
+    StoreSchema.merchantTokenTables,
   ]
 
   /// Migrations v11 and v19: today's order event kinds in the check PostgreSQL named for

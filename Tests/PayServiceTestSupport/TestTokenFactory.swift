@@ -98,6 +98,10 @@ public struct TestTokenFactory {
     /// The EMV data and encrypted PIN block an EMV payment carries (test values, never real).
     public static let emvData = "ZmFrZS1lbXYtZGF0YS1mb3ItdGVzdHMtb25seQ=="
     public static let encryptedPINData = "ZmFrZS1waW4tYmxvY2stMDEyMzQ1Njc4OWFi"
+    /// A merchant token (MPAN) payment's `merchantTokenIdentifier` and its `merchantTokenMetadata`
+    /// (JSON text, written as given); nil: a device token's payment.
+    public var merchantTokenIdentifier: String?
+    public var merchantTokenMetadata: String?
     public init() {}
   }
 
@@ -109,10 +113,15 @@ public struct TestTokenFactory {
     let threeDSPart = #""paymentDataType":"3DSecure","paymentData":{"onlinePaymentCryptogram":"Af9x/QwAA/DjmU65oyc1MAABAAA=","eciIndicator":"5"}"#
     let emvPart =
       #""paymentDataType":"EMV","paymentData":{"emvData":"\#(Payment.emvData)","encryptedPINData":"\#(Payment.encryptedPINData)"}"#
+    var merchantTokenPart = ""
+    if let identifier = payment.merchantTokenIdentifier {
+      merchantTokenPart = #","merchantTokenIdentifier":"\#(identifier)""#
+      if let metadata = payment.merchantTokenMetadata { merchantTokenPart += #","merchantTokenMetadata":\#(metadata)"# }
+    }
     let plaintext = """
       {"applicationPrimaryAccountNumber":"\(payment.accountNumber)","applicationExpirationDate":"\(payment.expiration)",\
       "currencyCode":"\(payment.currencyCode)","transactionAmount":\(payment.transactionAmount),\
-      "deviceManufacturerIdentifier":"040010030273",\(payment.emv ? emvPart : threeDSPart)}
+      "deviceManufacturerIdentifier":"040010030273",\(payment.emv ? emvPart : threeDSPart)\(merchantTokenPart)}
       """
     let ephemeral = P256.KeyAgreement.PrivateKey()
     let shared = try ephemeral.sharedSecretFromKeyAgreement(with: merchantKey.publicKey)

@@ -212,7 +212,7 @@ public struct AgreementPayment: GatewayOperation {
         let due = agreement.nextPaymentAt, due <= now
       else { return skipped("not_due", "This payment is not due: the agreement has moved on.") }
       if agreement.cancelAtPeriodEnd {
-        try Agreements.end(&agreement, as: .canceled, transaction: transaction, now: now)
+        try Agreements.end(&agreement, as: .canceled, transaction: transaction, context: context, now: now)
         var answer = result(agreement, .ended)
         answer.message = "The agreement was cancelled at the end of its period: nothing was charged."
         return .done(answer, final: true)
@@ -234,6 +234,15 @@ public struct AgreementPayment: GatewayOperation {
         answer.message = "The balance \(config.format(balance)) is not below the threshold \(config.format(Int64(threshold)))."
         return .done(answer, final: true)
       }
+    }
+    // A merchant token Apple unlinked never charges: the agreement ends, uncharged.
+    if let token = try Agreements.credential(of: agreement).merchantToken, token.status == .unlinked {
+      try Agreements.end(&agreement, as: .canceled, transaction: transaction, context: context, now: now)
+      var answer = result(agreement, .ended)
+      answer.failureCode = "merchant_token_unlinked"
+      answer.message =
+        "The Apple Pay card of this agreement was removed (by the \(token.reason ?? "customer")): nothing was charged."
+      return .done(answer, final: true)
     }
     let attempt = agreement.attempt + 1
     guard let product = config.productsBySKU[agreement.sku], agreement.currencyCode == config.currency.code else {
@@ -257,7 +266,7 @@ public struct AgreementPayment: GatewayOperation {
         &agreement, failureCode: "gateway_error", declineCode: nil,
         action: CustomerAction(
           code: .updatePaymentMethod, message: "Your card can no longer be charged. Add another card to keep your plan."),
-        settings: config.billing, transaction: transaction, now: now)
+        settings: config.billing, transaction: transaction, context: context, now: now)
       var answer = result(agreement, .failed)
       answer.failureCode = "gateway_error"
       answer.message = message
@@ -333,7 +342,7 @@ public struct AgreementPayment: GatewayOperation {
       try Agreements.declined(
         &agreement, failureCode: failure.failureCode, declineCode: failure.declineCode,
         action: Agreements.customerAction(failureCode: failure.failureCode, declineCode: failure.declineCode),
-        settings: context.config.billing, transaction: transaction, now: now)
+        settings: context.config.billing, transaction: transaction, context: context, now: now)
       var answer = result(agreement, .failed)
       answer.chargeId = chargeId
       answer.failureCode = failure.failureCode
@@ -347,13 +356,13 @@ public struct AgreementPayment: GatewayOperation {
         currencyCode: context.config.currency.code, createdAt: nowText))
     return try record(
       &agreement, terms: terms, prepared: prepared, chargeId: chargeId, gatewayPaymentId: nil, transaction: transaction,
-      now: now)
+      context: context, now: now)
   }
 
   /// Records the paid order and moves the agreement on.
   func record(
     _ agreement: inout AgreementRow, terms: AgreementTerms, prepared: PreparedOrder, chargeId: String,
-    gatewayPaymentId: String?, transaction: any StoreTransaction, now: Int64
+    gatewayPaymentId: String?, transaction: any StoreTransaction, context: ServiceContext, now: Int64
   ) throws -> Result {
     var recorded = prepared
     recorded.document.chargeId = chargeId
@@ -362,7 +371,8 @@ public struct AgreementPayment: GatewayOperation {
     try transaction.insert(recorded.row(chargeId: chargeId, gatewayPaymentId: gatewayPaymentId, captured: true))
     let amountMinor = Int64(prepared.amountMinor)
     try Agreements.paid(
-      &agreement, terms: terms, orderId: orderId, amountMinor: amountMinor, transaction: transaction, now: now)
+      &agreement, terms: terms, orderId: orderId, amountMinor: amountMinor, transaction: transaction, context: context,
+      now: now)
     var answer = result(agreement, .succeeded)
     answer.orderId = orderId
     answer.chargeId = chargeId
@@ -411,7 +421,7 @@ public struct AgreementPayment: GatewayOperation {
           currencyCode: call.currencyCode, createdAt: RFC3339.format(now)))
       try Agreements.declined(
         &agreement, failureCode: code, declineCode: declineCode, action: action, settings: context.config.billing,
-        transaction: transaction, now: now)
+        transaction: transaction, context: context, now: now)
       var answer = payment.result(agreement, .failed)
       answer.chargeId = chargeId
       answer.failureCode = code
@@ -451,7 +461,7 @@ public struct AgreementPayment: GatewayOperation {
         return .settled(
           try payment.record(
             &agreement, terms: terms, prepared: call.prepared, chargeId: chargeId, gatewayPaymentId: paid.id,
-            transaction: transaction, now: now))
+            transaction: transaction, context: context, now: now))
       case .processing:
         return pending(
           "payment_processing", "\(gatewayName) is processing the payment \(paid.id): its event, or the next run, settles it.")

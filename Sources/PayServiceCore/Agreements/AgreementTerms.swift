@@ -115,12 +115,14 @@ public struct AgreementCredential: Sendable, Equatable, WireObject {
   /// Stripe's Customer (`cus_…`) and PaymentMethod (`pm_…`) saved for off-session payments.
   public var customerId: String?
   public var paymentMethodId: String?
+  /// The Apple Pay merchant token the first payment's decrypted data carried.
+  public var merchantToken: MerchantTokenState?
 
   public static let shape = ObjectShape<AgreementCredential>(
     blank: { AgreementCredential() },
     [
       .member("gateway", \.gateway), .member("customerId", \.customerId, .optional),
-      .member("paymentMethodId", \.paymentMethodId, .optional),
+      .member("paymentMethodId", \.paymentMethodId, .optional), .member("merchantToken", \.merchantToken, .optional),
     ])
 
   /// The card kept at a remote gateway; nil for the sandbox.
@@ -146,4 +148,40 @@ public struct CustomerAction: Sendable, Equatable, WireObject {
   public static let shape = ObjectShape<CustomerAction>(
     blank: { CustomerAction() },
     [.member("code", \.code), .member("message", \.message, .required, .string(), read: ParamReader.anyString)])
+}
+
+/// An agreement's Apple Pay merchant token (MPAN) as Apple last described it: what Wallet's
+/// customer sees of the card, and whether the token still charges.
+public struct MerchantTokenState: Sendable, Equatable, WireObject {
+  public enum Status: String, Sendable, WireEnum, CaseIterable {
+    /// The token charges.
+    case active
+    /// Unlinked by the customer or the card issuer (Apple's event), or by payservice when the
+    /// agreement ended: it never charges again.
+    case unlinked
+  }
+
+  /// Apple's merchant token identifier (a reference to the token, not a card number).
+  public var identifier = ""
+  public var status = Status.active
+  /// unlinked: who ended it, as Apple's event said (the user or the issuer); `merchant` when the
+  /// agreement ended here.
+  public var reason: String?
+  public var card: MerchantTokenCard?
+  /// RFC 3339: when an event of Apple's last changed it.
+  public var updatedAt: String?
+
+  public static let shape = ObjectShape<MerchantTokenState>(
+    "The Apple Pay merchant token the agreement's payments charge, as Apple last described it.",
+    blank: { MerchantTokenState() },
+    [
+      .member("identifier", \.identifier, .required, .string("Apple's merchant token identifier; not a card number.")),
+      .member(
+        "status", \.status, .required,
+        .string(
+          "active, or unlinked (by the customer or the issuer, as reason says, or by the merchant): it never charges again.",
+          values: Status.allCases.map(\.rawValue))),
+      .member("reason", \.reason, .optional), .member("card", \.card, .optional),
+      .member("updatedAt", \.updatedAt, .optional, Shapes.timestamp),
+    ])
 }

@@ -25,7 +25,16 @@ public enum Agreements {
         period: planned.period, attempt: 0, cancelAtPeriodEnd: false, terms: JSONWriter.string(terms),
         credential: JSONWriter.string(credential), sandboxOutcome: sandboxOutcome?.rawValue, customerAction: nil,
         updatedAt: nowText))
+    if let token = credential.merchantToken {
+      try transaction.setMerchantToken(agreementId: agreementId, identifier: token.identifier)
+    }
     try transaction.append(AgreementEventRow(agreementId: agreementId, position: 0, kind: .created, at: nowText, orderId: orderId))
+    if let token = credential.merchantToken, token.status == .unlinked {
+      // Apple unlinked the token before the agreement was made: said on it now, ended by the billing run.
+      try transaction.append(
+        AgreementEventRow(
+          agreementId: agreementId, position: 0, kind: .merchantTokenUnlinked, at: nowText, code: token.reason))
+    }
     if status == .completed {
       try transaction.append(
         AgreementEventRow(agreementId: agreementId, position: 0, kind: .statusChanged, at: nowText, code: status.rawValue))
@@ -42,21 +51,28 @@ public enum Agreements {
     try StoredJSON.read(agreement.credential, as: AgreementCredential.self, "agreement credential")
   }
 
-  /// Sets `status` (with its event when it changes).
+  /// Sets `status` (with its event when it changes). An agreement that ends gives up its merchant
+  /// token (`unlinkMerchantToken`).
   static func move(
-    _ agreement: inout AgreementRow, to status: AgreementStatus, transaction: any StoreTransaction, at now: String
+    _ agreement: inout AgreementRow, to status: AgreementStatus, transaction: any StoreTransaction,
+    context: ServiceContext, now: Int64
   ) throws {
     guard agreement.status != status else { return }
     agreement.status = status
     try transaction.append(
-      AgreementEventRow(agreementId: agreement.agreementId, position: 0, kind: .statusChanged, at: now, code: status.rawValue))
+      AgreementEventRow(
+        agreementId: agreement.agreementId, position: 0, kind: .statusChanged, at: RFC3339.format(now),
+        code: status.rawValue))
+    if !status.collects && status != .actionRequired {
+      try unlinkMerchantToken(&agreement, transaction: transaction, context: context, now: now)
+    }
   }
 
   /// A payment went through: the agreement moves to its next payment (or is completed), a
   /// decline's dunning is over.
   static func paid(
     _ agreement: inout AgreementRow, terms: AgreementTerms, orderId: String, amountMinor: Int64,
-    transaction: any StoreTransaction, now: Int64
+    transaction: any StoreTransaction, context: ServiceContext, now: Int64
   ) throws {
     let nowText = RFC3339.format(now)
     try transaction.append(
@@ -70,10 +86,12 @@ public enum Agreements {
     switch agreement.kind {
     case .automaticReload:
       agreement.nextPaymentAt = nil
-      try move(&agreement, to: .active, transaction: transaction, at: nowText)
+      try move(&agreement, to: .active, transaction: transaction, context: context, now: now)
     case .recurring, .deferred:
       agreement.nextPaymentAt = terms.dueDate(period: agreement.period)
-      try move(&agreement, to: agreement.nextPaymentAt == nil ? .completed : .active, transaction: transaction, at: nowText)
+      try move(
+        &agreement, to: agreement.nextPaymentAt == nil ? .completed : .active, transaction: transaction, context: context,
+        now: now)
     }
     try transaction.update(agreement)
   }
@@ -99,7 +117,7 @@ public enum Agreements {
   /// `billing.retries`, or waits for the customer, or, its retries spent, is unpaid or canceled.
   static func declined(
     _ agreement: inout AgreementRow, failureCode: String, declineCode: String?, action: CustomerAction?,
-    settings: BillingSettings, transaction: any StoreTransaction, now: Int64
+    settings: BillingSettings, transaction: any StoreTransaction, context: ServiceContext, now: Int64
   ) throws {
     let nowText = RFC3339.format(now)
     agreement.attempt += 1
@@ -111,30 +129,31 @@ public enum Agreements {
     if let action {
       agreement.customerAction = JSONWriter.string(action)
       agreement.nextPaymentAt = nil
-      try move(&agreement, to: .actionRequired, transaction: transaction, at: nowText)
+      try move(&agreement, to: .actionRequired, transaction: transaction, context: context, now: now)
     } else if agreement.attempt <= settings.retries.count {
       // A reload is tried again when a balance is next reported, not on a schedule.
       agreement.nextPaymentAt =
         agreement.kind == .automaticReload ? nil : now + Int64(settings.retries[agreement.attempt - 1]) * 86_400
-      try move(&agreement, to: .pastDue, transaction: transaction, at: nowText)
+      try move(&agreement, to: .pastDue, transaction: transaction, context: context, now: now)
     } else {
       agreement.nextPaymentAt = nil
       try move(
         &agreement, to: settings.whenRetriesFail == .canceled ? .canceled : .unpaid, transaction: transaction,
-        at: nowText)
+        context: context, now: now)
     }
     try transaction.update(agreement)
   }
 
   /// Ends an agreement now (`canceled` or `completed`): nothing more is charged.
   static func end(
-    _ agreement: inout AgreementRow, as status: AgreementStatus, transaction: any StoreTransaction, now: Int64
+    _ agreement: inout AgreementRow, as status: AgreementStatus, transaction: any StoreTransaction,
+    context: ServiceContext, now: Int64
   ) throws {
     let nowText = RFC3339.format(now)
     agreement.nextPaymentAt = nil
     agreement.cancelAtPeriodEnd = false
     agreement.updatedAt = nowText
-    try move(&agreement, to: status, transaction: transaction, at: nowText)
+    try move(&agreement, to: status, transaction: transaction, context: context, now: now)
     try transaction.update(agreement)
   }
 }

@@ -18,6 +18,10 @@ public struct Config: Sendable {
   public var paymentRequest = PaymentRequestSettings()
   /// The merchant identity and domains for `startMerchantSession`; nil: not offered.
   public var merchantSession: MerchantSessionSettings?
+  /// Apple's Merchant Token Management API (`applePay.merchantTokens`): token events fetched and
+  /// tokens unlinked with the merchant identity; nil: processMerchantTokenNotification answers
+  /// not_configured and nothing is unlinked.
+  public var merchantTokens: MerchantTokenSettings?
   /// Apple Wallet order tracking (`walletOrders:`); nil: authorizePayment gives no orderDetails.
   public var walletOrders: WalletOrders?
   /// How long personal data is kept (`privacy:`).

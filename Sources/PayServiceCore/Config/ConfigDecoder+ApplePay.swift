@@ -6,6 +6,7 @@ struct ApplePaySection {
   var processing: ApplePayMerchant?
   var paymentRequest = PaymentRequestSettings()
   var merchantSession: MerchantSessionSettings?
+  var merchantTokens: MerchantTokenSettings?
   /// Where `managementURL` was written (or the section), for the catalog's billing checks.
   var node: YAMLNode?
 }
@@ -30,7 +31,7 @@ extension ConfigDecoder {
     let path = "applePay"
     let processingKeys = ["merchantCertificate", "merchantPrivateKey", "rootCertificate", "maxTokenAgeSeconds"]
     let sessionKeys = ["merchantIdentityCertificate", "merchantIdentityKey", "domains", "merchantSession"]
-    let requestKeys = ["shippingType", "managementURL", "billingAgreement", "tokenNotificationURL"]
+    let requestKeys = ["shippingType", "managementURL", "billingAgreement", "tokenNotificationURL", "merchantTokens"]
     guard let fields = reader.mapping(node, path, allowed: processingKeys + sessionKeys + requestKeys) else { return nil }
     var section = ApplePaySection(node: node)
     var valid = true
@@ -101,7 +102,53 @@ extension ConfigDecoder {
       guard let settings = decodeMerchantSession(fields, node: node, merchant: merchant) else { return nil }
       section.merchantSession = settings
     }
+    if let tokensNode = fields["merchantTokens"] {
+      guard let identity = section.merchantSession?.identity else {
+        reader.report(
+          tokensNode, "\(path).merchantTokens",
+          "calls Apple with the merchant identity certificate: set merchantIdentityCertificate, merchantIdentityKey and domains too")
+        return nil
+      }
+      guard let settings = decodeMerchantTokens(tokensNode, identity: identity) else { return nil }
+      section.merchantTokens = settings
+    }
     return valid ? section : nil
+  }
+
+  /// `applePay.merchantTokens: {apiBase, trustRoots}`: Apple's Merchant Token Management API,
+  /// called with the merchant identity certificate. Both keys optional (Apple's gateway, the system roots).
+  func decodeMerchantTokens(_ node: YAMLNode, identity: MerchantIdentity) -> MerchantTokenSettings? {
+    let path = "applePay.merchantTokens"
+    // `merchantTokens: {}` and a bare `merchantTokens:` both mean Apple's gateway.
+    if case .scalar(let scalar) = node, scalar.string.isEmpty || scalar.string == "~" || scalar.string == "null" {
+      return MerchantTokenSettings(identity: identity)
+    }
+    guard let fields = reader.mapping(node, path, allowed: ["apiBase", "trustRoots"]) else { return nil }
+    var settings = MerchantTokenSettings(identity: identity)
+    var valid = true
+    if let n = fields["apiBase"], let text = reader.string(n, "\(path).apiBase") {
+      if let problem = Gateway.Stripe.originProblem(text, example: MerchantTokenSettings.appleAPIBase) {
+        reader.report(n, "\(path).apiBase", problem)
+        valid = false
+      } else {
+        settings.apiBase = text.hasSuffix("/") ? String(text.dropLast()) : text
+      }
+    } else if fields["apiBase"] != nil {
+      valid = false
+    }
+    if fields["trustRoots"] != nil {
+      if let file = configFile(fields, "trustRoots", path) {
+        if file.text.contains("-----BEGIN CERTIFICATE-----") {
+          settings.trustRootsPEM = file.text
+        } else {
+          reader.report(file.node, "\(path).trustRoots", "holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+          valid = false
+        }
+      } else {
+        valid = false
+      }
+    }
+    return valid ? settings : nil
   }
 
   /// `https://` followed by a host and an optional path, without spaces.

@@ -151,6 +151,7 @@ struct ConfigDecoder {
     if let applePay {
       config.paymentRequest = applePay.paymentRequest
       config.merchantSession = applePay.merchantSession
+      config.merchantTokens = applePay.merchantTokens
     }
     config.walletOrders = walletOrders
     config.privacy = privacy

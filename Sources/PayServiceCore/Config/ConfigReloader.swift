@@ -86,8 +86,9 @@ public final class ConfigReloader: Sendable {
     }
     let next = ServiceContext(
       config: config, storeSource: current.storeSource, clock: current.clock, gateway: current.gatewayCalls,
-      merchantSessions: current.merchantSessions, appStoreServer: current.appStoreServer, reloader: self,
-      backOffice: current.backOffice)
+      merchantSessions: current.merchantSessions, appStoreServer: current.appStoreServer,
+      walletPushes: current.walletPushes, merchantTokens: current.merchantTokens, recordedCalls: current.recordedCalls,
+      reloader: self, backOffice: current.backOffice)
     pending.withLock { $0 = next }
     return .success(config)
   }
@@ -103,6 +104,11 @@ public final class ConfigReloader: Sendable {
       || old.merchantSession?.trustRootsPEM != new.merchantSession?.trustRootsPEM
     {
       sections.append("applePay.merchantIdentityCertificate")
+    }
+    if old.merchantTokens?.apiBase != new.merchantTokens?.apiBase
+      || old.merchantTokens?.trustRootsPEM != new.merchantTokens?.trustRootsPEM
+    {
+      sections.append("applePay.merchantTokens")
     }
     if old.appStore?.api != new.appStore?.api { sections.append("appStore.api") }
     return sections

@@ -119,6 +119,12 @@ public enum ConfigSummary {
     } else {
       lines.append("sessions   not configured: startMerchantSession answers not_configured")
     }
+    if let tokens = config.merchantTokens {
+      lines.append("tokens     merchant token events and unlinks at \(tokens.apiBase), with the merchant identity")
+      if tokens.trustRootsPEM != nil {
+        lines.append("  WARNING  Apple's token API is trusted through applePay.merchantTokens.trustRoots, not the system roots")
+      }
+    }
     if let wallet = config.walletOrders {
       lines.append("wallet     orders \(wallet.orderTypeIdentifier) at \(wallet.webServiceURL)")
       if let package = wallet.package {

@@ -48,6 +48,8 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
     /// declined, skipped: why.
     public var failureCode: String?
     public var declineCode: String?
+    /// merchant_token_unlinked: who unlinked the token (as Apple said: the user or the issuer; or merchant).
+    public var reason: String?
 
     public static let shape = ObjectShape<Event>(
       blank: { Event() },
@@ -56,7 +58,7 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
         .member("period", \.period, .optional), .member("attempt", \.attempt, .optional),
         .member("orderId", \.orderId, .optional), .member("amount", \.amount, .optional, Shapes.amount),
         .member("status", \.status, .optional), .member("failureCode", \.failureCode, .optional),
-        .member("declineCode", \.declineCode, .optional),
+        .member("declineCode", \.declineCode, .optional), .member("reason", \.reason, .optional),
       ])
   }
 
@@ -79,6 +81,8 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
   public var gateway = "sandbox"
   public var customerId: String?
   public var customerAction: CustomerAction?
+  /// The Apple Pay merchant token its payments charge, when the first payment brought one.
+  public var merchantToken: MerchantTokenState?
   public var currencyCode = ""
   public var events: [Event]?
 
@@ -104,6 +108,7 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
       .member("cancelAtPeriodEnd", \.cancelAtPeriodEnd),
       .member("gateway", \.gateway), .member("customerId", \.customerId, .optional),
       .member("customerAction", \.customerAction, .optional),
+      .member("merchantToken", \.merchantToken, .optional),
       .member("currencyCode", \.currencyCode, .required, Shapes.currencyCode),
       .member("events", \.events, .optional, .array(Event.schema, "getAgreement: what happened, in order.")),
     ])
@@ -139,6 +144,7 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
     cancelAtPeriodEnd = row.cancelAtPeriodEnd
     gateway = credential.gateway
     customerId = credential.customerId
+    merchantToken = credential.merchantToken
     customerAction = try row.customerAction.map { text throws(StoreError) in
       try StoredJSON.read(text, as: CustomerAction.self, "customer action")
     }
@@ -153,6 +159,8 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
       shown.amount = event.amountMinor.map(config.format)
       if event.kind == .statusChanged {
         shown.status = event.code.flatMap(AgreementStatus.init(rawValue:))
+      } else if event.kind == .merchantTokenUnlinked {
+        shown.reason = event.code
       } else {
         shown.failureCode = event.code
       }

@@ -229,7 +229,7 @@ public enum AuthorizePayment: RPCMethod {
       }
     }
     if let cardError = merchandise.cardError { return answer(.failure, [cardError]) }
-    var hold: (authorization: PaymentAuthorization, declineReason: String?)?
+    var hold: ApplePayHold?
     // With a remote gateway, the gateway holds the processing certificate and decrypts the token
     // (above); the applePay section, if any, is not used for it.
     if case .object(let tokenData) = params.paymentData, context.gatewayCalls == nil {
@@ -414,7 +414,7 @@ public enum AuthorizePayment: RPCMethod {
   /// Records the hold (if any) and issues a single-use charge token bound to this order and card;
   /// nil when the network declined the hold.
   static func issueChargeToken(
-    _ params: Params, quote: Pricer.Quote, hold: (authorization: PaymentAuthorization, declineReason: String?)?,
+    _ params: Params, quote: Pricer.Quote, hold: ApplePayHold?,
     gatewayPaymentData: String?, context: ServiceContext, now: Int64
   ) throws -> (token: String, walletOrderToken: String?)? {
     let config = context.config
@@ -433,6 +433,15 @@ public enum AuthorizePayment: RPCMethod {
       issuedAt: now, ttlSeconds: config.gateway.chargeTokenTTLSeconds, authorizationId: hold?.authorization.authorizationId,
       // A remote gateway charges its token or PaymentMethod (checked above).
       gatewayPaymentData: context.gatewayCalls == nil ? nil : gatewayPaymentData, walletOrderToken: walletToken)
+    // The merchant token goes with the authorization it came with, ahead of the token's issue (a
+    // replay's second record writes nothing), for the agreement processOrder makes.
+    if let hold, hold.declineReason == nil, let merchantToken = hold.merchantToken {
+      try context.store.write { transaction in
+        try transaction.insertMerchantTokenHold(
+          authorizationId: hold.authorization.authorizationId, merchantTokenIdentifier: merchantToken.identifier,
+          card: merchantToken.card.map { JSONWriter.string($0) })
+      }
+    }
     let token = try context.store.issue(TokenIssue(hold: hold?.authorization, issuedAt: now, make: make))
     return token.map { ($0.token, $0.walletOrderToken) }
   }
@@ -445,7 +454,7 @@ extension AuthorizePayment {
   static func applePayHold(
     _ tokenData: JSONObject, params: Params, totalMinor: Int64, context: ServiceContext, identifiers: Identifiers,
     now: Int64
-  ) throws(ApplePayTokenFailure) -> (authorization: PaymentAuthorization, declineReason: String?) {
+  ) throws(ApplePayTokenFailure) -> ApplePayHold {
     let config = context.config
     guard let merchant = config.applePay else {
       try ApplePayTokenVerifier.requireVersion(tokenData)
@@ -478,7 +487,17 @@ extension AuthorizePayment {
       transactionId: payment.transactionId, network: params.paymentMethod.network,
       cardType: params.paymentMethod.type.rawValue, lastFour: payment.lastFour, amountMinor: totalMinor,
       currencyCode: config.currency.code, status: declineReason == nil ? .held : .declined)
-    return (authorization, declineReason)
+    return ApplePayHold(
+      authorization: authorization, declineReason: declineReason,
+      merchantToken: payment.merchantTokenIdentifier.map { ($0, payment.merchantTokenCard) })
+  }
+
+  /// What a decrypted Apple Pay token left: the hold, the network's refusal if any, and the
+  /// merchant token (MPAN) a recurring, deferred or automatic reload request brought.
+  struct ApplePayHold {
+    var authorization: PaymentAuthorization
+    var declineReason: String?
+    var merchantToken: (identifier: String, card: MerchantTokenCard?)?
   }
 }
 

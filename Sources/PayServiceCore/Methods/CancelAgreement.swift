@@ -2,6 +2,8 @@
 /// (`--back-office`).
 public enum CancelAgreement: OperationMethod {
   public static let name = "cancelAgreement"
+  /// The cancel, and the unlinking of the agreement's merchant token that ending it records.
+  public static let operationKinds: [any Operation.Type] = [Cancellation.self, MerchantTokenUnlink.self]
 
   public static let documentation = MethodDocumentation(
     summary: "Cancel an agreement now, or a subscription at the end of its current period.",
@@ -124,7 +126,7 @@ public enum CancelAgreement: OperationMethod {
             agreementId: agreement.agreementId, position: 0, kind: .cancelScheduled, at: RFC3339.format(now),
             period: agreement.period))
       } else {
-        try Agreements.end(&agreement, as: .canceled, transaction: transaction, now: now)
+        try Agreements.end(&agreement, as: .canceled, transaction: transaction, context: context, now: now)
       }
       return .done(
         .succeeded(

@@ -709,9 +709,21 @@ public enum ProcessOrder: OperationMethod {
     }
     recorded.document = order
     try transaction.insert(recorded.row(chargeId: chargeId, gatewayPaymentId: nil, captured: captureNow))
-    // The sandbox keeps the token's outcome for the agreement's later payments.
+    // The sandbox keeps the token's outcome for the agreement's later payments, and the merchant
+    // token the Apple Pay token brought.
+    var credential = AgreementCredential()
+    if prepared.agreement != nil, let authorizationId = token.authorizationId,
+      let hold = try transaction.locked().merchantTokenHold(authorizationId: authorizationId)
+    {
+      // A token Apple unlinked before its agreement was made charges nothing (runBilling ends it).
+      credential.merchantToken = MerchantTokenState(
+        identifier: hold.identifier, status: hold.unlinkedBy == nil ? .active : .unlinked, reason: hold.unlinkedBy,
+        card: try hold.card.map { text throws(StoreError) in
+          try StoredJSON.read(text, as: MerchantTokenCard.self, "merchant token card")
+        })
+    }
     try Agreements.create(
-      for: recorded, credential: AgreementCredential(), sandboxOutcome: token.sandboxOutcome, transaction: transaction,
+      for: recorded, credential: credential, sandboxOutcome: token.sandboxOutcome, transaction: transaction,
       context: context, now: now)
     return .succeeded(
       Succeeded(

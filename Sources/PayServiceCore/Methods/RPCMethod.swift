@@ -90,6 +90,10 @@ public final class ServiceContext: Sendable {
   public let appStoreServer: AppStoreServerCalls?
   /// Pushes to APNs about Wallet orders (`walletOrders.apns`); nil when the config has none.
   public let walletPushes: WalletPushCalls?
+  /// Apple's Merchant Token Management API (`applePay.merchantTokens`); nil when the config has none.
+  public let merchantTokens: MerchantTokenCalls?
+  /// The calls work recorded for after it is durable (`RecordedOperation`), kept across reloads.
+  public let recordedCalls: RecordedCalls
   /// What devices reported through `logWalletMessages`, for the operator's log.
   public let walletDeviceMessages = WalletDeviceMessages()
   /// What loads the config again (`reloadConfig`, SIGHUP); nil for a process that does not reload.
@@ -115,10 +119,13 @@ public final class ServiceContext: Sendable {
   public init(
     config: Config, storeSource: StoreSource, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
-    walletPushes: WalletPushCalls? = nil, reloader: ConfigReloader? = nil, backOffice: Bool = false
+    walletPushes: WalletPushCalls? = nil, merchantTokens: MerchantTokenCalls? = nil,
+    recordedCalls: RecordedCalls = RecordedCalls(), reloader: ConfigReloader? = nil, backOffice: Bool = false
   ) {
     self.config = config
     self.walletPushes = walletPushes
+    self.merchantTokens = merchantTokens
+    self.recordedCalls = recordedCalls
     self.reloader = reloader
     self.backOffice = backOffice
     self.gatewayCalls = gateway
@@ -136,11 +143,13 @@ public final class ServiceContext: Sendable {
   public convenience init(
     config: Config, store: any Store, clock: ServiceClock, gateway: GatewayCalls? = nil,
     merchantSessions: MerchantSessionCalls? = nil, appStoreServer: AppStoreServerCalls? = nil,
-    walletPushes: WalletPushCalls? = nil, reloader: ConfigReloader? = nil, backOffice: Bool = false
+    walletPushes: WalletPushCalls? = nil, merchantTokens: MerchantTokenCalls? = nil, reloader: ConfigReloader? = nil,
+    backOffice: Bool = false
   ) {
     self.init(
       config: config, storeSource: StoreSource(store), clock: clock, gateway: gateway, merchantSessions: merchantSessions,
-      appStoreServer: appStoreServer, walletPushes: walletPushes, reloader: reloader, backOffice: backOffice)
+      appStoreServer: appStoreServer, walletPushes: walletPushes, merchantTokens: merchantTokens, reloader: reloader,
+      backOffice: backOffice)
   }
 }
 
@@ -162,6 +171,7 @@ public enum MethodRegistry {
     Health.self,
     ProcessStripeEvent.self,
     ProcessAdyenNotification.self,
+    ProcessMerchantTokenNotification.self,
     VerifyAppStoreTransaction.self,
     ProcessAppStoreNotification.self,
     GetEntitlements.self,

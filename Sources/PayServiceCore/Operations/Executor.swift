@@ -110,15 +110,14 @@ public final class Executor {
   }
 
   /// What the work just answered left for after its answers: the messages devices sent for the
-  /// log, and the Wallet order pushes it recorded, sent now that it is durable, so that no answer
-  /// waits for APNs.
+  /// log, and the calls it recorded (Wallet order pushes, merchant token unlinks), sent now that
+  /// it is durable, so that no answer waits for a remote service.
   private func afterAnswers() {
     for message in context.walletDeviceMessages.take() { log.warning("a Wallet device reports: \(message)") }
-    guard let pushes = context.walletPushes else { return }
     do {
-      try pushes.sendRecorded(context: context)
+      try context.recordedCalls.sendRecorded(context: context)
     } catch {
-      log.warning("Wallet order pushes not sent now (\(error)); they stay pending, and the next start sends them")
+      log.warning("recorded calls not sent now (\(error)); they stay pending, and the next start sends them")
     }
   }
 

@@ -60,16 +60,18 @@ extension OperationRunner {
   /// Settles `entry` from what its gateway shows of its work, without sending its call again: the
   /// janitor's step for one entry. The lookup is made with no transaction open, and its reply is
   /// recorded as the call's would be (`InFlight.settle`): an entry settled meanwhile is left as
-  /// it was settled. A Wallet order push is the one entry sent again: it moves no money.
+  /// it was settled. Recorded work (a Wallet order push, a merchant token's unlinking) is the one
+  /// kind sent again: it moves no money, and sending it twice is harmless.
   static func resolve(_ entry: OperationRow, context: ServiceContext) throws -> Resolution {
-    // A Wallet order push left pending (APNs busy, the process gone): sent again, as the sweep
-    // would; a device told twice fetches the order once more and finds it not modified.
-    if entry.kind == WalletPush.kind {
-      guard let resumed = try WalletPush.resume(entry, now: context.clock.now(), context: context) else {
-        return .toCheck("a Wallet order push that is not sent again: no walletOrders.apns here, or older than three days")
+    // Left pending (the remote service busy, the process gone): sent again, as the sweep would.
+    if let kind = kinds.first(where: { $0.kind == entry.kind }), let recorded = kind as? any RecordedOperation.Type {
+      guard let resumed = try recorded.resume(entry, now: context.clock.now(), context: context) else {
+        return .toCheck(
+          "\(entry.kind) entries are not sent again here: this config has no service for them, or the entry is too old")
       }
       resumed.send()
-      return try resumed.settleStillPending() ? .pending("APNs did not take the push; it is sent again later") : .settled(failure: nil)
+      return try resumed.settleStillPending()
+        ? .pending("the remote service did not take it; it is sent again later") : .settled(failure: nil)
     }
     guard let kind = kinds.first(where: { $0.kind == entry.kind }) as? any GatewayOperation.Type else {
       return .toCheck("the journal's \(entry.kind) entries are not work at a gateway: nothing to look up")

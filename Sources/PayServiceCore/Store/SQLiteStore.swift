@@ -283,6 +283,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     migrator.registerMigration(StoreSchema.migrations[19], foreignKeyChecks: .immediate) { db in
       for statement in StoreSchema.walletOrderTables { try db.execute(sql: statement) }
     }
+    migrator.registerMigration(StoreSchema.migrations[20], foreignKeyChecks: .immediate) { db in
+      for statement in StoreSchema.merchantTokenTables { try db.execute(sql: statement) }
+    }
     return migrator
   }
 

@@ -203,7 +203,7 @@ public enum OptimisticReads {}
 /// `chargeToken(_:)` and `quantitiesOnHand(_:)` lock their rows until the transaction ends (SQLite
 /// holds the whole store's write lock from the start), so a decision never rests on a stale read.
 public protocol StoreTransaction: OrderTransaction, TokenBook, JournalUpkeep, GatewayBook, AgreementBook, AppStoreBook,
-  StockBook, PersonalDataBook, WalletOrderBook
+  StockBook, PersonalDataBook, WalletOrderBook, MerchantTokenBook
 {}
 
 extension StoreTransaction {
@@ -457,6 +457,7 @@ public enum StoreSchema {
     "v18: answered journal entries keep no call (no payment data once the work is done)",
     "v19: order events of captures that failed later",
     "v20: Wallet orders: shipments, registered devices and when each package changed",
+    "v21: Apple Pay merchant tokens: the token an authorization brought, and the agreements that charge it",
   ]
 
   /// Migration v18, the same on both backends: a settled entry's call (what was sent: for a

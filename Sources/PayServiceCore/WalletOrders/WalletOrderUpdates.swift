@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What keeps Wallet's copy of an order current: every change to an order's package (a capture,
 /// cancel, refund, dispute or shipment) moves the package's time forward and records a push to
 /// each device registered for the order, in the change's own transaction, so that the change and
@@ -20,18 +18,12 @@ public enum WalletOrderUpdates {
     let time = max(now, order.lastModified + 1)
     try books.setWalletUpdatedAt(orderId, to: time)
     guard wallet.apns != nil else { return }
-    let created = RFC3339.format(now)
     for registration in try books.walletRegistrations(orderId: orderId)
     where registration.orderTypeIdentifier == wallet.orderTypeIdentifier {
       let call = WalletPush.Call(
         orderId: orderId, deviceLibraryIdentifier: registration.deviceLibraryIdentifier,
         pushToken: registration.pushToken, topic: wallet.orderTypeIdentifier, updatedAt: Int(time))
-      let key = call.key
-      let recorded = try books.insert(
-        OperationRow(
-          kind: WalletPush.kind, key: key, fingerprint: key, state: .pending, subject: orderId,
-          request: JSONWriter.string(call), result: nil, created: created, settled: nil))
-      if recorded { context.walletPushes?.note(key) }
+      try context.recordedCalls.record(WalletPush.self, call, key: call.key, subject: orderId, books, now: now)
     }
   }
 }
@@ -40,7 +32,7 @@ public enum WalletOrderUpdates {
 /// order, device and the package's new time). Recorded pending by `WalletOrderUpdates.changed`,
 /// never prepared from a request; sent once, settled with what APNs answered. A device APNs says
 /// is gone loses its registration.
-public struct WalletPush: Operation {
+public struct WalletPush: RecordedOperation {
   public static let kind = "wallet_push"
 
   public struct Call: Sendable, WireObject {
@@ -77,12 +69,6 @@ public struct WalletPush: Operation {
   public var subject: String? { call.orderId }
   public var fingerprint: String { call.key }
   public var conflict: ServiceError { .idempotencyKeyConflict("wallet push") }
-
-  public static func lock(key: String, subject: String?, _ transaction: any StoreTransaction, context: ServiceContext)
-    throws
-  {
-    try transaction.lockKey(kind, key)
-  }
 
   /// Pushes are recorded by the change that calls for them, never prepared from a request.
   public func prepare(_ subject: Void, _ transaction: any StoreTransaction, context: ServiceContext, now: Int64) throws
@@ -130,49 +116,18 @@ public struct WalletPush: Operation {
   public static var maxResendAgeSeconds: Int64 { 3 * 86_400 }
 }
 
-/// Pushes to APNs (`walletOrders.apns`) from the store's thread: each runs on a thread of its own
-/// (`RemoteCallThread`), and the pushes this process recorded wait here until the transaction
-/// that recorded them is durable.
+/// Pushes to APNs (`walletOrders.apns`), each on a thread of its own (`RemoteCallThread`).
 public final class WalletPushCalls: Sendable {
   let service: any WalletPushService
   private let thread = RemoteCallThread(name: "payservice-apns")
-  /// Keys of the pushes recorded by this process and not sent yet.
-  private let recorded = Mutex<[String]>([])
 
   public init(service: any WalletPushService) {
     self.service = service
   }
 
-  func note(_ key: String) {
-    recorded.withLock { $0.append(key) }
-  }
-
   func start(_ call: WalletPush.Call) -> PendingCall<WalletPushOutcome> {
     let service = self.service
     return thread.start(key: call.key) { await service.push(pushToken: call.pushToken, topic: call.topic) }
-  }
-
-  /// Sends the pushes recorded since the last time, each at most once, and records what APNs
-  /// answered: for the executor, once the work that recorded them is durable. A key whose
-  /// transaction was rolled back is not in the journal and is skipped; one settled meanwhile (by
-  /// the sweep of another process) too. Throws when the store fails: the pushes stay pending in
-  /// the journal, and the next start's sweep sends them.
-  public func sendRecorded(context: ServiceContext) throws {
-    // A transaction that ran again (a group commit's, an optimistic one's) noted its keys again.
-    var seen = Set<String>()
-    let keys = recorded.withLock { keys in
-      defer { keys = [] }
-      return keys
-    }.filter { seen.insert($0).inserted }
-    guard !keys.isEmpty else { return }
-    let now = context.clock.now()
-    let entries = try context.store.write { transaction in
-      try keys.compactMap { try transaction.operation(kind: WalletPush.kind, key: $0) }
-    }
-    let resumed = try entries.filter { $0.state == .pending }.compactMap {
-      try WalletPush.resume($0, now: now, context: context)
-    }
-    try OperationRunner.complete(resumed)
   }
 
   public func shutdown() {

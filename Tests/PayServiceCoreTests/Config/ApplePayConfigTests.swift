@@ -69,7 +69,7 @@ struct ApplePayConfigTests {
               maxTokenAgeSeconds: 0
             """))
         == [
-          "\(Self.file):23:3: applePay.merchantKey: unknown key; valid keys here: merchantCertificate, merchantPrivateKey, rootCertificate, maxTokenAgeSeconds, merchantIdentityCertificate, merchantIdentityKey, domains, merchantSession, shippingType, managementURL, billingAgreement, tokenNotificationURL",
+          "\(Self.file):23:3: applePay.merchantKey: unknown key; valid keys here: merchantCertificate, merchantPrivateKey, rootCertificate, maxTokenAgeSeconds, merchantIdentityCertificate, merchantIdentityKey, domains, merchantSession, shippingType, managementURL, billingAgreement, tokenNotificationURL, merchantTokens",
           "\(Self.file):21:24: applePay.merchantCertificate: cannot read \(ApplePayVector.directory)/missing.pem (paths are relative to the config file)",
           "\(Self.file):24:23: applePay.maxTokenAgeSeconds: must be a whole number from 1 to 86400, got \"0\"",
         ])

@@ -13,6 +13,8 @@ enum MerchantTokenOutcome {
   case hold(MerchantTokenTestServer.Gate, status: Int, body: String)
   /// Resets the connection without answering.
   case reset
+  /// Waits for the gate, then, if the client is still connected, decides and answers.
+  case holdBeforeDeciding(MerchantTokenTestServer.Gate, decide: @Sendable () -> MerchantTokenOutcome)
 }
 
 /// The state and the answers of `MerchantTokenTestServer`, shared by its connections.
@@ -133,10 +135,10 @@ final class MerchantTokenServerCore: Sendable {
       let fault = state.faults[routed.route]?.isEmpty == false ? state.faults[routed.route]?.removeFirst() : nil
       return (state.requests.count - 1, fault)
     }
-    func recorded(_ outcome: MerchantTokenOutcome) -> MerchantTokenOutcome {
+    @Sendable func recorded(_ outcome: MerchantTokenOutcome) -> MerchantTokenOutcome {
       switch outcome {
       case .respond(let status, _), .hold(_, let status, _): state.withLock { $0.requests[index].status = status }
-      case .reset: break
+      case .reset, .holdBeforeDeciding: break
       }
       return outcome
     }
@@ -145,6 +147,12 @@ final class MerchantTokenServerCore: Sendable {
     case .serverError?: return recorded(Self.error(.internalError))
     case .rateLimited?: return recorded(Self.error(.rateLimited))
     case .reset?: return .reset
+    case .holdBeforeExecuting(let gate)?:
+      return .holdBeforeDeciding(gate) { [self] in
+        recorded(
+          decide(
+            routed, requestId: requestId, contentType: contentType, body: body, certificateMerchant: certificateMerchant))
+      }
     case .holdBeforeAnswer?, nil: break
     }
     let answer = decide(
@@ -247,6 +255,14 @@ final class MerchantTokenHTTPHandler: ChannelInboundHandler {
         gate.whenReleased { released.succeed(()) }
         released.futureResult.assumeIsolated().whenSuccess {
           guard context.channel.isActive else { return }
+          Self.write(context, status: status, body: text, keepAlive: keepAlive)
+        }
+      case .holdBeforeDeciding(let gate, let decide):
+        let released = context.eventLoop.makePromise(of: Void.self)
+        gate.arrive()
+        gate.whenReleased { released.succeed(()) }
+        released.futureResult.assumeIsolated().whenSuccess {
+          guard context.channel.isActive, case .respond(let status, let text) = decide() else { return }
           Self.write(context, status: status, body: text, keepAlive: keepAlive)
         }
       case .reset:

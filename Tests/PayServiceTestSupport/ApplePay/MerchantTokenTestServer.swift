@@ -46,6 +46,9 @@ public final class MerchantTokenTestServer: Sendable {
     /// Does what the request asks (an unlink takes effect), then holds its answer until the gate
     /// is released; a client that gave up meanwhile never gets it.
     case holdBeforeAnswer(Gate)
+    /// Holds the request before anything is done until the gate is released; a client gone by
+    /// then (a process killed) is never acted for, as at a server that had not read its request.
+    case holdBeforeExecuting(Gate)
   }
 
   /// A request as received.

@@ -37,6 +37,10 @@ struct DecryptedPayment {
   var paymentDataType: String
   var onlinePaymentCryptogram: String?
   var eciIndicator: String?
+  /// The merchant token (MPAN) a recurring, deferred or automatic reload request brought, and the
+  /// card Apple describes for it (`merchantTokenMetadata`); nil for a device token.
+  var merchantTokenIdentifier: String?
+  var merchantTokenCard: MerchantTokenCard?
 
   var lastFour: String { String(accountNumber.suffix(4)) }
 }
@@ -313,9 +317,17 @@ struct ApplePayTokenVerifier {
       default: throw invalid("paymentData.encryptedPINData", "a string when present")
       }
     }
+    var merchantToken: String?
+    switch object["merchantTokenIdentifier"] {
+    case nil, .null?: break
+    case .string(let text)? where MerchantTokenEventId.isValid(text): merchantToken = text
+    default: throw invalid("merchantTokenIdentifier", "1 to 128 letters, digits, - and _ when present")
+    }
     return DecryptedPayment(
       transactionId: transactionId, accountNumber: account,
       expiration: (2000 + number / 10_000, number / 100 % 100, number % 100), transactionAmount: amount,
-      currencyCode: currencyCode, paymentDataType: dataType, onlinePaymentCryptogram: cryptogram, eciIndicator: eci)
+      currencyCode: currencyCode, paymentDataType: dataType, onlinePaymentCryptogram: cryptogram, eciIndicator: eci,
+      merchantTokenIdentifier: merchantToken,
+      merchantTokenCard: merchantToken == nil ? nil : MerchantTokenCard.read(object["merchantTokenMetadata"]))
   }
 }

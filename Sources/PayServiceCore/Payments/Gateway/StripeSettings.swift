@@ -18,7 +18,12 @@ extension Gateway.Stripe {
   /// Why `text` cannot be the API origin (https, a host, an optional port, nothing else); nil when
   /// it can. The message quotes `text` without its user info: a password never reaches a message.
   static func apiBaseProblem(_ text: String) -> String? {
-    let valid = "must be an https origin like https://api.stripe.com (no path, query or credentials)"
+    originProblem(text, example: "https://api.stripe.com")
+  }
+
+  /// Why `text` is not an https origin (scheme, host and port; no path, query or credentials).
+  static func originProblem(_ text: String, example: String) -> String? {
+    let valid = "must be an https origin like \(example) (no path, query or credentials)"
     guard !text.contains("@"), let url = URL(string: text), url.scheme == "https", let host = url.host, !host.isEmpty,
       url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
       url.path.isEmpty || url.path == "/"
