@@ -21,20 +21,34 @@ walletOrders.webServiceURL, default /wallet-orders), each route one payservice m
                                                                                 listChangedWalletOrders
   POST   {prefix}/v1/log                                                        logWalletMessages
 
+and Apple's merchant token notification, under --token-notification-path (the path of the config's
+applePay.tokenNotificationURL, default /applepay):
+
+  GET    {prefix}/notification/merchantToken/{eventId}                          processMerchantTokenNotification
+
 The order and registration routes need "Authorization: AppleOrder {authenticationToken}" (401
 without payservice asked otherwise); the method's result status is the HTTP status, and the
 package of getWalletOrder is the body of its 200 (application/vnd.apple.finance.order).
+
+Apple's token notification has no body and no signature: only {eventId} (percent-decoded once) is
+passed on, never the query or a header. The result's reply (200 or 500) is the HTTP status, with an
+empty body: the caller is not known, so nothing of what the event changed is said to it. payservice
+refusing the eventId (-32602) is 400 with the error's code and message only; payservice not
+answering, or any other error, is 500, so that Apple sends the notification again. Only GET (not
+HEAD: the call changes agreements); another path under {prefix}/notification/ is 404, payservice
+not asked.
 
 Only the methods a shopper's page may call are forwarded (ALLOWED_METHODS). Requests to payservice
 are written one at a time under a lock, each with the bridge's own increasing id; payservice answers
 one line per request line, in order, so the next line is the answer. Request and response bodies
 are never logged: they carry names, addresses and payment data; nor are Wallet's tokens, push tokens
-or the identifiers in its routes (the log line names the route's pattern).
+or the identifiers in its routes, nor the eventId of Apple's token notification (the log line names
+the route's pattern).
 
 Every request must name an allowed host (--allowed-hosts) in its Host header, and a POST /rpc with
-an Origin header must come from one (the webhook's and Wallet's callers are servers and devices, not
-pages: those routes have no Origin check); each connection has deadlines for its idle time, headers
-and body, and at most --max-connections are served at once.
+an Origin header must come from one (the webhook's, Wallet's and the token notification's callers
+are servers and devices, not pages: those routes have no Origin check); each connection has
+deadlines for its idle time, headers and body, and at most --max-connections are served at once.
 
 Plain HTTP is for localhost development. Apple Pay on the web needs HTTPS on a domain verified with
 Apple: run the bridge behind the merchant's TLS-terminating web server, or give --tls-cert/--tls-key.
@@ -114,6 +128,11 @@ WALLET_HTTP_STATUS = {
     "logWalletMessages": {"ok": 200},
 }
 ORDER_CONTENT_TYPE = "application/vnd.apple.finance.order"
+
+# Apple's merchant token notification, under --token-notification-path: like Wallet's routes, its
+# log line names the pattern, never the eventId (not personal data, but an identifier all the same).
+TOKEN_NOTIFICATION_ROUTE = "/notification/merchantToken/{eventId}"
+TOKEN_NOTIFICATION_METHOD = "processMerchantTokenNotification"
 
 # Where Apple fetches the file that verifies the merchant's domain (--domain-association).
 DOMAIN_ASSOCIATION_PATH = "/.well-known/apple-developer-merchantid-domain-association"
@@ -466,7 +485,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status in (204, 304):
             body = b""  # neither has a body, nor (RFC 9110) a Content-Length to say so
         else:
-            self.send_header("Content-Type", content_type)
+            if content_type is not None:  # None: an empty body, of no type
+                self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
@@ -503,6 +523,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # ---- every request: framing, Host, then the route
 
     def _route(self):
+        path = self.path.split("?", 1)[0]
+        # The identifiers in Apple's routes are not logged, whatever the answer (a 400, a 421).
+        wallet, token = self.server.options.wallet_orders_path, self.server.options.token_notification_path
+        if path.startswith(wallet + "/v1/"):
+            self.logged_path = wallet + "/v1/..."
+        elif path.startswith(token + "/notification/"):
+            self.logged_path = token + "/notification/..."
         # A body the bridge cannot delimit exactly would be read as the next request.
         lengths = self.headers.get_all("Content-Length") or []
         if len(lengths) > 1 or (lengths and not re.fullmatch(r"[0-9]{1,12}", lengths[0].strip())):
@@ -517,10 +544,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not self.server.host_allowed(self.headers.get_all("Host") or []):
             self._error(421, -32600, "The Host header does not name this bridge (--allowed-hosts)")
             return 421, "-"
-        path = self.path.split("?", 1)[0]
-        prefix = self.server.options.wallet_orders_path
-        if path.startswith(prefix + "/v1/"):
-            return self._wallet_orders(prefix, path[len(prefix) + 1:])
+        if path.startswith(wallet + "/v1/"):
+            return self._wallet_orders(wallet, path[len(wallet) + 1:])
+        if path.startswith(token + "/notification/"):
+            return self._token_notification(token, path[len(token) + 1:])
         if self.command in ("GET", "HEAD"):
             return self._static(path), "-"
         if self.command != "POST":
@@ -658,7 +685,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         """Apple's routes (route: the path after {prefix}/, still percent-encoded). Wallet is not a
         page: no Origin check. Each route's parts are percent-decoded once and passed as the method's
         params; payservice checks them (-32602 is 400), and its result status is the HTTP status."""
-        self.logged_path = prefix + "/v1/..."  # until the route is known
         try:
             parts = [urllib.parse.unquote(part, errors="strict") for part in route.split("/")]
         except UnicodeDecodeError:
@@ -784,6 +810,45 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self._send(status, result, headers=headers)
         return status
+
+    # ---- Apple's merchant token notification: GET {prefix}/notification/merchantToken/{eventId}
+
+    def _token_notification(self, prefix, route):
+        """Apple's server, not a page: no Origin check. The call has no body and no signature, so the
+        eventId (route's last part, percent-decoded once) is all that is passed on; payservice checks
+        it (-32602 is 400) and asks Apple what happened. result.reply is the HTTP status, with an
+        empty body; payservice not answering, or another error, is 500, so that Apple sends it again."""
+        method = TOKEN_NOTIFICATION_METHOD
+        try:
+            parts = [urllib.parse.unquote(part, errors="strict") for part in route.split("/")]
+        except UnicodeDecodeError:
+            self._error(400, -32600, "The path's percent-encoding is not UTF-8")
+            return 400, "-"
+        if len(parts) != 3 or parts[:2] != ["notification", "merchantToken"]:
+            self._error(404, -32601, "Not found")
+            return 404, "-"
+        self.logged_path = prefix + TOKEN_NOTIFICATION_ROUTE
+        if self.command != "GET":
+            self._send(405, {"error": {"code": -32601, "message": "Method not allowed"}}, headers=[("Allow", "GET")])
+            return 405, "-"
+        try:
+            response = self.server.payservice.call(method, {"eventId": parts[2]})
+        except (PayserviceDied, PayserviceTimeout) as error:
+            self._error(500, -32000, str(error))
+            return 500, method
+        result = response.get("result")
+        reply = result.get("reply") if isinstance(result, dict) else None
+        if reply in (200, 500) and type(reply) is int:
+            self._send(reply, b"", None)
+            return reply, method
+        error = response.get("error")
+        if not isinstance(error, dict) or "result" in response:
+            error = {"code": -32603, "message": "payservice sent an answer this route does not have"}
+        code = error.get("code")
+        # The error's code and message only: its data names what was refused, for the merchant's log.
+        status = 400 if code == -32602 else 500
+        self._error(status, code if isinstance(code, int) else -32603, str(error.get("message", ""))[:200])
+        return status, method
 
 
 def _short(text):
@@ -918,10 +983,10 @@ def payservice_argv(args):
     return argv + list(args.payservice_args), env
 
 
-def parse_wallet_orders_path(text):
+def parse_path_prefix(text):
     """The path without its trailing /; "" for the root."""
     if not text.startswith("/") or re.search(r"[?#\s\x00-\x1f\x7f]", text):
-        raise argparse.ArgumentTypeError("expected a path that starts with /, like /wallet-orders")
+        raise argparse.ArgumentTypeError("expected a path that starts with /, like /wallet-orders or /applepay")
     return text.rstrip("/")
 
 
@@ -1071,9 +1136,12 @@ def main(argv=None):
     parser.add_argument("--domain-association", metavar="FILE",
                         help="serve this file (Apple's, from the merchant id's domain registration) at "
                         + DOMAIN_ASSOCIATION_PATH)
-    parser.add_argument("--wallet-orders-path", type=parse_wallet_orders_path, default="/wallet-orders",
+    parser.add_argument("--wallet-orders-path", type=parse_path_prefix, default="/wallet-orders",
                         metavar="PATH", help="where Wallet's order web service is served: the path of the "
                         "config's walletOrders.webServiceURL (default /wallet-orders; / for the root)")
+    parser.add_argument("--token-notification-path", type=parse_path_prefix, default="/applepay",
+                        metavar="PATH", help="where Apple's merchant token notification is served: the path of "
+                        "the config's applePay.tokenNotificationURL (default /applepay; / for the root)")
     parser.add_argument("--selftest", "--check", action="store_true",
                         help="start on an ephemeral port, exercise /rpc, print the answers and exit")
     parser.add_argument("--selftest-items", metavar="JSON",

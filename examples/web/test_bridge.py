@@ -838,6 +838,217 @@ for line in sys.stdin:
         self.assertNotIn(b"t" * 32, log)
         self.assertNotIn(b"Traceback", log)
 
+class MerchantTokenNotifications(unittest.TestCase):
+    """Apple's GET {tokenNotificationURL}/notification/merchantToken/{eventId} under
+    --token-notification-path, in front of the real payservice on shop.yaml, which has no
+    applePay.merchantTokens: every event it takes is not_configured, reply 500 (the 200 path needs
+    Apple's mutual-TLS API; its test server is in the Swift tests)."""
+
+    EVENT = "evt_5b1e9c0d7a2f"
+    PATH = "/applepay/notification/merchantToken/"
+    INVALID = {"error": {"code": -32602, "message": "Invalid params"}}
+    NOT_ALLOWED = {"error": {"code": -32601, "message": "Method not allowed"}}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.bridge = Bridge()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bridge.stop()
+
+    def calls(self, at_least=0):
+        """How often payservice was asked processMerchantTokenNotification, as its own log says: its
+        line may follow its answer, so once there are at_least (or 3 s have passed) and no more come."""
+        deadline = time.monotonic() + 3
+        count = lambda: self.bridge.log().count(b'method="processMerchantTokenNotification"')
+        while count() < at_least and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        return count()
+
+    def never_asked(self, before):
+        """payservice was asked nothing since `before` calls: one call more, and its line is the next."""
+        self.assertEqual(self.bridge.request("GET", self.PATH + "sentinel")[:2], (500, b""))
+        self.assertEqual(self.calls(before + 1), before + 1)
+
+    def test_not_configured_is_500_with_an_empty_body_so_that_apple_sends_it_again(self):
+        result, _ = payservice_call("processMerchantTokenNotification", {"eventId": self.EVENT})
+        self.assertEqual((result["status"], result["reply"]), ("not_configured", 500))
+        before = self.calls()
+        for path, headers in ((self.PATH + self.EVENT, {}),
+                              # The query and headers are not passed on; Apple's server is not a page.
+                              (self.PATH + self.EVENT + "?eventId=a.b", {"Authorization": "Bearer x",
+                                                                         "Origin": "https://evil.example"}),
+                              # Percent-decoded once: %2D is "-", %5F is "_".
+                              (self.PATH + "evt%2D1%5Fb", {})):
+            with self.subTest(path=path):
+                status, body, response = self.bridge.request("GET", path, headers=headers)
+                self.assertEqual((status, body), (500, b""))
+                self.assertEqual(response.getheader("Content-Length"), "0")
+                self.assertIsNone(response.getheader("Content-Type"))
+        self.assertEqual(self.calls(before + 3), before + 3)
+        # The Host check holds here as everywhere.
+        self.assertEqual(self.bridge.request("GET", self.PATH + self.EVENT, headers={"Host": "evil.example"})[:2],
+                         (421, BAD_HOST))
+        log = self.bridge.log()
+        self.assertIn(b"bridge: GET /applepay/notification/merchantToken/{eventId} "
+                      b"method=processMerchantTokenNotification status=500 ", log)
+        # Like Wallet's identifiers, the eventId is never logged: the line names the route's pattern.
+        self.assertNotIn(self.EVENT.encode(), log)
+        self.assertNotIn(b"evt%2D1", log)
+
+    def test_an_event_id_payservice_refuses_is_400_with_its_message_only(self):
+        before = self.calls()
+        for segment in ("a.b", "x" * 129, "",
+                        # %2F is "/" in the segment, not a separator: payservice refuses "a/b" before
+                        # any URL to Apple is made.
+                        "a%2Fb", "..%2F..%2Fevent", "%2F",
+                        # Decoded once only: %252D is "%2D", which is not an eventId.
+                        "evt%252D1"):
+            with self.subTest(segment=segment[:20]):
+                status, body, _ = self.bridge.request("GET", self.PATH + segment)
+                self.assertEqual((status, body), (400, self.INVALID))  # no data: what was refused is not said
+        self.assertEqual(self.calls(before + 7), before + 7)
+        self.assertEqual(payservice_call("processMerchantTokenNotification", {"eventId": "a/b"})[1]["code"], -32602)
+        # 128 characters are an eventId.
+        self.assertEqual(self.bridge.request("GET", self.PATH + "x" * 128)[:2], (500, b""))
+        # Not UTF-8 once decoded: the bridge refuses it, payservice not asked.
+        before = self.calls()
+        status, body, _ = self.bridge.request("GET", self.PATH + "%ff")
+        self.assertEqual((status, body["error"]["code"]), (400, -32600))
+        self.never_asked(before)
+
+    def test_other_paths_are_404_and_never_reach_payservice(self):
+        before = self.calls()
+        for path in (self.PATH + self.EVENT + "/extra", self.PATH + self.EVENT + "/", self.PATH + "a/b",
+                     self.PATH[:-1], "/applepay/notification/", "/applepay/notification/merchantTokens/" + self.EVENT,
+                     "/applepay/notification/merchanttoken/" + self.EVENT, "/applepay/v1/notification/merchantToken/x",
+                     "/notification/merchantToken/x", "/applepay%2Fnotification/merchantToken/x"):
+            with self.subTest(path=path):
+                self.assertEqual(self.bridge.request("GET", path)[:2], (404, NOT_FOUND))
+        self.never_asked(before)
+        log = self.bridge.log()
+        self.assertIn(b"bridge: GET /applepay/notification/... status=404 ", log)
+        self.assertNotIn(b"extra", log)
+
+    def test_other_methods_are_405(self):
+        before = self.calls()
+        for method, body in (("POST", b""), ("POST", b'{"eventId": "x"}'), ("PUT", b"{}"), ("DELETE", None),
+                             ("HEAD", None)):
+            with self.subTest(method=method, body=body):
+                status, answer, response = self.bridge.request(method, self.PATH + self.EVENT, body)
+                self.assertEqual((status, response.getheader("Allow")), (405, "GET"))
+                if method != "HEAD":
+                    self.assertEqual(answer, self.NOT_ALLOWED)
+        self.never_asked(before)
+        self.assertIn(b"bridge: POST /applepay/notification/merchantToken/{eventId} method=- status=405 ",
+                      self.bridge.log())
+
+    def test_the_path_prefix_is_configurable(self):
+        for prefix, path in (("/shop/apple-pay/", "/shop/apple-pay/notification/merchantToken/"),
+                             ("/", "/notification/merchantToken/")):
+            with self.subTest(prefix=prefix):
+                bridge = Bridge("--token-notification-path", prefix)
+                try:
+                    self.assertEqual(bridge.request("GET", path + self.EVENT)[:2], (500, b""))
+                    self.assertEqual(bridge.request("GET", path + "a.b")[:2], (400, self.INVALID))
+                    if prefix != "/":
+                        self.assertEqual(bridge.request("GET", self.PATH + self.EVENT)[:2], (404, NOT_FOUND))
+                    # Wallet's routes keep their own prefix.
+                    self.assertEqual(bridge.request("POST", "/wallet-orders/v1/log", b'{"logs": []}')[:2],
+                                     (200, {"status": "ok"}))
+                finally:
+                    log = bridge.stop()
+                self.assertIn(("bridge: GET %snotification/merchantToken/{eventId} "
+                               "method=processMerchantTokenNotification status=500 " % prefix).encode(), log)
+        for prefix in ("applepay", "/apple pay", "/applepay?x"):
+            with self.subTest(prefix=prefix):
+                done = subprocess.run([sys.executable, BRIDGE, "--payservice", PAYSERVICE, "--config", SHOP,
+                                       "--token-notification-path", prefix], capture_output=True, timeout=30)
+                self.assertEqual(done.returncode, 2)
+                self.assertIn(b"--token-notification-path: expected a path that starts with /", done.stderr)
+
+
+class MerchantTokenNotificationsWhenPayserviceFails(unittest.TestCase):
+    """The token notification's answers for each answer payservice may give, from a stand-in that
+    writes down the params it was given: reply 200 passed on without what the event changed, any
+    other error or answer 500, payservice gone 500 (not 502: Apple sends it again on a 500)."""
+
+    STAND_IN = """#!%s
+import json, sys
+answers = {
+    "applied": {"result": {"status": "applied", "reply": 200, "eventId": "applied", "eventType": "UNLINK",
+                           "merchantTokenIdentifier": "mtid-secret-4242", "agreements": ["agr_secret_1"]}},
+    "unknown": {"result": {"status": "unknown_event", "reply": 200, "eventId": "unknown"}},
+    "unavailable": {"result": {"status": "unavailable", "reply": 500, "eventId": "unavailable",
+                               "message": "Apple answered 503"}},
+    "odd-reply": {"result": {"status": "applied", "reply": 302, "eventId": "odd-reply"}},
+    "string-reply": {"result": {"status": "applied", "reply": "200", "eventId": "string-reply"}},
+    "store-down": {"error": {"code": -32001, "message": "Store unavailable"}},
+    "refused": {"error": {"code": -32602, "message": "Invalid params",
+                          "data": {"errors": [{"path": "eventId", "message": "secret detail"}]}}},
+}
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["method"] == "listShippingMethods":
+        answer = {"result": {"shippingMethods": []}}
+    else:
+        with open(%r, "a") as f:
+            f.write(json.dumps([request["method"], request["params"]]) + "\\n")
+        if request["params"].get("eventId") == "crash":
+            sys.exit(1)
+        answer = answers[request["params"]["eventId"]]
+    sys.stdout.write(json.dumps(dict(answer, jsonrpc="2.0", id=request["id"])) + "\\n")
+    sys.stdout.flush()
+"""
+
+    def test_reply_is_the_status_and_only_the_event_id_is_passed_on(self):
+        path = "/applepay/notification/merchantToken/"
+        with tempfile.TemporaryDirectory() as tmp:
+            stand_in, record = os.path.join(tmp, "payservice"), os.path.join(tmp, "calls.jsonl")
+            with open(stand_in, "w") as f:
+                f.write(self.STAND_IN % (sys.executable, record))
+            os.chmod(stand_in, os.stat(stand_in).st_mode | stat.S_IXUSR)
+            bridge = Bridge(payservice=stand_in)
+            try:
+                self.assertEqual(bridge.request("GET", path + "applied?since=1&eventId=other",
+                                                headers={"Authorization": "Bearer x", "X-Request-Id": "r1"})[:2],
+                                 (200, b""))
+                for event, expected in (("unknown", (200, b"")), ("unavailable", (500, b"")),
+                                        ("odd-reply", (500, {"error": {"code": -32603, "message":
+                                         "payservice sent an answer this route does not have"}})),
+                                        ("string-reply", (500, {"error": {"code": -32603, "message":
+                                         "payservice sent an answer this route does not have"}})),
+                                        ("store-down", (500, {"error": {"code": -32001, "message": "Store unavailable"}})),
+                                        ("refused", (400, {"error": {"code": -32602, "message": "Invalid params"}}))):
+                    with self.subTest(event=event):
+                        self.assertEqual(bridge.request("GET", path + event)[:2], expected)
+                status, body, _ = bridge.request("GET", path + "crash")
+                self.assertEqual((status, body["error"]["code"]), (500, -32000))
+                # payservice is started again: on the next request, or (when the bridge has not yet seen
+                # it exit) the one after, the first answered 500 as well.
+                for _ in range(20):
+                    status, body, _ = bridge.request("GET", path + "unknown")
+                    if status != 500:
+                        break
+                    time.sleep(0.05)
+                self.assertEqual((status, body), (200, b""))
+                # Extra segments and other methods: the stand-in is never asked.
+                self.assertEqual(bridge.request("GET", path + "applied/x")[0], 404)
+                self.assertEqual(bridge.request("POST", path + "applied", b"{}")[0], 405)
+            finally:
+                log = bridge.stop()
+            with open(record) as f:
+                calls = [json.loads(line) for line in f]
+        self.assertEqual(calls, [["processMerchantTokenNotification", {"eventId": event}] for event in
+                                 ("applied", "unknown", "unavailable", "odd-reply", "string-reply", "store-down",
+                                  "refused", "crash", "unknown")])
+        for secret in (b"mtid-secret-4242", b"agr_secret_1", b"secret detail", b"Apple answered 503"):
+            self.assertNotIn(secret, log)
+        self.assertNotIn(b"Traceback", log)
+
+
 class Docs(unittest.TestCase):
     def test_no_store_in_tmp(self):
         for path in (BRIDGE, os.path.join(HERE, "README.md")):
