@@ -80,6 +80,9 @@ CHOICES = [
     ("wallet-orders", "device-log", "logged", "Messages a device reports, logged without what may be personal"),
     ("wallet-orders", "ship-grinder", "shipped", "A shipment recorded with its carrier and tracking"),
     ("wallet-orders", "grinder-back-on-the-way", "status-backwards", "A delivered shipment cannot go back on its way"),
+    ("merchant-tokens", "unlink-a-again", "unlinked", "Apple's unlink of a token, read from Apple and applied once: its agreement canceled"),
+    ("merchant-tokens", "forged", "unknown-event", "An event id Apple does not know: nothing changed, nothing kept"),
+    ("merchant-tokens", "update-c-apple-down", "apple-unavailable", "Apple's API answered 500: not acknowledged, so that Apple sends it again"),
 ]
 
 
@@ -96,10 +99,16 @@ def lines(path):
                 continue
 
 
+def requests(folder):
+    """A case's requests: requests.jsonl, or a case run as several processes, its numbered files in order."""
+    numbered = sorted(name for name in os.listdir(folder) if name[0].isdigit() and name.endswith(".jsonl"))
+    for name in numbered or ["requests.jsonl"]:
+        yield from lines(os.path.join(folder, name))
+
+
 def pair(case, request_id):
     folder = os.path.join(GOLDEN, case)
-    request = next(r for r in lines(os.path.join(folder, "requests.jsonl"))
-                   if isinstance(r, dict) and r.get("id") == request_id)
+    request = next(r for r in requests(folder) if isinstance(r, dict) and r.get("id") == request_id)
     response = next(r for r in lines(os.path.join(folder, "responses.jsonl"))
                     if isinstance(r, dict) and r.get("id") == request_id)
     return request["method"], request.get("params", {}), response["result"]

@@ -85,10 +85,19 @@ def golden(case, ids):
             if line.strip() and not line.startswith('#'):
                 lines.setdefault(json.loads(line).get('id'), line)
         return lines
-    # A case whose config changes between steps (Golden/reload) keeps its requests in steps.jsonl.
+    # A case whose config changes between steps (Golden/reload) keeps its requests in steps.jsonl;
+    # one run as several processes (Golden/merchant-tokens) in numbered files, 1-….jsonl and on.
     steps = os.path.exists(os.path.join(folder, 'steps.jsonl'))
-    requests, responses = by_id('steps.jsonl' if steps else 'requests.jsonl'), by_id('responses.jsonl')
-    return '```\n' + '\n\n'.join(requests[int(i)] + '\n' + responses[int(i)] for i in ids) + '\n```'
+    numbered = sorted(f for f in os.listdir(folder) if re.match(r'[0-9]+-.*\.jsonl$', f))
+    if numbered:
+        requests = {}
+        for name in numbered:
+            requests.update(by_id(name))
+    else:
+        requests = by_id('steps.jsonl' if steps else 'requests.jsonl')
+    responses = by_id('responses.jsonl')
+    key = lambda i: int(i) if i.isdigit() else i
+    return '```\n' + '\n\n'.join(requests[key(i)] + '\n' + responses[key(i)] for i in ids) + '\n```'
 
 def repl(m):
     kind, arg = m.group(1), m.group(2).split()

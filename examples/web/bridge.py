@@ -884,6 +884,31 @@ class Server(http.server.ThreadingHTTPServer):
     request_queue_size = 128  # the listen backlog: socketserver's 5 drops a burst of new connections
     domain_association = None  # the bytes of --domain-association, served at DOMAIN_ASSOCIATION_PATH
 
+    # After an answer that closes the connection with a body left unread (a 413), what the client
+    # still sends is read and dropped for at most this long and this much before the socket closes:
+    # closed with unread data, the kernel would reset it, and a client still sending could lose the
+    # answer (a lingering close, as HTTP servers do).
+    LINGER_SECONDS = 2.0
+    LINGER_BYTES = 4 * MAX_WEBHOOK_BYTES
+
+    def shutdown_request(self, request):
+        try:
+            request.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + self.LINGER_SECONDS
+            dropped = 0
+            while dropped < self.LINGER_BYTES:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                request.settimeout(left)
+                chunk = request.recv(65536)
+                if not chunk:
+                    break
+                dropped += len(chunk)
+        except (OSError, ValueError):
+            pass  # the client is gone, or a TLS socket refused the half-close: closed as it is
+        self.close_request(request)
+
     def configure(self, options, payservice, tls_context):
         self.options = options
         self.payservice = payservice

@@ -334,5 +334,20 @@ public struct MethodExample: Sendable {
       golden: "wallet-orders", requestId: #""grinder-back-on-the-way""#,
       params: #"{"orderId":"ord_6b0187c0e25e461954e51ff6124cece2d401d41c","shipmentId":"parcel-1","carrier":"UPS","trackingNumber":"1Z999AA10123456784","status":"onTheWay"}"#,
       result: #"{"status":"failed","failureCode":"status_backwards","message":"Shipment parcel-1 is delivered: it cannot become onTheWay."}"#),
+    MethodExample(
+      method: "processMerchantTokenNotification", name: "unlinked", summary: "Apple's unlink of a token, read from Apple and applied once: its agreement canceled",
+      golden: "merchant-tokens", requestId: #""unlink-a-again""#,
+      params: #"{"eventId":"evt-unlink-a"}"#,
+      result: #"{"status":"applied","reply":200,"eventId":"evt-unlink-a","eventType":"UNLINK","merchantTokenIdentifier":"MTOKEN-A-0001","agreements":["agr_6b0e9aa0a4097f4b11a3db996f90ec8ba59c6516"]}"#),
+    MethodExample(
+      method: "processMerchantTokenNotification", name: "unknown-event", summary: "An event id Apple does not know: nothing changed, nothing kept",
+      golden: "merchant-tokens", requestId: #""forged""#,
+      params: #"{"eventId":"evt-forged-0001"}"#,
+      result: #"{"status":"unknown_event","reply":200,"eventId":"evt-forged-0001","message":"Apple knows no such event for this merchant (localhost answered 400 for event evt-forged-0001 (Apple: 40004 \"Merchant token event not found\")): nothing changed"}"#),
+    MethodExample(
+      method: "processMerchantTokenNotification", name: "apple-unavailable", summary: "Apple's API answered 500: not acknowledged, so that Apple sends it again",
+      golden: "merchant-tokens", requestId: #""update-c-apple-down""#,
+      params: #"{"eventId":"evt-update-c"}"#,
+      result: #"{"status":"unavailable","reply":500,"eventId":"evt-update-c","message":"Apple's merchant token API was not reached (localhost answered 500 for event evt-update-c (Apple: 50000 \"Internal server error\")): nothing changed; Apple sends it again"}"#),
   ]
 }

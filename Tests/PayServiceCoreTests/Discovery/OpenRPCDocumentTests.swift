@@ -104,7 +104,7 @@ struct OpenRPCDocumentTests {
     #expect(described == [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "authorizePayment", "processOrder", "listProducts", "listShippingMethods", "health", "processStripeEvent", "processAdyenNotification",
-      "verifyAppStoreTransaction", "processAppStoreNotification", "getEntitlements", "consumeUnits", "getWalletOrder",
+      "processMerchantTokenNotification", "verifyAppStoreTransaction", "processAppStoreNotification", "getEntitlements", "consumeUnits", "getWalletOrder",
       "registerWalletDevice", "unregisterWalletDevice", "listChangedWalletOrders", "logWalletMessages",
     ])
     let protocolMethods = [
@@ -167,14 +167,19 @@ struct OpenRPCDocumentTests {
     var pairs: [(case: String, request: JSONObject, response: JSONObject)] = []
     for name in try FileManager.default.contentsOfDirectory(atPath: goldenRoot).sorted() {
       let folder = "\(goldenRoot)/\(name)"
-      guard FileManager.default.fileExists(atPath: "\(folder)/requests.jsonl") else { continue }
+      // requests.jsonl, or a case run as several processes: its numbered request files, in order.
+      let numbered = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+        $0.first?.isNumber == true && $0.hasSuffix(".jsonl")
+      }.sorted()
+      let requestFiles = numbered.isEmpty ? ["requests.jsonl"] : numbered
+      guard FileManager.default.fileExists(atPath: "\(folder)/\(requestFiles[0])") else { continue }
       var responses: [String: JSONObject] = [:]
       for line in try lines("\(folder)/responses.jsonl") {
         if case .object(let response) = line, let id = response["id"], id != .null {
           responses[JSONWriter.string(id)] = response
         }
       }
-      for line in try lines("\(folder)/requests.jsonl") {
+      for line in try requestFiles.flatMap({ try lines("\(folder)/\($0)") }) {
         if case .object(let request) = line, let id = request["id"], let response = responses[JSONWriter.string(id)] {
           pairs.append((name, request, response))
         }

@@ -48,7 +48,7 @@ struct MCPEndpointTests {
     let methods = try Self.array(try Self.object(document, "the document")["methods"], "methods")
     #expect(tools.count == served.count)
     #expect(methods.count == served.count)
-    #expect(served.count == (backOffice ? 44 : 23))
+    #expect(served.count == (backOffice ? 45 : 24))
     let readOnly: Set = [
       "createPaymentRequest", "startMerchantSession", "computeSummaryItems", "selectShippingContact", "selectShippingMethod", "selectPaymentMethod", "changeCouponCode",
       "listProducts", "listShippingMethods", "health", "getOrder", "listOrders", "listStock", "payoutReport",
@@ -58,7 +58,7 @@ struct MCPEndpointTests {
     // A merchant session is read-only for payservice, but each validation URL is good for one session.
     let idempotent = readOnly.subtracting(["startMerchantSession"]).union([
       "processOrder", "captureOrder", "cancelOrder", "refundOrder", "adjustStock", "erasePersonalData", "reloadConfig",
-      "processStripeEvent", "processAdyenNotification", "reconcileStripe", "resolvePending", "runBilling", "reloadBalance", "cancelAgreement",
+      "processStripeEvent", "processAdyenNotification", "processMerchantTokenNotification", "reconcileStripe", "resolvePending", "runBilling", "reloadBalance", "cancelAgreement",
       "verifyAppStoreTransaction", "processAppStoreNotification", "consumeUnits", "syncAppStoreHistory",
       "recoverAppStoreNotifications", "registerWalletDevice", "unregisterWalletDevice", "shipOrder",
     ])

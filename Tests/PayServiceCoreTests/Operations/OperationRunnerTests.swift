@@ -160,9 +160,9 @@ struct OperationRunnerTests {
   func kinds() {
     #expect(
       OperationRunner.kinds.map { $0.kind } == [
-        "order", "stripeEvent", "adyenNotification", "appStoreTransaction", "appStoreNotification", "appStoreConsumption",
-        "capture",
-        "cancel", "refund", "stock", "erasure", "agreement_payment", "agreement_cancel", "wallet_push",
+        "order", "stripeEvent", "adyenNotification", "merchant_token_event", "appStoreTransaction", "appStoreNotification",
+        "appStoreConsumption", "capture", "cancel", "refund", "stock", "erasure", "agreement_payment", "agreement_cancel",
+        "merchant_token_unlink", "wallet_push",
       ])
   }
 }
