@@ -78,12 +78,10 @@ public final class AppleMerchantTokenClient: MerchantTokenService {
         status: 0,
         reason: "not sent: the event id is not 1 to 128 letters, digits, '-' and '_', so Apple has no such event")
     }
-    if let expired = expiredIdentity() { return .unavailable(reason: expired) }
-    let request = RemoteRequest(method: .GET, url: tokenURL + "/event/" + eventId, headers: Self.headers())
     let response: RemoteResponse
-    switch await transport.send(request) {
+    switch await send(.GET, "/event/" + eventId) {
     case .success(let answered): response = answered
-    case .failure(let failure): return .unavailable(reason: reason(for: failure))
+    case .failure(let problem): return .unavailable(reason: problem.text)
     }
     let status = response.status
     switch status {
@@ -102,31 +100,31 @@ public final class AppleMerchantTokenClient: MerchantTokenService {
     }
   }
 
-  /// Why a 200's body is not an event's details.
-  struct BodyProblem: Error {
+  /// Why a call brought no answer, or a 200's body is not an event's details, in words.
+  struct Problem: Error {
     var text: String
   }
 
   /// A `MerchantTokenEventResponse` read strictly: the three strings required, each 1 to 128
   /// printable characters, the token identifier a plain identifier; the card as
   /// `MerchantTokenCard.read` keeps it.
-  static func details(_ body: [UInt8]) -> Result<MerchantTokenEventDetails, BodyProblem> {
+  static func details(_ body: [UInt8]) -> Result<MerchantTokenEventDetails, Problem> {
     guard case .object(let object)? = try? JSONParser.parse(body) else {
-      return .failure(BodyProblem(text: "not a JSON object"))
+      return .failure(Problem(text: "not a JSON object"))
     }
     var texts: [String] = []
     for key in ["eventType", "merchantTokenIdentifier", "reason"] {
-      guard case .string(let value)? = object[key] else { return .failure(BodyProblem(text: "no \(key) string")) }
+      guard case .string(let value)? = object[key] else { return .failure(Problem(text: "no \(key) string")) }
       guard !value.isEmpty, value.count <= MerchantTokenCard.maxFieldLength,
         value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
       else {
         return .failure(
-          BodyProblem(text: "\(key) is not 1 to \(MerchantTokenCard.maxFieldLength) printable characters"))
+          Problem(text: "\(key) is not 1 to \(MerchantTokenCard.maxFieldLength) printable characters"))
       }
       texts.append(value)
     }
     guard MerchantTokenEventId.isValid(texts[1]) else {
-      return .failure(BodyProblem(text: "merchantTokenIdentifier is not 1 to 128 letters, digits, '-' and '_'"))
+      return .failure(Problem(text: "merchantTokenIdentifier is not 1 to 128 letters, digits, '-' and '_'"))
     }
     return .success(
       MerchantTokenEventDetails(
@@ -141,16 +139,12 @@ public final class AppleMerchantTokenClient: MerchantTokenService {
       return .refused(
         status: 0, reason: "not sent: the merchant token identifier is not 1 to 128 letters, digits, '-' and '_'")
     }
-    if let expired = expiredIdentity() { return .unavailable(reason: expired) }
     var body = JSONObjectBuilder(capacity: 1)
     body.set("merchantTokenIdentifier", merchantTokenIdentifier)
-    let request = RemoteRequest(
-      method: .POST, url: tokenURL + "/unlink", headers: Self.headers(), body: Array(JSONWriter.string(body.value).utf8)
-    )
     let response: RemoteResponse
-    switch await transport.send(request) {
+    switch await send(.POST, "/unlink", body: Array(JSONWriter.string(body.value).utf8)) {
     case .success(let answered): response = answered
-    case .failure(let failure): return .unavailable(reason: reason(for: failure))
+    case .failure(let problem): return .unavailable(reason: problem.text)
     }
     let status = response.status
     switch status {
@@ -165,6 +159,16 @@ public final class AppleMerchantTokenClient: MerchantTokenService {
   }
 
   // MARK: What is sent and said
+
+  /// Sends `path` (after the merchant's token URL) with Apple's headers, unless the identity
+  /// certificate has expired: the answer, or why there is none.
+  func send(_ method: RemoteRequest.Method, _ path: String, body: [UInt8]? = nil) async -> Result<RemoteResponse, Problem> {
+    if let expired = expiredIdentity() { return .failure(Problem(text: expired)) }
+    switch await transport.send(RemoteRequest(method: method, url: tokenURL + path, headers: Self.headers(), body: body)) {
+    case .success(let answered): return .success(answered)
+    case .failure(let failure): return .failure(Problem(text: reason(for: failure)))
+    }
+  }
 
   /// The headers Apple requires, with a fresh request id.
   static func headers() -> [(name: String, value: String)] {

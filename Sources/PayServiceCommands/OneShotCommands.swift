@@ -8,11 +8,7 @@ import PayServiceCore
 struct OneShotSession {
   let handler: RequestHandler
   private let log: RequestLog
-  private let gateway: GatewayCalls?
-  private let sessions: MerchantSessionCalls?
-  private let appStore: AppStoreServerCalls?
-  private let pushes: WalletPushCalls?
-  private let tokens: MerchantTokenCalls?
+  private let clients: RemoteClients
 
   init(_ service: ServiceOptions, backOffice: Bool) {
     let loaded: Config
@@ -32,15 +28,9 @@ struct OneShotSession {
     let checks = ServeSettings.startChecks(for: loaded, now: clock.now())
     if let problem = checks.problems.first { ServeSettings.fail(problem) }
     for warning in checks.warnings { log.warning(warning) }
-    gateway = ServeSettings.gateway(for: loaded, clock: clock)
-    sessions = ServeSettings.merchantSessions(for: loaded)
-    appStore = ServeSettings.appStoreServer(for: loaded)
-    pushes = ServeSettings.walletPushes(for: loaded)
-    tokens = ServeSettings.merchantTokens(for: loaded)
+    clients = RemoteClients(for: loaded, clock: clock)
     handler = RequestHandler(
-      context: ServiceContext(
-        config: loaded, store: store, clock: clock, gateway: gateway, merchantSessions: sessions,
-        appStoreServer: appStore, walletPushes: pushes, merchantTokens: tokens, backOffice: backOffice),
+      context: clients.context(config: loaded, storeSource: StoreSource(store), clock: clock, backOffice: backOffice),
       methods: .payservice(backOffice: backOffice), log: log)
   }
 
@@ -70,11 +60,7 @@ struct OneShotSession {
 
   func close() {
     log.flush()
-    gateway?.shutdown()
-    sessions?.shutdown()
-    appStore?.shutdown()
-    pushes?.shutdown()
-    tokens?.shutdown()
+    clients.shutdown()
   }
 
   /// `params` as JSON object text.

@@ -69,19 +69,14 @@ extension ServeSettings {
     for warning in checks.warnings { log.warning(warning) }
     if !quiet { log.info("config \(config) (\(loaded.digest)) took effect") }
     log.flush()
-    let gateway = ServeSettings.gateway(for: loaded, clock: clock)
-    let sessions = ServeSettings.merchantSessions(for: loaded)
-    let appStore = ServeSettings.appStoreServer(for: loaded)
-    let pushes = ServeSettings.walletPushes(for: loaded)
-    let tokens = ServeSettings.merchantTokens(for: loaded)
+    let clients = RemoteClients(for: loaded, clock: clock)
     // SIGHUP and reloadConfig load the file again, with the checks this start made.
     let reloader = ConfigReloader(path: config) { config in
       ServeSettings.startChecks(for: config, now: clock.now()).problems
     }
-    let context = ServiceContext(
-      config: loaded, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
-      appStoreServer: appStore, walletPushes: pushes, merchantTokens: tokens, reloader: reloader, backOffice: backOffice)
-    if gateway != nil || pushes != nil || tokens != nil {
+    let context = clients.context(
+      config: loaded, storeSource: storeSource, clock: clock, reloader: reloader, backOffice: backOffice)
+    if clients.mayHavePendingWork {
       // Work a previous process left pending (its gateway's answer lost to a crash or a timeout,
       // a Wallet order push or a merchant token's unlink not sent) is resolved before the first
       // request: sent again under the same keys.
@@ -102,11 +97,7 @@ extension ServeSettings {
       threads: threads ?? (Server.availableProcessors > 1 ? 2 : 1), groupCommits: groupCommit)
     _ = server.run()
     log.flush()
-    gateway?.shutdown()
-    sessions?.shutdown()
-    appStore?.shutdown()
-    pushes?.shutdown()
-    tokens?.shutdown()
+    clients.shutdown()
     if !storeSource.wasUsed {
       // The throwaway store was never needed and may still be opening on its thread: there is
       // nothing to close, so end here rather than tear down under that thread's feet.

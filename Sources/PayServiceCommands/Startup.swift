@@ -172,3 +172,41 @@ extension ServeSettings {
     Foundation.exit(2)
   }
 }
+
+/// The remote services a config names, each client made as a start makes it (nil where the config
+/// names none): what a process's context calls, and closes when it ends.
+struct RemoteClients {
+  let gateway: GatewayCalls?
+  let sessions: MerchantSessionCalls?
+  let appStore: AppStoreServerCalls?
+  let pushes: WalletPushCalls?
+  let tokens: MerchantTokenCalls?
+
+  init(for config: Config, clock: ServiceClock) {
+    gateway = ServeSettings.gateway(for: config, clock: clock)
+    sessions = ServeSettings.merchantSessions(for: config)
+    appStore = ServeSettings.appStoreServer(for: config)
+    pushes = ServeSettings.walletPushes(for: config)
+    tokens = ServeSettings.merchantTokens(for: config)
+  }
+
+  /// Whether a previous process may have left work of these services pending in the journal: the
+  /// start then sweeps it.
+  var mayHavePendingWork: Bool { gateway != nil || pushes != nil || tokens != nil }
+
+  func context(
+    config: Config, storeSource: StoreSource, clock: ServiceClock, reloader: ConfigReloader? = nil, backOffice: Bool
+  ) -> ServiceContext {
+    ServiceContext(
+      config: config, storeSource: storeSource, clock: clock, gateway: gateway, merchantSessions: sessions,
+      appStoreServer: appStore, walletPushes: pushes, merchantTokens: tokens, reloader: reloader, backOffice: backOffice)
+  }
+
+  func shutdown() {
+    gateway?.shutdown()
+    sessions?.shutdown()
+    appStore?.shutdown()
+    pushes?.shutdown()
+    tokens?.shutdown()
+  }
+}

@@ -23,6 +23,20 @@ public final class MerchantTokenCalls: Sendable {
   }
 }
 
+/// An operation whose call goes to Apple's Merchant Token Management API: sent through the
+/// context's `MerchantTokenCalls`, none without `applePay.merchantTokens`.
+public protocol MerchantTokenOperation: Operation {
+  /// Starts `call` with `calls`.
+  static func start(_ call: Call, with calls: MerchantTokenCalls) -> PendingCall<Reply>
+}
+
+extension MerchantTokenOperation {
+  public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<Reply>)? {
+    guard let calls = context.merchantTokens else { return nil }
+    return { call in start(call, with: calls) }
+  }
+}
+
 extension Agreements {
   /// An agreement that ends (canceled, unpaid or completed) no longer needs its merchant token:
   /// the token is marked unlinked by the merchant and its unlinking at Apple is recorded, once per
@@ -53,7 +67,7 @@ extension Agreements {
 /// The unlinking of one merchant token at Apple (kind `merchant_token_unlink`, keyed by the
 /// token): recorded by the agreement's ending (`Agreements.unlinkMerchantToken`), never prepared
 /// from a request; sent once, settled with what Apple answered.
-public struct MerchantTokenUnlink: RecordedOperation {
+public struct MerchantTokenUnlink: RecordedOperation, MerchantTokenOperation {
   public static let kind = "merchant_token_unlink"
 
   public struct Call: Sendable, WireObject {
@@ -64,6 +78,10 @@ public struct MerchantTokenUnlink: RecordedOperation {
     public static let shape = ObjectShape<Call>(
       blank: { Call() },
       [.member("merchantTokenIdentifier", \.merchantTokenIdentifier), .member("agreementId", \.agreementId)])
+  }
+
+  public static func start(_ call: Call, with calls: MerchantTokenCalls) -> PendingCall<Reply> {
+    calls.unlink(call.merchantTokenIdentifier)
   }
 
   /// What came of the unlink, as the journal keeps it.
@@ -89,11 +107,6 @@ public struct MerchantTokenUnlink: RecordedOperation {
     -> Preparation<Result, Call>
   {
     .done(Result(outcome: "not_sent", reason: "an unlink is recorded by the agreement's ending"), final: false)
-  }
-
-  public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<Reply>)? {
-    guard let calls = context.merchantTokens else { return nil }
-    return { call in calls.unlink(call.merchantTokenIdentifier) }
   }
 
   public static func settle(

@@ -45,11 +45,9 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
     public var amount: String?
     /// status_changed: the new status.
     public var status: AgreementStatus?
-    /// declined, skipped: why.
-    public var failureCode: String?
-    public var declineCode: String?
-    /// merchant_token_unlinked: who unlinked the token (as Apple said: the user or the issuer; or merchant).
-    public var reason: String?
+    /// declined, skipped: why (and the issuer's code); merchant_token_unlinked: who unlinked the
+    /// token (as Apple said: the user or the issuer; or merchant).
+    public var failureCode, declineCode, reason: String?
 
     public static let shape = ObjectShape<Event>(
       blank: { Event() },
@@ -142,9 +140,7 @@ public struct AgreementDocument: Equatable, Sendable, WireObject {
     period = row.period
     failedAttempts = row.attempt
     cancelAtPeriodEnd = row.cancelAtPeriodEnd
-    gateway = credential.gateway
-    customerId = credential.customerId
-    merchantToken = credential.merchantToken
+    (gateway, customerId, merchantToken) = (credential.gateway, credential.customerId, credential.merchantToken)
     customerAction = try row.customerAction.map { text throws(StoreError) in
       try StoredJSON.read(text, as: CustomerAction.self, "customer action")
     }

@@ -95,7 +95,7 @@ public enum ProcessMerchantTokenNotification: OperationMethod {
 
   /// One event of Apple's (kind `merchant_token_event`, keyed by its id): fetched, then applied
   /// in the second transaction, once.
-  public struct Event: Operation {
+  public struct Event: MerchantTokenOperation {
     public static let kind = "merchant_token_event"
 
     public struct Call: Sendable, WireObject {
@@ -130,9 +130,8 @@ public enum ProcessMerchantTokenNotification: OperationMethod {
       return .send(Call(eventId: eventId))
     }
 
-    public static func sender(_ context: ServiceContext) -> (@Sendable (Call) -> PendingCall<Reply>)? {
-      guard let calls = context.merchantTokens else { return nil }
-      return { call in calls.event(call.eventId) }
+    public static func start(_ call: Call, with calls: MerchantTokenCalls) -> PendingCall<Reply> {
+      calls.event(call.eventId)
     }
 
     public static func settle(

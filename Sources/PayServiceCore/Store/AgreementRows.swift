@@ -99,10 +99,9 @@ public struct AgreementEventRow: Sendable, Equatable {
     case statusChanged = "status_changed"
     /// `cancelAgreement` with `atPeriodEnd`: it ends at `at`'s period end.
     case cancelScheduled = "cancel_scheduled"
-    /// Its Apple Pay merchant token was unlinked (`code`: by whom, as Apple said, or `merchant`).
-    case merchantTokenUnlinked = "merchant_token_unlinked"
-    /// Apple described its merchant token's card anew (an event of Apple's).
-    case merchantTokenUpdated = "merchant_token_updated"
+    /// Its Apple Pay merchant token was unlinked (`code`: by whom, as Apple said, or `merchant`), or
+    /// Apple described the token's card anew.
+    case merchantTokenUnlinked = "merchant_token_unlinked", merchantTokenUpdated = "merchant_token_updated"
   }
 
   public var agreementId: String
