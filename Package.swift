@@ -201,7 +201,7 @@ let package = Package(
       path: "Tests/MerchantTokenTestServerMain"
     ),
     // The test support the fuzz harness needs (the test config, the oracles, App Store claims signed
-    // under a test chain): the core and the crypto libraries only, so that the fuzzer's sanitizer
+    // under a test chain, Apple Pay tokens from a test authority): the core and the crypto libraries only, so that the fuzzer's sanitizer
     // build compiles no SwiftNIO. PayServiceTestSupport re-exports it.
     .target(
       name: "PayServiceFuzzSupport",

@@ -7,8 +7,9 @@
 #   stdin     the whole input as stdin of a Server on a fresh store: framing, line limits, pipelining
 #             and group commits too, at a few hundred inputs a second at most
 #   signed    claims signed by the harness (App Store JWS under a test chain, Stripe events under a test
-#             secret), so that hostile dates, amounts, ids and environments get past the signature;
-#             starts from Fuzz/corpus-signed
+#             secret, Adyen items under a test HMAC key, Apple Pay EC_v1 payment data encrypted and signed
+#             by a test authority), so that hostile dates, amounts, ids, environments and merchant tokens
+#             get past the signature; starts from Fuzz/corpus-signed
 #   all       half of SECONDS on requests, a quarter on stdin, a quarter on signed (CI: `Fuzz/run.sh 60`)
 # A longer run on demand: `Fuzz/run.sh 3600 requests` (libFuzzer flags such as -seed=N pass through).
 # Stdout gets one summary line per target, or a failure report; libFuzzer's output goes to stderr.

@@ -13,8 +13,10 @@ enum FuzzTarget: String, CaseIterable {
   /// the store is most of the cost).
   case stdin
   /// Claims signed by the harness (`SignedPayloadOracle`): App Store transactions, renewal infos and
-  /// notifications under the test chain, Stripe events under the test secret, so that mutated dates,
-  /// amounts, ids and environments get past the signature to the code that reads them.
+  /// notifications under the test chain, Stripe events under the test secret, Adyen items under the
+  /// test HMAC key, Apple Pay payment data in EC_v1 tokens of a test authority, so that mutated
+  /// dates, amounts, ids, environments and merchant tokens get past the signature to the code that
+  /// reads them.
   case signed
 
   static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }

@@ -17,8 +17,8 @@ struct HostileInputTests {
 
   /// Counted exactly, so a corpus that loses files fails here; update the count when adding inputs
   /// to Fuzz/corpus on purpose (Fuzz/run.sh keeps what it finds in a scratch directory).
-  @Test("the fuzz corpus holds its 121 inputs") func corpusExists() {
-    #expect(Self.fuzzFiles("corpus").count == 121)
+  @Test("the fuzz corpus holds its 123 inputs") func corpusExists() {
+    #expect(Self.fuzzFiles("corpus").count == 123)
   }
 
   @Test("every fuzz corpus and crasher file satisfies both targets' oracles", arguments: fuzzFiles("corpus") + fuzzFiles("crashers"))
@@ -28,9 +28,9 @@ struct HostileInputTests {
     #expect(try RequestFuzzOracle().check(bytes) == nil)
   }
 
-  @Test("the signed corpus holds its 6 seeds and the year-10000 input the fuzzer found, and each is answered by the signed target's oracle", arguments: fuzzFiles("corpus-signed"))
+  @Test("the signed corpus holds its 11 seeds and the year-10000 input the fuzzer found, and each is answered by the signed target's oracle", arguments: fuzzFiles("corpus-signed"))
   func replaySigned(file: String) throws {
-    #expect(Self.fuzzFiles("corpus-signed").count == 8)
+    #expect(Self.fuzzFiles("corpus-signed").count == 12)
     let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent(file)))
     let oracle = try SignedPayloadOracle()
     #expect(oracle.request(bytes) != nil)
@@ -45,6 +45,45 @@ struct HostileInputTests {
       oracle.answer(bytes)
         == #"{"jsonrpc":"2.0","id":1,"result":{"status":"succeeded","reply":"[accepted]","items":[{"pspReference":"NC6HT9CRT65ZGN82","eventCode":"AUTHORISATION","success":true,"effect":"none"},{"pspReference":"QFQTPCQ8HXSKGK82","eventCode":"REFUND_FAILED","success":false,"effect":"none"}],"refused":[]}}"#
     )
+  }
+
+  @Test("the signed target encrypts Apple Pay claims so that they decrypt and authorize, whatever merchant token they claim")
+  func applePaySigned() throws {
+    let oracle = try SignedPayloadOracle()
+    func answer(_ name: String) throws -> JSONValue {
+      let bytes = try Array(Data(contentsOf: Self.fuzzRoot.appendingPathComponent("corpus-signed/\(name)")))
+      return try JSONParser.parse(try #require(oracle.answer(bytes)))
+    }
+    #expect(try answer("applepay-device-token")["result"]?["status"]?.stringValue == "success")
+    #expect(try answer("applepay-merchant-token")["result"]?["status"]?.stringValue == "success")
+    #expect(try answer("applepay-hostile-metadata")["result"]?["status"]?.stringValue == "success")
+    // The same claims again are the same transaction id: a replay.
+    #expect(
+      try answer("applepay-merchant-token")["result"]?["errors"]?[0]?["message"]?.stringValue?
+        .hasPrefix("this payment token was already used") == true)
+    #expect(
+      try answer("applepay-identifier-129")["result"]?["errors"]?[0]?["message"]?.stringValue
+        == "the decrypted payment data is invalid: merchantTokenIdentifier must be 1 to 128 letters, digits, - and _ when present")
+  }
+
+  @Test("the signed target's oracle knows the card number, cryptogram and EMV data an answer must not hold")
+  func applePaySecrets() {
+    func secrets(_ claims: String) -> [String] {
+      SignedPayloadOracle.secrets(in: Array(claims.utf8)).map { "\($0.name)=\($0.value)" }
+    }
+    #expect(
+      secrets(#"{"applicationPrimaryAccountNumber":"4109370251004320","paymentData":{"onlinePaymentCryptogram":"Af9x/QwAA/DjmU65oyc1MAABAAA="}}"#)
+        == ["card number=4109370251004320", "onlinePaymentCryptogram=Af9x/QwAA/DjmU65oyc1MAABAAA="])
+    #expect(
+      secrets(#"{"applicationPrimaryAccountNumber":"4109370251004320","paymentData":{"emvData":"ZmFrZS1lbXYtZGF0YQ==","encryptedPINData":"short"}}"#)
+        == ["card number=4109370251004320", "emvData=ZmFrZS1lbXYtZGF0YQ=="])
+    // Held elsewhere in the claims (the card's metadata is not secret), too short, or not digits: not checked.
+    #expect(
+      secrets(#"{"applicationPrimaryAccountNumber":"4109370251004320","merchantTokenMetadata":{"cardMetadata":{"longDescription":"4109370251004320"}}}"#)
+        == [])
+    #expect(secrets(#"{"applicationPrimaryAccountNumber":"41093702510"}"#) == [])
+    #expect(secrets(#"{"applicationPrimaryAccountNumber":"4109-3702-5100-4320"}"#) == [])
+    #expect(secrets("not JSON") == [])
   }
 
   @Test("the oracle rejects broken answers (it can fail)")

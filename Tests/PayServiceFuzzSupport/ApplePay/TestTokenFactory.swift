@@ -123,6 +123,17 @@ public struct TestTokenFactory {
       "currencyCode":"\(payment.currencyCode)","transactionAmount":\(payment.transactionAmount),\
       "deviceManufacturerIdentifier":"040010030273",\(payment.emv ? emvPart : threeDSPart)\(merchantTokenPart)}
       """
+    return try token(
+      plaintext: Array(plaintext.utf8), signingTime: signingTime, applicationData: applicationData,
+      transactionId: transactionId)
+  }
+
+  /// An EC_v1 token's paymentData whose decrypted payment data is `plaintext`, byte for byte
+  /// (JSON or not: the fuzz harness encrypts hostile claims), signed at `signingTime`.
+  public func token(
+    plaintext: [UInt8], signingTime: Int64, applicationData: [UInt8]? = nil,
+    transactionId: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+  ) throws -> JSONValue {
     let ephemeral = P256.KeyAgreement.PrivateKey()
     let shared = try ephemeral.sharedSecretFromKeyAgreement(with: merchantKey.publicKey)
     var kdf: [UInt8] = [0, 0, 0, 1]
@@ -130,7 +141,7 @@ public struct TestTokenFactory {
     kdf += [0x0D] + Array("id-aes256-GCM".utf8) + Array("Apple".utf8) + Array(SHA256.hash(data: Array(merchantIdentifier.utf8)))
     let key = SymmetricKey(data: SHA256.hash(data: kdf))
     let sealed = try AES.GCM.seal(
-      Array(plaintext.utf8), using: key, nonce: try AES.GCM.Nonce(data: [UInt8](repeating: 0, count: 16)))
+      plaintext, using: key, nonce: try AES.GCM.Nonce(data: [UInt8](repeating: 0, count: 16)))
     let data = Array(sealed.ciphertext) + Array(sealed.tag)
     let ephemeralDER = Array(ephemeral.publicKey.derRepresentation)
     let applicationDataHash = applicationData.map { Array(SHA256.hash(data: $0)) }
