@@ -39,7 +39,7 @@ struct MerchantTokenAgreementTests {
   /// A subscription past due on its last retry, charging `token`.
   static func agreement(_ id: String, token: String) -> AgreementRow {
     AgreementRow(
-      agreementId: id, orderId: "ord_1", kind: .recurring, sku: "clock", quantity: 1, currencyCode: "USD",
+      agreementId: id, orderId: "ord_\(id)", kind: .recurring, sku: "clock", quantity: 1, currencyCode: "USD",
       createdAt: "2026-11-01T12:00:00Z", status: .pastDue, nextPaymentAt: TestConfig.now, period: 1, attempt: 3,
       cancelAtPeriodEnd: false, terms: "{}",
       credential: JSONWriter.string(
@@ -62,8 +62,8 @@ struct MerchantTokenAgreementTests {
 
   static func insert(_ rows: [AgreementRow], context: ServiceContext) throws {
     try context.store.write { transaction in
-      try StoreContractTests.insertOrder(transaction, "ord_1")
       for row in rows {
+        try StoreContractTests.insertOrder(transaction, row.orderId)
         try transaction.insert(row)
         try transaction.setMerchantToken(agreementId: row.agreementId, identifier: "MT-1")
       }

@@ -32,11 +32,11 @@ extension StoreContractTests {
 
     // Agreements by token, by agreementId in byte order on both backends.
     try store.write { transaction in
-      try Self.insertOrder(transaction, "ord_1")
       for id in ["agr_b", "agr_a", "agr_C", "agr_d"] {
+        try Self.insertOrder(transaction, "ord_\(id)")
         try transaction.insert(
           AgreementRow(
-            agreementId: id, orderId: "ord_1", kind: .recurring, sku: "clock", quantity: 1, currencyCode: "USD",
+            agreementId: id, orderId: "ord_\(id)", kind: .recurring, sku: "clock", quantity: 1, currencyCode: "USD",
             createdAt: "2026-11-21T12:00:00Z", status: .active, nextPaymentAt: nil, period: 1, attempt: 0,
             cancelAtPeriodEnd: false, terms: "{}", credential: #"{"gateway":"sandbox"}"#, sandboxOutcome: nil,
             customerAction: nil, updatedAt: "2026-11-21T12:00:00Z"))
