@@ -84,7 +84,9 @@ public enum ProcessMerchantTokenNotification: OperationMethod {
         .member("reply", \.reply, .required, .integer("The HTTP status to answer Apple: 200, or 500 to have it retry.")),
         .member("eventId", \.eventId), .member("eventType", \.eventType, .optional),
         .member("merchantTokenIdentifier", \.merchantTokenIdentifier, .optional),
-        .member("agreements", \.agreements, .optional, .array(.string(), "The agreements the event changed.")),
+        .member(
+          "agreements", \.agreements, .optional,
+          .array(.string(), "The agreements the event changed, by agreementId: the first 100 when there are more.")),
         .member("message", \.message, .optional),
       ])
   }
@@ -199,7 +201,8 @@ public enum ProcessMerchantTokenNotification: OperationMethod {
       }
       if !changed.isEmpty {
         result.status = .applied
-        result.agreements = changed
+        // Every agreement is changed; the answer names the first `maxListed`, so that it stays a line.
+        result.agreements = Array(changed.prefix(maxListed))
       }
       return result
     }
@@ -212,6 +215,9 @@ public enum ProcessMerchantTokenNotification: OperationMethod {
           ? "older than the 7 days Apple keeps an event's details: nothing changed"
           : "this config has no applePay.merchantTokens: the event cannot be fetched from Apple")
     }
+
+    /// The most agreements an answer names.
+    static let maxListed = 100
 
     /// Apple keeps an event's details for 7 days.
     public static var maxResendAgeSeconds: Int64 { 7 * 86_400 }
